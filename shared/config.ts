@@ -1,0 +1,154 @@
+/**
+ * @module The Switchyard configuration: one zod schema for the file (YAML or JSON),
+ * environment overrides, and the resolved form code past start-up sees.
+ *
+ * Env overrides: `SWITCHYARD_<SECTION>__<FIELD>=value` (double underscore nests,
+ * case-insensitive), e.g. `SWITCHYARD_ROUTER__PORT=8081`. Values are parsed as JSON
+ * when they parse, else taken as strings (`SWITCHYARD_ROUTER__BACKENDS=["http://…"]`).
+ */
+import { z } from "zod";
+import { parse as parseYaml } from "yaml";
+
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/** A duration such as `60s`, `250ms`, `5m` or a number of milliseconds, resolved to ms. */
+export const DurationSchema = z.union([
+  z.number().nonnegative(),
+  z.string().regex(DURATION, 'must look like "250ms", "60s", "5m" or "1h"').transform((text) => {
+    const [, value, unit] = DURATION.exec(text)!;
+    return Number(value) * UNIT_MS[unit as keyof typeof UNIT_MS];
+  }),
+]);
+
+const HttpUrl = z.url({ protocol: /^https?$/ });
+
+/** Schema of the configuration file. Every field has a default. */
+export const ConfigSchema = z.object({
+  model: z.object({
+    /** Model directory holding `moe.json`. */
+    dir: z.string().default("models/demo"),
+  }).prefault({}),
+  router: z.object({
+    host: z.string().default("0.0.0.0"),
+    port: z.int().min(0).max(65535).default(8080),
+    /** Entry-backend choice: power-of-two-choices on in-flight work, or round-robin. */
+    policy: z.enum(["p2c", "round_robin"]).default("p2c"),
+    backends: z.array(HttpUrl).default([]),
+    health_interval: DurationSchema.default(1000),
+    health_timeout: DurationSchema.default(1000),
+    request_timeout: DurationSchema.default(30_000),
+    tls: z.object({ cert: z.string(), key: z.string() }).optional(),
+  }).prefault({}),
+  backend: z.object({
+    host: z.string().default("127.0.0.1"),
+    port: z.int().min(0).max(65535).default(9001),
+    /** Name reported in load data and logs; defaults to `host:port`. */
+    id: z.string().optional(),
+    /** Executor Workers (one ORT session set each). */
+    executors: z.int().min(1).max(64).default(2),
+    /** Execution providers tried in order; the backend falls back explicitly. */
+    execution_providers: z.array(z.enum(["cuda", "cpu"])).min(1).default(["cuda", "cpu"]),
+    /** Rows waiting for execution before the backend answers 503. */
+    max_queued_rows: z.int().positive().default(65_536),
+  }).prefault({}),
+  pool: z.object({
+    /** Backends the local launcher starts. */
+    backends: z.int().min(1).max(32).default(2),
+    base_port: z.int().min(1).max(65535).default(9001),
+  }).prefault({}),
+  limits: z.object({
+    max_body_bytes: z.int().positive().default(16 * 1024 * 1024),
+    max_tokens: z.int().positive().default(2048),
+  }).prefault({}),
+  auth: z.object({
+    /** Bearer token for state-changing admin endpoints. */
+    admin_token: z.string().min(16).optional(),
+    /** Bearer token the router presents to backends; backends require it when set. */
+    internal_token: z.string().min(16).optional(),
+  }).prefault({}),
+  expert_balancer: z.object({
+    enabled: z.boolean().default(true),
+    strategy: z.enum(["dynamic", "static", "off"]).default("dynamic"),
+    threshold: z.number().gt(0).max(1).default(0.75),
+    adjust_interval: DurationSchema.default(60_000),
+  }).prefault({}),
+  batching: z.object({
+    min: z.int().min(1).default(2),
+    max: z.int().min(1).max(256).default(16),
+    max_wait_ms: z.number().min(0).max(1000).default(2),
+  }).prefault({}).refine((b) => b.min <= b.max, { message: "min must be <= max", path: ["min"] }),
+  gate: z.object({
+    temperature: z.number().gt(0).max(100).default(1),
+  }).prefault({}),
+  alerts: z.object({
+    expert_load_threshold: z.number().gt(0).max(1).default(0.8),
+  }).prefault({}),
+  log: z.object({
+    level: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  }).prefault({}),
+});
+
+/** The resolved configuration (defaults applied, durations in ms). */
+export type Config = z.infer<typeof ConfigSchema>;
+
+/** A configuration that does not parse; the message names the field. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) {
+    const next = node[key];
+    if (typeof next !== "object" || next === null || Array.isArray(next)) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[path.at(-1)!] = value;
+}
+
+function parseValue(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Options of {@linkcode resolveConfig}. */
+export interface ResolveConfigOptions {
+  /** Contents of the config file (YAML or JSON), if any. */
+  fileText?: string;
+  /** Environment; `SWITCHYARD_*__*` variables override file values. */
+  env?: Record<string, string>;
+}
+
+/** Parses file text and env overrides into a resolved config; throws {@linkcode ConfigError}. */
+export function resolveConfig(options: ResolveConfigOptions = {}): Config {
+  let raw: unknown = {};
+  if (options.fileText !== undefined && options.fileText.trim() !== "") {
+    try {
+      raw = parseYaml(options.fileText) ?? {};
+    } catch (error) {
+      throw new ConfigError(`Invalid config: file is not valid YAML/JSON (${(error as Error).message})`);
+    }
+    if (typeof raw !== "object" || Array.isArray(raw)) {
+      throw new ConfigError("Invalid config: file must hold a mapping at the top level");
+    }
+  }
+  const merged = structuredClone(raw) as Record<string, unknown>;
+  for (const [name, value] of Object.entries(options.env ?? {})) {
+    const match = /^SWITCHYARD_(.+__.+)$/i.exec(name);
+    if (!match) continue;
+    setPath(merged, match[1]!.toLowerCase().split("__"), parseValue(value));
+  }
+  const parsed = ConfigSchema.safeParse(merged);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`Invalid config: ${issue.path.join(".") || "(root)"}: ${issue.message}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,8 @@
+/** @module The wire contract shared by router and backend: schemas, types, errors, codecs. */
+export * from "./binary_tensor.ts";
+export * from "./config.ts";
+export * from "./errors.ts";
+export * from "./infer_request_codec.ts";
+export * from "./infer_response_codec.ts";
+export * from "./model_manifest.ts";
+export * from "./oip.ts";
