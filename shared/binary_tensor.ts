@@ -27,7 +27,7 @@ export function splitBinaryBody(
 export function joinBinaryBody(
   header: unknown,
   chunks: Uint8Array[],
-): { body: Uint8Array; headerLength: number } {
+): { body: Uint8Array<ArrayBuffer>; headerLength: number } {
   const json = encoder.encode(JSON.stringify(header));
   const total = chunks.reduce((sum, chunk) => sum + chunk.byteLength, json.byteLength);
   const body = new Uint8Array(total);

@@ -74,9 +74,19 @@ export const ConfigSchema = z.object({
     adjust_interval: DurationSchema.default(60_000),
   }).prefault({}),
   batching: z.object({
+    /** `adaptive` (default), or a static baseline: `fixed-N`, `delay-Dms`. */
+    policy: z.string().regex(
+      /^(adaptive|fixed-\d+|delay-\d+(\.\d+)?ms)$/,
+      "must be adaptive, fixed-N or delay-Dms",
+    )
+      .default("adaptive"),
     min: z.int().min(1).default(2),
     max: z.int().min(1).max(256).default(16),
     max_wait_ms: z.number().min(0).max(1000).default(2),
+    /** Budget for filling plus executing one micro-batch. */
+    latency_budget_ms: z.number().positive().default(50),
+    /** Row cap of one execution. */
+    max_rows: z.int().positive().default(1024),
   }).prefault({}).refine((b) => b.min <= b.max, { message: "min must be <= max", path: ["min"] }),
   gate: z.object({
     temperature: z.number().gt(0).max(100).default(1),
@@ -133,7 +143,9 @@ export function resolveConfig(options: ResolveConfigOptions = {}): Config {
     try {
       raw = parseYaml(options.fileText) ?? {};
     } catch (error) {
-      throw new ConfigError(`Invalid config: file is not valid YAML/JSON (${(error as Error).message})`);
+      throw new ConfigError(
+        `Invalid config: file is not valid YAML/JSON (${(error as Error).message})`,
+      );
     }
     if (typeof raw !== "object" || Array.isArray(raw)) {
       throw new ConfigError("Invalid config: file must hold a mapping at the top level");

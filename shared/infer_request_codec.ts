@@ -7,7 +7,7 @@
  */
 import { ApiError } from "./errors.ts";
 import { joinBinaryBody, readFloat32, splitBinaryBody, tensorBytes } from "./binary_tensor.ts";
-import { INPUT_TENSOR, type InferRequest, InferRequestSchema, OUTPUT_TENSORS } from "./oip.ts";
+import { type InferRequest, InferRequestSchema, INPUT_TENSOR, OUTPUT_TENSORS } from "./oip.ts";
 
 /** What a decoder needs to know about the model. */
 export interface ModelShape {
@@ -81,7 +81,11 @@ function flatten(data: unknown[], field: string, expected: number): Float32Array
   for (let i = 0; i < expected; i++) {
     const value = flat[i];
     if (typeof value !== "number" || !Number.isFinite(value)) {
-      throw bad(`${field}[${i}] must be a finite number, got ${JSON.stringify(value)}`);
+      throw bad(
+        `${field}[${i}] must be a finite number, got ${
+          typeof value === "number" ? String(value) : JSON.stringify(value)
+        }`,
+      );
     }
     out[i] = value;
   }
@@ -92,7 +96,9 @@ function requestType(request: InferRequest, header: string | null | undefined): 
   const value = request.parameters?.["request_type"] ?? header ?? undefined;
   if (value === undefined) return undefined;
   if (typeof value !== "string" || !REQUEST_TYPE.test(value)) {
-    throw bad(`parameters.request_type must match ${REQUEST_TYPE.source}, got ${JSON.stringify(value)}`);
+    throw bad(
+      `parameters.request_type must match ${REQUEST_TYPE.source}, got ${JSON.stringify(value)}`,
+    );
   }
   return value;
 }
@@ -103,7 +109,9 @@ function requestedOutputs(request: InferRequest): RequestedOutput[] {
   const seen = new Set<string>();
   return outputs.map((output, i) => {
     if (!(OUTPUT_TENSORS as readonly string[]).includes(output.name)) {
-      throw bad(`outputs[${i}].name must be one of ${OUTPUT_TENSORS.join(", ")}, got "${output.name}"`);
+      throw bad(
+        `outputs[${i}].name must be one of ${OUTPUT_TENSORS.join(", ")}, got "${output.name}"`,
+      );
     }
     if (seen.has(output.name)) throw bad(`outputs[${i}].name "${output.name}" is requested twice`);
     seen.add(output.name);
@@ -120,7 +128,9 @@ export function decodeInferRequest(
   const { model, maxTokens } = options;
   const { request, payload } = parseHeader(body, options.headerLength);
   if (request.inputs.length !== 1) {
-    throw bad(`inputs must hold exactly 1 tensor named "${INPUT_TENSOR}", got ${request.inputs.length}`);
+    throw bad(
+      `inputs must hold exactly 1 tensor named "${INPUT_TENSOR}", got ${request.inputs.length}`,
+    );
   }
   const input = request.inputs[0]!;
   if (input.name !== INPUT_TENSOR) {
@@ -142,22 +152,36 @@ export function decodeInferRequest(
   let tokens: Float32Array;
   if (binarySize !== undefined) {
     if (options.headerLength === null) {
-      throw bad("inputs[0].parameters.binary_data_size needs the Inference-Header-Content-Length header");
+      throw bad(
+        "inputs[0].parameters.binary_data_size needs the Inference-Header-Content-Length header",
+      );
     }
     if (binarySize !== expected * 4) {
-      throw bad(`inputs[0].parameters.binary_data_size must be ${expected * 4} (${rows}×${cols} FP32), got ${JSON.stringify(binarySize)}`);
+      throw bad(
+        `inputs[0].parameters.binary_data_size must be ${
+          expected * 4
+        } (${rows}×${cols} FP32), got ${JSON.stringify(binarySize)}`,
+      );
     }
     if (payload.byteLength !== expected * 4) {
-      throw bad(`binary payload has ${payload.byteLength} bytes, inputs[0].parameters.binary_data_size says ${expected * 4}`);
+      throw bad(
+        `binary payload has ${payload.byteLength} bytes, inputs[0].parameters.binary_data_size says ${
+          expected * 4
+        }`,
+      );
     }
     tokens = readFloat32(payload);
     const at = tokens.findIndex((v) => !Number.isFinite(v));
     if (at >= 0) throw bad(`inputs[0] binary data[${at}] must be finite, got ${tokens[at]}`);
   } else {
     if (payload.byteLength > 0) {
-      throw bad(`binary payload of ${payload.byteLength} bytes follows the header but no input declares binary_data_size`);
+      throw bad(
+        `binary payload of ${payload.byteLength} bytes follows the header but no input declares binary_data_size`,
+      );
     }
-    if (input.data === undefined) throw bad("inputs[0].data is missing (or set parameters.binary_data_size)");
+    if (input.data === undefined) {
+      throw bad("inputs[0].data is missing (or set parameters.binary_data_size)");
+    }
     tokens = flatten(input.data, "inputs[0].data", expected);
   }
   return {
@@ -186,7 +210,7 @@ export function encodeInferRequest(
   tokens: Float32Array,
   dModel: number,
   options: EncodeInferRequestOptions = {},
-): { body: Uint8Array; headerLength: number | null } {
+): { body: Uint8Array<ArrayBuffer>; headerLength: number | null } {
   const rows = tokens.length / dModel;
   const parameters: Record<string, unknown> = {};
   if (options.requestType !== undefined) parameters["request_type"] = options.requestType;

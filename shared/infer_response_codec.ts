@@ -2,7 +2,13 @@
  * @module Encoding OIP v2 inference responses (JSON tensors or the binary tensor
  * extension, per output) and decoding them for clients.
  */
-import { joinBinaryBody, readFloat32, readInt32, splitBinaryBody, tensorBytes } from "./binary_tensor.ts";
+import {
+  joinBinaryBody,
+  readFloat32,
+  readInt32,
+  splitBinaryBody,
+  tensorBytes,
+} from "./binary_tensor.ts";
 import { HEADER_LENGTH_HEADER, type InferResponse, InferResponseSchema } from "./oip.ts";
 
 /** An output tensor before encoding. */
@@ -25,7 +31,7 @@ export function encodeInferResponse(
   head: ResponseHead,
   outputs: OutputTensor[],
   binary: ReadonlySet<string>,
-): { body: Uint8Array; headers: Record<string, string> } {
+): { body: Uint8Array<ArrayBuffer>; headers: Record<string, string> } {
   const chunks: Uint8Array[] = [];
   const header: InferResponse = {
     ...head,

@@ -6,3 +6,7 @@ export * from "./infer_request_codec.ts";
 export * from "./infer_response_codec.ts";
 export * from "./model_manifest.ts";
 export * from "./oip.ts";
+export * from "./logger.ts";
+export * from "./bearer_token.ts";
+export * from "./header_length.ts";
+export * from "./read_body.ts";

@@ -15,7 +15,10 @@ export const ONNX_OUTPUT_NAME = "y";
 
 /** Schema of `moe.json`. */
 export const ModelManifestSchema = z.object({
-  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "must be 1–64 characters [A-Za-z0-9._-]"),
+  name: z.string().regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
+    "must be 1–64 characters [A-Za-z0-9._-]",
+  ),
   version: z.string().default("1"),
   d_model: z.int().positive(),
   d_ff: z.int().positive(),
@@ -42,11 +45,19 @@ export const ModelManifestSchema = z.object({
     ctx.addIssue({ code: "custom", path: ["top_k"], message: `must be <= experts (${m.experts})` });
   }
   if (m.experts % m.groups !== 0) {
-    ctx.addIssue({ code: "custom", path: ["groups"], message: `must divide experts (${m.experts})` });
+    ctx.addIssue({
+      code: "custom",
+      path: ["groups"],
+      message: `must divide experts (${m.experts})`,
+    });
   }
   const topkGroup = m.topk_group ?? m.groups;
   if (topkGroup > m.groups) {
-    ctx.addIssue({ code: "custom", path: ["topk_group"], message: `must be <= groups (${m.groups})` });
+    ctx.addIssue({
+      code: "custom",
+      path: ["topk_group"],
+      message: `must be <= groups (${m.groups})`,
+    });
   }
   if (topkGroup * (m.experts / m.groups) < m.top_k) {
     ctx.addIssue({

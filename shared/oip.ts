@@ -12,19 +12,14 @@ export const DatatypeSchema = z.enum(["FP32", "INT32", "FP64", "INT64", "BYTES",
 /** Parameters object on requests, tensors and responses. */
 export const ParametersSchema = z.record(z.string(), z.unknown());
 
-/** Nested or flat JSON tensor data. */
-type NestedData = number | NestedData[];
-const NestedDataSchema: z.ZodType<NestedData> = z.lazy(() =>
-  z.union([z.number(), z.array(NestedDataSchema)])
-);
-
 /** One input tensor of an inference request. */
 export const RequestInputSchema = z.object({
   name: z.string().min(1),
   shape: z.array(z.int().min(0)),
   datatype: z.string(),
   parameters: ParametersSchema.optional(),
-  data: z.array(NestedDataSchema).optional(),
+  /** Flat or nested values; checked value by value by the decoder for a precise message. */
+  data: z.array(z.unknown()).optional(),
 });
 
 /** One requested output of an inference request. */
