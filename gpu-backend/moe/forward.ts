@@ -1,0 +1,91 @@
+/**
+ * @module Gated MoE forward pass over an injected part runner.
+ *
+ * Per layer:
+ *   Step 1: gate → logits `[T, E]`.
+ *   Step 2: route → top-k experts and combine weights per token (`routing.ts`).
+ *   Step 3: dispatch → for each selected expert, gather its rows and run them; shared
+ *           experts run on every row. All runs of a layer are issued together, so a
+ *           runner with several slots (or a micro-batcher) executes them concurrently.
+ *   Step 4: combine → `h ← h + Σ_k w_k · expert_k(h) + Σ_s shared_s(h)`, accumulated in
+ *           a fixed order (experts ascending, then shared) so results do not depend on
+ *           which execution finished first.
+ */
+import type { ModelManifest, ModelPart } from "../../shared/model_manifest.ts";
+import { gatherRows, scatterAddWeighted } from "./combine.ts";
+import { gateOptionsFor, groupRowsByExpert, routeTokens } from "./routing.ts";
+
+/** Runs one model part; takes ownership of `input` (it may be transferred). */
+export interface PartRunner {
+  run(part: ModelPart, input: Float32Array, rows: number): Promise<Float32Array>;
+}
+
+/** Options of {@linkcode forwardMoe}. */
+export interface MoeForwardOptions {
+  manifest: ModelManifest;
+  runner: PartRunner;
+  /** Gate temperature (changes combine weights, not the choice of experts). */
+  temperature: number;
+}
+
+/** Output of a forward pass. */
+export interface MoeForwardResult {
+  /** `[T, d_model]` hidden states after the last layer. */
+  output: Float32Array;
+  /** `[layers, T, top_k]` selected expert ids. */
+  expertIds: Int32Array;
+  /** `[layers, T, top_k]` combine weights. */
+  expertWeights: Float32Array;
+}
+
+/** Runs the whole model on `tokens` (`[rows, d_model]`). */
+export async function forwardMoe(
+  tokens: Float32Array,
+  rows: number,
+  options: MoeForwardOptions,
+): Promise<MoeForwardResult> {
+  const { manifest, runner } = options;
+  const width = manifest.d_model;
+  const topK = manifest.top_k;
+  const expertIds = new Int32Array(manifest.layers * rows * topK);
+  const expertWeights = new Float32Array(manifest.layers * rows * topK);
+  let hidden = tokens;
+  for (let layer = 0; layer < manifest.layers; layer++) {
+    // Step 1: gate.
+    const logits = await runner.run({ kind: "gate", layer }, hidden.slice(), rows);
+    // Step 2: route.
+    const routing = routeTokens(
+      logits,
+      rows,
+      manifest.experts,
+      gateOptionsFor(manifest, options.temperature),
+    );
+    expertIds.set(routing.experts, layer * rows * topK);
+    expertWeights.set(routing.weights, layer * rows * topK);
+    // Step 3: dispatch.
+    const groups = groupRowsByExpert(routing, rows, topK, manifest.experts);
+    const input = hidden;
+    const routed = groups.map((group, expert) =>
+      group.rows.length === 0 ? null : runner.run(
+        { kind: "expert", layer, expert },
+        gatherRows(input, width, group.rows),
+        group.rows.length,
+      )
+    );
+    const shared = Array.from(
+      { length: manifest.shared_experts },
+      (_, expert) => runner.run({ kind: "shared", layer, expert }, input.slice(), rows),
+    );
+    const [routedOut, sharedOut] = await Promise.all([Promise.all(routed), Promise.all(shared)]);
+    // Step 4: combine in a fixed order.
+    const next = hidden.slice();
+    routedOut.forEach((out, expert) => {
+      if (out !== null) scatterAddWeighted(next, width, out, groups[expert]!, routing.weights);
+    });
+    for (const out of sharedOut) {
+      for (let i = 0; i < out.length; i++) next[i]! += out[i]!;
+    }
+    hidden = next;
+  }
+  return { output: hidden, expertIds, expertWeights };
+}

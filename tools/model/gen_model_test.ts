@@ -1,0 +1,41 @@
+/** @module Tests of the `gen-model` command line. */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ModelManifestSchema } from "../../shared/model_manifest.ts";
+import { main } from "./gen_model.ts";
+import { withTempDir } from "./test_helpers.ts";
+
+const SMALL = ["--d-model", "8", "--d-ff", "8", "--experts", "4", "--groups", "2", "--layers", "1"];
+
+Deno.test("gen-model writes the model from flags and skips an existing one without --force", async () => {
+  await withTempDir(async (dir) => {
+    const out = join(dir, "m");
+    const lines: string[] = [];
+    const log = (line: string) => lines.push(line);
+    const flags = ["--out", out, ...SMALL, "--activation", "relu", "--name", "tiny"];
+    assert.equal(await main(flags, log), 0);
+    const manifestPath = join(out, "moe.json");
+    const manifest = ModelManifestSchema.parse(JSON.parse(await Deno.readTextFile(manifestPath)));
+    assert.equal(manifest.name, "tiny");
+    assert.equal(manifest.d_model, 8);
+    assert.equal(manifest.experts, 4);
+    assert.equal(manifest.activation, "relu");
+    assert.match(lines.at(-1)!, /wrote "tiny" .*: 6 ONNX files, .* MB/);
+    const gatePath = join(out, "layer0", "gate.onnx");
+    const firstGate = await Deno.readFile(gatePath);
+    assert.equal(await main(["--out", out, ...SMALL, "--seed", "9"], log), 0);
+    assert.match(lines.at(-1)!, /exists, skipping \(use --force to regenerate\)/);
+    assert.deepEqual(await Deno.readFile(gatePath), firstGate);
+    assert.equal(await main(["--out", out, ...SMALL, "--seed", "9", "--force"], log), 0);
+    assert.notDeepEqual(await Deno.readFile(gatePath), firstGate);
+  });
+});
+
+Deno.test("gen-model rejects non-integer sizes and unknown activations", async () => {
+  await assert.rejects(
+    main(["--d-model", "2.5"]),
+    /Cannot parse --d-model: "2.5" is not an integer/,
+  );
+  await assert.rejects(main(["--activation", "gelu"]), /Cannot parse --activation: "gelu"/);
+  await assert.rejects(main(["--bogus"]), /Unknown option/);
+});
