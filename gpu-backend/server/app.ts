@@ -1,0 +1,162 @@
+/**
+ * @module The backend's HTTP surface: KServe Open Inference Protocol v2 (JSON and
+ * binary tensor extension). Internal: bound to loopback by default and, when
+ * `auth.internal_token` is set, every endpoint but liveness requires it.
+ */
+import { Hono } from "hono";
+import type { Config } from "../../shared/config.ts";
+import { ApiError, errorResponse } from "../../shared/errors.ts";
+import { hasBearerToken } from "../../shared/bearer_token.ts";
+import { parseHeaderLength } from "../../shared/header_length.ts";
+import { readLimitedBody } from "../../shared/read_body.ts";
+import { decodeInferRequest } from "../../shared/infer_request_codec.ts";
+import { encodeInferResponse, type OutputTensor } from "../../shared/infer_response_codec.ts";
+import type { Logger } from "../../shared/logger.ts";
+import {
+  EXPERT_IDS_TENSOR,
+  EXPERT_WEIGHTS_TENSOR,
+  INPUT_TENSOR,
+  type ModelMetadata,
+  OUTPUT_TENSOR,
+  REQUEST_TYPE_HEADER,
+} from "../../shared/oip.ts";
+import type { MoeEngine } from "../moe/engine.ts";
+
+/** Dependencies of {@linkcode createBackendApp}. */
+export interface BackendAppDeps {
+  config: Config;
+  backendId: string;
+  engine: MoeEngine;
+  /** Readiness and its details (provider, executors, queue). */
+  readiness: () => { ready: boolean; details: Record<string, unknown> };
+  logger: Logger;
+}
+
+/** Model metadata for `GET /v2/models/{model}`. */
+export function modelMetadata(engine: MoeEngine): ModelMetadata {
+  const m = engine.manifest;
+  return {
+    name: m.name,
+    versions: [m.version],
+    platform: "switchyard_moe_onnx",
+    inputs: [{ name: INPUT_TENSOR, datatype: "FP32", shape: [-1, m.d_model] }],
+    outputs: [
+      { name: OUTPUT_TENSOR, datatype: "FP32", shape: [-1, m.d_model] },
+      { name: EXPERT_IDS_TENSOR, datatype: "INT32", shape: [m.layers, -1, m.top_k] },
+      { name: EXPERT_WEIGHTS_TENSOR, datatype: "FP32", shape: [m.layers, -1, m.top_k] },
+    ],
+    parameters: {
+      d_model: m.d_model,
+      layers: m.layers,
+      experts: m.experts,
+      top_k: m.top_k,
+      groups: m.groups,
+      shared_experts: m.shared_experts,
+    },
+  };
+}
+
+/** Creates the backend's Hono app. */
+export function createBackendApp(deps: BackendAppDeps): Hono {
+  const { config, engine, logger } = deps;
+  const manifest = engine.manifest;
+  const app = new Hono();
+
+  app.onError((error) => {
+    if (error instanceof ApiError) return errorResponse(error);
+    logger.error("request failed", { error: (error as Error).message });
+    return errorResponse(new ApiError("internal", "Cannot run inference: internal error"));
+  });
+
+  app.get("/v2/health/live", (c) => c.json({ live: true }));
+
+  const token = config.auth.internal_token;
+  if (token !== undefined) {
+    app.use("*", async (c, next) => {
+      if (!hasBearerToken(c.req.raw.headers, token)) {
+        throw new ApiError("unauthorized", "Cannot serve request: missing or wrong internal token");
+      }
+      await next();
+    });
+  }
+
+  app.get("/v2/health/ready", (c) => {
+    const { ready, details } = deps.readiness();
+    return c.json(
+      { ready, details: { backend_id: deps.backendId, ...details } },
+      ready ? 200 : 503,
+    );
+  });
+
+  const requireModel = (name: string) => {
+    if (name !== manifest.name) {
+      throw new ApiError(
+        "not_found",
+        `Cannot find model "${name}": this backend serves "${manifest.name}"`,
+      );
+    }
+  };
+
+  app.get("/v2/models/:model", (c) => {
+    requireModel(c.req.param("model"));
+    return c.json(modelMetadata(engine));
+  });
+
+  app.get("/v2/models/:model/ready", (c) => {
+    requireModel(c.req.param("model"));
+    const { ready } = deps.readiness();
+    return c.json({ name: manifest.name, ready }, ready ? 200 : 503);
+  });
+
+  app.post("/v2/models/:model/infer", async (c) => {
+    const started = performance.now();
+    requireModel(c.req.param("model"));
+    const headers = c.req.raw.headers;
+    const body = await readLimitedBody(c.req.raw, config.limits.max_body_bytes);
+    const request = decodeInferRequest(body, {
+      model: { name: manifest.name, dModel: manifest.d_model },
+      headerLength: parseHeaderLength(headers),
+      maxTokens: config.limits.max_tokens,
+      requestTypeHeader: headers.get(REQUEST_TYPE_HEADER),
+    });
+    const result = await engine.infer(request.tokens, request.rows);
+    const routedShape = [manifest.layers, request.rows, manifest.top_k];
+    const available: Record<string, OutputTensor> = {
+      [OUTPUT_TENSOR]: {
+        name: OUTPUT_TENSOR,
+        shape: [request.rows, manifest.d_model],
+        data: result.output,
+      },
+      [EXPERT_IDS_TENSOR]: { name: EXPERT_IDS_TENSOR, shape: routedShape, data: result.expertIds },
+      [EXPERT_WEIGHTS_TENSOR]: {
+        name: EXPERT_WEIGHTS_TENSOR,
+        shape: routedShape,
+        data: result.expertWeights,
+      },
+    };
+    const encoded = encodeInferResponse(
+      {
+        model_name: manifest.name,
+        model_version: manifest.version,
+        ...(request.id !== undefined ? { id: request.id } : {}),
+        parameters: {
+          backend: deps.backendId,
+          ...(request.requestType !== undefined ? { request_type: request.requestType } : {}),
+        },
+      },
+      request.outputs.map((output) => available[output.name]!),
+      new Set(request.outputs.filter((output) => output.binary).map((output) => output.name)),
+    );
+    logger.debug("inference", {
+      rows: request.rows,
+      request_type: request.requestType,
+      ms: Math.round((performance.now() - started) * 100) / 100,
+    });
+    return new Response(encoded.body, {
+      status: 200,
+      headers: { ...encoded.headers, "x-switchyard-backend": deps.backendId },
+    });
+  });
+
+  return app;
+}
