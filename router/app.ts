@@ -1,0 +1,154 @@
+/**
+ * @module The router's HTTP surface: KServe Open Inference Protocol v2 in front of the
+ * backend pool. Requests are validated here with the same decoder backends use, then
+ * forwarded byte for byte (see `forward/forward_infer.ts`).
+ */
+import { Hono } from "hono";
+import type { Config } from "../shared/config.ts";
+import { ApiError, errorResponse } from "../shared/errors.ts";
+import { decodeInferRequest } from "../shared/infer_request_codec.ts";
+import { HEADER_LENGTH_HEADER, REQUEST_TYPE_HEADER } from "../shared/oip.ts";
+import { forwardInfer, noHealthyBackend } from "./forward/forward_infer.ts";
+import { parseHeaderLength } from "../shared/header_length.ts";
+import { checkContentLength, readLimitedBody } from "../shared/read_body.ts";
+import { REQUEST_ID_HEADER, requestIdFrom } from "./http/request_id.ts";
+import type { Logger } from "../shared/logger.ts";
+import { backendHeaders } from "./pool/backend_client.ts";
+import type { BackendPool } from "./pool/backend_pool.ts";
+import type { CatalogEntry } from "./pool/model_catalog.ts";
+import type { RoutingPolicy } from "./routing/policy.ts";
+import type { Clock } from "./runtime/clock.ts";
+import type { FetchLike } from "./runtime/fetch_like.ts";
+import { ROUTER_NAME, ROUTER_VERSION } from "./version.ts";
+
+/** Everything the router app needs, injected. */
+export interface AppDeps {
+  config: Config;
+  pool: BackendPool;
+  policy: RoutingPolicy;
+  logger: Logger;
+  fetch: FetchLike;
+  clock: Clock;
+}
+
+/** Hono environment of the router app. */
+export type RouterEnv = { Variables: { requestId: string } };
+
+/** The catalog entry for `name`, asking backends if needed; 404, or 503 when none is healthy. */
+async function resolveModel(pool: BackendPool, name: string): Promise<CatalogEntry> {
+  const entry = pool.model(name) ?? await pool.discoverModel(name);
+  if (entry !== undefined) return entry;
+  if (pool.healthyCount() === 0) throw noHealthyBackend(name);
+  throw new ApiError("not_found", `Cannot find model "${name}": no backend serves it`);
+}
+
+/** Creates the router's Hono app. */
+export function createApp(deps: AppDeps): Hono<RouterEnv> {
+  const { config, pool, logger, clock } = deps;
+  const app = new Hono<RouterEnv>();
+
+  app.use("*", async (c, next) => {
+    const requestId = requestIdFrom(c.req.header(REQUEST_ID_HEADER));
+    c.set("requestId", requestId);
+    await next();
+    c.res.headers.set(REQUEST_ID_HEADER, requestId);
+  });
+
+  app.onError((error, c) => {
+    if (error instanceof ApiError) return errorResponse(error);
+    logger.error("request failed", {
+      request_id: c.get("requestId"),
+      path: c.req.path,
+      error,
+      stack: error.stack,
+    });
+    return errorResponse(new ApiError("internal", "Cannot handle request: internal error"));
+  });
+
+  app.notFound((c) =>
+    errorResponse(new ApiError("not_found", `Cannot find route: ${c.req.method} ${c.req.path}`))
+  );
+
+  app.get(
+    "/v2",
+    (c) =>
+      c.json({ name: ROUTER_NAME, version: ROUTER_VERSION, extensions: ["binary_tensor_data"] }),
+  );
+
+  app.get("/v2/health/live", (c) => c.json({ live: true }));
+
+  app.get("/v2/health/ready", (c) => {
+    const views = pool.views();
+    const healthy = views.filter((view) => view.healthy).length;
+    const ready = healthy > 0;
+    return c.json({
+      ready,
+      details: {
+        healthy_backends: healthy,
+        total_backends: views.length,
+        backends: views.map((view) => ({
+          id: view.id,
+          name: view.name,
+          healthy: view.healthy,
+          in_flight: view.inFlight,
+          models: view.models,
+        })),
+      },
+    }, ready ? 200 : 503);
+  });
+
+  app.get("/v2/models/:model", async (c) => {
+    const entry = await resolveModel(pool, c.req.param("model"));
+    return c.json(entry.metadata);
+  });
+
+  app.get("/v2/models/:model/ready", async (c) => {
+    const entry = await resolveModel(pool, c.req.param("model"));
+    const ready = pool.candidates(entry.name).length > 0;
+    return c.json({ name: entry.name, ready }, ready ? 200 : 503);
+  });
+
+  app.post("/v2/models/:model/infer", async (c) => {
+    const started = clock.now();
+    const requestId = c.get("requestId");
+    const raw = c.req.raw;
+    // Step 1: cheap rejections before reading anything.
+    checkContentLength(raw.headers, config.limits.max_body_bytes);
+    const model = await resolveModel(pool, c.req.param("model"));
+    // Step 2: read (bounded) and validate exactly as a backend would.
+    const body = await readLimitedBody(raw, config.limits.max_body_bytes);
+    const headerLength = parseHeaderLength(raw.headers);
+    const decoded = decodeInferRequest(body, {
+      model: { name: model.name, dModel: model.dModel },
+      headerLength,
+      maxTokens: config.limits.max_tokens,
+      requestTypeHeader: raw.headers.get(REQUEST_TYPE_HEADER),
+    });
+    // Step 3: forward the original bytes with the headers the backend needs.
+    const headers = backendHeaders(config.auth.internal_token);
+    headers.set(
+      "content-type",
+      raw.headers.get("content-type") ??
+        (headerLength === null ? "application/json" : "application/octet-stream"),
+    );
+    if (headerLength !== null) headers.set(HEADER_LENGTH_HEADER, String(headerLength));
+    if (decoded.requestType !== undefined) headers.set(REQUEST_TYPE_HEADER, decoded.requestType);
+    headers.set(REQUEST_ID_HEADER, requestId);
+    const response = await forwardInfer(
+      { model: model.name, body, headers, requestId },
+      { ...deps, timeoutMs: config.router.request_timeout },
+    );
+    logger.debug("inference forwarded", {
+      request_id: requestId,
+      model: model.name,
+      rows: decoded.rows,
+      request_type: decoded.requestType,
+      backend: response.headers.get("x-switchyard-backend"),
+      status: response.status,
+      ms: clock.now() - started,
+    });
+    return response;
+  });
+
+  return app;
+}

@@ -1,0 +1,41 @@
+/**
+ * @module One POST to one backend, read to the end, classified as an answer, a
+ * timeout (the request's deadline passed) or a connection failure (anything else).
+ */
+import type { FetchLike } from "../runtime/fetch_like.ts";
+
+/** How one exchange ended. */
+export type ExchangeResult =
+  | { kind: "answer"; status: number; headers: Headers; body: Uint8Array<ArrayBuffer> }
+  | { kind: "timeout" }
+  | { kind: "unreachable"; reason: string };
+
+/** One request to send. */
+export interface ExchangeRequest {
+  url: string;
+  headers: Headers;
+  body: Uint8Array<ArrayBuffer>;
+  /** Aborted when the request's deadline passes. */
+  deadline: AbortSignal;
+}
+
+/** Posts `body` and reads the whole answer; never throws. */
+export async function exchange(
+  fetch: FetchLike,
+  request: ExchangeRequest,
+): Promise<ExchangeResult> {
+  try {
+    const response = await fetch(request.url, {
+      method: "POST",
+      headers: request.headers,
+      body: request.body,
+      signal: request.deadline,
+    });
+    const body = new Uint8Array(await response.arrayBuffer());
+    return { kind: "answer", status: response.status, headers: response.headers, body };
+  } catch (error) {
+    if (request.deadline.aborted) return { kind: "timeout" };
+    const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    return { kind: "unreachable", reason };
+  }
+}

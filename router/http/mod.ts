@@ -1,0 +1,2 @@
+/** @module HTTP edge helpers: request ids. */
+export * from "./request_id.ts";

@@ -1,0 +1,8 @@
+/** @module The edge router: app factory, in-process server, pool, policies, logging. */
+export * from "./app.ts";
+export * from "./observe/mod.ts";
+export * from "./pool/mod.ts";
+export * from "./routing/mod.ts";
+export * from "./runtime/mod.ts";
+export * from "./server.ts";
+export * from "./version.ts";

@@ -1,0 +1,108 @@
+/**
+ * @module Runs the router in-process: wires the pool, policy, logger and app, reads the
+ * TLS files when configured, and serves with `Deno.serve` (HTTPS when a cert/key pair
+ * is configured). `main.ts` uses it; so can tests and the local launcher.
+ */
+import { type Config, ConfigError } from "../shared/config.ts";
+import { createApp } from "./app.ts";
+import { createJsonLogger, type Logger } from "../shared/logger.ts";
+import { BackendPool } from "./pool/backend_pool.ts";
+import { createPolicy } from "./routing/create_policy.ts";
+import { type Clock, systemClock } from "./runtime/clock.ts";
+import type { FetchLike } from "./runtime/fetch_like.ts";
+
+/** Options of {@linkcode startRouter}; every field has a real default. */
+export interface StartRouterOptions {
+  /** Default: the global `fetch`. */
+  fetch?: FetchLike;
+  /** Default: {@linkcode systemClock}. */
+  clock?: Clock;
+  /** Default: JSON lines on stdout at `log.level`. */
+  logger?: Logger;
+  /** Random source of randomised policies; default `Math.random`. */
+  random?: () => number;
+}
+
+/** A running router. */
+export interface RunningRouter {
+  /** Base URL clients use, e.g. `https://localhost:8443` (wildcard hosts shown as localhost). */
+  url: string;
+  /** The pool, for launchers and tests that want to watch backend health. */
+  pool: BackendPool;
+  /** Stops health checks and shuts the server down gracefully (idempotent). */
+  close(): Promise<void>;
+  /** Settles when the server has stopped. */
+  finished: Promise<void>;
+}
+
+async function readTls(config: Config): Promise<{ cert: string; key: string } | undefined> {
+  const tls = config.router.tls;
+  if (tls === undefined) return undefined;
+  const read = async (field: "cert" | "key") => {
+    try {
+      return await Deno.readTextFile(tls[field]);
+    } catch (error) {
+      throw new ConfigError(
+        `Invalid config: router.tls.${field}: cannot read "${tls[field]}" (${
+          (error as Error).message
+        })`,
+      );
+    }
+  };
+  return { cert: await read("cert"), key: await read("key") };
+}
+
+function publicHost(hostname: string): string {
+  if (hostname === "0.0.0.0" || hostname === "::" || hostname === "") return "localhost";
+  return hostname.includes(":") ? `[${hostname}]` : hostname;
+}
+
+/** Starts the router described by `config`; resolves once it listens. */
+export async function startRouter(
+  config: Config,
+  options: StartRouterOptions = {},
+): Promise<RunningRouter> {
+  const logger = options.logger ??
+    createJsonLogger({ level: config.log.level, base: { service: "router" } });
+  const clock = options.clock ?? systemClock;
+  const fetch = options.fetch ?? globalThis.fetch;
+  const tls = await readTls(config);
+  const pool = BackendPool.fromConfig(config, { fetch, clock, logger });
+  const policy = createPolicy(
+    config.router.policy,
+    options.random ? { random: options.random } : {},
+  );
+  const app = createApp({ config, pool, policy, logger, fetch, clock });
+  await pool.start();
+  let server: Deno.HttpServer<Deno.NetAddr>;
+  try {
+    server = Deno.serve({
+      hostname: config.router.host,
+      port: config.router.port,
+      ...(tls ?? {}),
+      onListen: () => {},
+    }, app.fetch);
+  } catch (error) {
+    await pool.stop();
+    throw error;
+  }
+  const url = `${tls ? "https" : "http"}://${publicHost(config.router.host)}:${server.addr.port}`;
+  logger.info("router listening", {
+    url,
+    tls: tls !== undefined,
+    policy: policy.name,
+    backends: config.router.backends.length,
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    pool,
+    finished: server.finished,
+    close: () =>
+      closing ??= (async () => {
+        await pool.stop();
+        await server.shutdown();
+        logger.info("router stopped", { url });
+      })(),
+  };
+}
