@@ -1,0 +1,72 @@
+/**
+ * @module The demo workload: request bodies of demo-traffic tokens with Zipf-skewed
+ * request types and small, varied sizes, pre-encoded so the load generator spends its
+ * time sending, not encoding.
+ */
+import { encodeInferRequest } from "../../shared/infer_request_codec.ts";
+import { createRandom, type Random } from "../model/prng.ts";
+import {
+  demoTokens,
+  type DemoTraffic,
+  gaussianTokens,
+  zipfRequestTypes,
+} from "../model/traffic.ts";
+
+/** One pre-encoded request. */
+export interface PreparedRequest {
+  body: Uint8Array<ArrayBuffer>;
+  headers: Record<string, string>;
+  rows: number;
+  requestType: string;
+}
+
+/** Options of {@linkcode prepareWorkload}. */
+export interface WorkloadOptions {
+  dModel: number;
+  traffic: DemoTraffic | undefined;
+  /** Distinct requests to prepare (cycled by the generator). */
+  count?: number;
+  /** Zipf exponent over request types (default 1.1: a few types dominate). */
+  zipf?: number;
+  /** Largest request in rows (default 16). */
+  maxRows?: number;
+  seed?: number;
+  /** Extra headers (e.g. authorization for a backend called directly). */
+  headers?: Record<string, string>;
+}
+
+/** Request size: 1 + geometric(mean ≈ 3), capped — mostly short, a few long. */
+export function drawRows(random: Random, maxRows: number): number {
+  const p = 1 / 3;
+  const extra = Math.floor(Math.log(1 - random()) / Math.log(1 - p));
+  return Math.min(1 + extra, maxRows);
+}
+
+/** Prepares `count` binary-encoded requests. */
+export function prepareWorkload(options: WorkloadOptions): PreparedRequest[] {
+  const random = createRandom(options.seed ?? 1);
+  const types = options.traffic?.request_types ?? ["default"];
+  const pickType = zipfRequestTypes(types, options.zipf ?? 1.1, random);
+  return Array.from({ length: options.count ?? 512 }, () => {
+    const rows = drawRows(random, options.maxRows ?? 16);
+    const requestType = pickType();
+    const tokens = options.traffic
+      ? demoTokens(options.traffic, requestType, rows, random)
+      : gaussianTokens(options.dModel, rows, random);
+    const { body, headerLength } = encodeInferRequest(tokens, options.dModel, {
+      requestType,
+      binaryInput: true,
+      binaryOutputs: true,
+    });
+    return {
+      body,
+      rows,
+      requestType,
+      headers: {
+        "content-type": "application/octet-stream",
+        "inference-header-content-length": String(headerLength),
+        ...options.headers,
+      },
+    };
+  });
+}

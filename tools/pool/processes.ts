@@ -1,0 +1,147 @@
+/**
+ * @module Start real backend and router processes on loopback, wait for readiness,
+ * stop them. Each process is the real entry point (`main.ts`). Used by the launcher's
+ * tests, the integration tests and the benchmarks.
+ */
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+/** A child process started for a test. */
+export interface PoolProcess {
+  url: string;
+  child: Deno.ChildProcess;
+  /** SIGKILLs the process and waits for it. */
+  kill(): Promise<void>;
+}
+
+/** A free TCP port on loopback (bound and released; tests accept the tiny race). */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/** Polls `url/v2/health/ready` until 200; throws if the child exits or 60 s pass. */
+export async function waitReady(
+  url: string,
+  child: Deno.ChildProcess,
+  token?: string,
+): Promise<void> {
+  let exited = false;
+  child.status.then(() => exited = true);
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`process for ${url} exited before becoming ready`);
+    try {
+      const response = await fetch(`${url}/v2/health/ready`, {
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+      });
+      await response.body?.cancel();
+      if (response.ok) return;
+    } catch { /* not listening yet */ }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${url} did not become ready in 60 s`);
+}
+
+/** Starts `script` (relative to the repo root) with env, waits until `/v2/health/ready` is 200. */
+export async function startProcess(
+  script: string,
+  options: {
+    url: string;
+    env: Record<string, string>;
+    token?: string;
+    stdout?: "null" | "inherit";
+  },
+): Promise<PoolProcess> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", script],
+    cwd: ROOT,
+    env: options.env,
+    stdin: "null",
+    stdout: options.stdout ?? "null",
+    stderr: "inherit",
+  }).spawn();
+  const process: PoolProcess = {
+    url: options.url,
+    child,
+    async kill() {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already gone */ }
+      await child.status;
+    },
+  };
+  try {
+    await waitReady(options.url, child, options.token);
+  } catch (error) {
+    await process.kill();
+    throw error;
+  }
+  return process;
+}
+
+/** Options of {@linkcode startPool}. */
+export interface StartPoolOptions {
+  modelDir: string;
+  backends: number;
+  /** Extra `SWITCHYARD_*` env for every process. */
+  env?: Record<string, string>;
+  /** Executors per backend (default 1: tests share 2 cores). */
+  executors?: number;
+}
+
+/** A router and its backends, all real processes. */
+export interface TestPool {
+  router: PoolProcess;
+  backends: PoolProcess[];
+  token: string;
+  close(): Promise<void>;
+}
+
+/** Starts `backends` backend processes and a router in front of them. */
+export async function startPool(options: StartPoolOptions): Promise<TestPool> {
+  const token = "test-internal-token-0123456789";
+  const common = {
+    SWITCHYARD_MODEL__DIR: options.modelDir,
+    SWITCHYARD_AUTH__INTERNAL_TOKEN: token,
+    SWITCHYARD_LOG__LEVEL: "warn",
+    ...options.env,
+  };
+  const backends = await Promise.all(Array.from({ length: options.backends }, (_, i) => {
+    const port = freePort();
+    return startProcess("gpu-backend/main.ts", {
+      url: `http://127.0.0.1:${port}`,
+      token,
+      env: {
+        ...common,
+        SWITCHYARD_BACKEND__PORT: String(port),
+        SWITCHYARD_BACKEND__ID: `backend-${i + 1}`,
+        SWITCHYARD_BACKEND__EXECUTORS: String(options.executors ?? 1),
+      },
+    });
+  }));
+  const routerPort = freePort();
+  const router = await startProcess("router/main.ts", {
+    url: `http://127.0.0.1:${routerPort}`,
+    env: {
+      ...common,
+      SWITCHYARD_ROUTER__HOST: "127.0.0.1",
+      SWITCHYARD_ROUTER__PORT: String(routerPort),
+      SWITCHYARD_ROUTER__BACKENDS: JSON.stringify(backends.map((b) => b.url)),
+      SWITCHYARD_ROUTER__HEALTH_INTERVAL: "200ms",
+    },
+  }).catch(async (error) => {
+    await Promise.all(backends.map((b) => b.kill()));
+    throw error;
+  });
+  return {
+    router,
+    backends,
+    token,
+    async close() {
+      await Promise.all([router, ...backends].map((p) => p.kill()));
+    },
+  };
+}
