@@ -120,6 +120,14 @@ function setPath(target: Record<string, unknown>, path: string[], value: unknown
   node[path.at(-1)!] = value;
 }
 
+/** Drops `null` values: an empty YAML section (`auth:`) means "all defaults". */
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value) || typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).filter(([, v]) => v !== null).map(([k, v]) => [k, withoutNulls(v)]),
+  );
+}
+
 function parseValue(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -151,7 +159,7 @@ export function resolveConfig(options: ResolveConfigOptions = {}): Config {
       throw new ConfigError("Invalid config: file must hold a mapping at the top level");
     }
   }
-  const merged = structuredClone(raw) as Record<string, unknown>;
+  const merged = withoutNulls(raw) as Record<string, unknown>;
   for (const [name, value] of Object.entries(options.env ?? {})) {
     const match = /^SWITCHYARD_(.+__.+)$/i.exec(name);
     if (!match) continue;
