@@ -2,23 +2,17 @@
  * @module Backend process entry point: reads config (file + env), starts the backend,
  * stops cleanly on SIGINT/SIGTERM. The only backend file that reads `Deno.env`.
  */
-import { parseArgs } from "node:util";
-import { ConfigError, resolveConfig } from "../shared/config.ts";
+import { type Config, ConfigError } from "../shared/config.ts";
+import { loadConfig } from "../shared/config_file.ts";
 import { createJsonLogger } from "../shared/logger.ts";
 import { startBackend } from "./server/start_backend.ts";
 
-const { values } = parseArgs({ args: Deno.args, options: { config: { type: "string" } } });
-const configPath = values.config ?? Deno.env.get("SWITCHYARD_CONFIG");
-
-let config;
+let config: Config;
 try {
-  config = resolveConfig({
-    fileText: configPath ? await Deno.readTextFile(configPath) : undefined,
-    env: Deno.env.toObject(),
-  });
+  config = await loadConfig(Deno.args, Deno.env.toObject());
 } catch (error) {
-  if (!(error instanceof ConfigError) && !(error instanceof Deno.errors.NotFound)) throw error;
-  Deno.stderr.writeSync(new TextEncoder().encode(`${(error as Error).message}\n`));
+  if (!(error instanceof ConfigError)) throw error;
+  Deno.stderr.writeSync(new TextEncoder().encode(`${error.message}\n`));
   Deno.exit(1);
 }
 

@@ -10,3 +10,4 @@ export * from "./logger.ts";
 export * from "./bearer_token.ts";
 export * from "./header_length.ts";
 export * from "./read_body.ts";
+export * from "./config_file.ts";

@@ -7,7 +7,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { type Config, ConfigError, resolveConfig } from "../shared/config.ts";
+import { type Config, ConfigError } from "../shared/config.ts";
+import { loadConfig } from "../shared/config_file.ts";
 import { generateModel } from "./model/generate.ts";
 import { type PoolProcess, startProcess } from "./pool/processes.ts";
 
@@ -15,19 +16,16 @@ const { values } = parseArgs({
   args: Deno.args,
   options: { config: { type: "string" }, backends: { type: "string" } },
 });
-const configPath = values.config ?? Deno.env.get("SWITCHYARD_CONFIG");
 const env = Deno.env.toObject();
 if (values.backends) env["SWITCHYARD_POOL__BACKENDS"] = values.backends;
+const configPath = values.config ?? env["SWITCHYARD_CONFIG"];
 
 let config: Config;
 try {
-  config = resolveConfig({
-    fileText: configPath ? await Deno.readTextFile(configPath) : undefined,
-    env,
-  });
+  config = await loadConfig(Deno.args, env);
 } catch (error) {
-  if (!(error instanceof ConfigError) && !(error instanceof Deno.errors.NotFound)) throw error;
-  console.error((error as Error).message);
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(error.message);
   Deno.exit(1);
 }
 

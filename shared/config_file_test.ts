@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { configPathFromArgs } from "./main.ts";
+import { configPathFromArgs } from "./config_file.ts";
 
 Deno.test("configPathFromArgs() reads --config <path> and --config=<path>", () => {
   assert.equal(configPathFromArgs(["--config", "a.yaml"]), "a.yaml");
