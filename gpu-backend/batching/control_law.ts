@@ -7,7 +7,10 @@
  * (clamped to `max`), and its demand on the executors is `λ · s(B·r̄) / B` slot-ms per
  * ms, where `s(n) = a + b·n` is the measured service time of `n` rows and r̄ the mean
  * rows per group. Larger batches amortise the fixed cost `a`, so the predicted
- * utilisation `U(W) = Σ_queues λ·s(B·r̄)/B ÷ slots` falls as `W` grows.
+ * utilisation `U(W) = Σ_queues λ·s(B·r̄)/B ÷ slots` falls as `W` grows. The host
+ * thread that feeds the executors pays a cost `h` per execution too (hand-off,
+ * concatenation, splitting); its utilisation `Σ λ·h/B` counts the same way, and the
+ * law uses the larger of the two.
  *
  * The law picks the smallest `W` in `[0, maxWaitMs]` with `U(W) ≤ ρ*` (0.7), or
  * `maxWaitMs` when even that cannot reach ρ*. At low load `W = 0`: nothing waits, the
@@ -53,26 +56,39 @@ export function expectedBatch(arrivalPerMs: number, windowMs: number, max: numbe
   return Math.min(Math.max(1 + arrivalPerMs * windowMs, 1), max);
 }
 
-/** Predicted busy fraction of `slots` executors if every queue batches with `windowMs`. */
+/** What the executors and their host thread can do. */
+export interface Capacity {
+  /** Executions that run at the same time. */
+  slots: number;
+  /** Host-thread milliseconds spent per execution (dispatch and completion). */
+  hostMsPerExecution: number;
+}
+
+/**
+ * Predicted busy fraction of the executors, or of the host thread if that is higher,
+ * when every queue batches with `windowMs`.
+ */
 export function predictedUtilisation(
   queues: readonly QueueLoad[],
   windowMs: number,
-  slots: number,
+  capacity: Capacity,
   max: number,
 ): number {
-  let demand = 0;
+  let device = 0;
+  let executions = 0;
   for (const q of queues) {
     if (!(q.arrivalPerMs > 0)) continue;
     const batch = expectedBatch(q.arrivalPerMs, windowMs, max);
-    demand += (q.arrivalPerMs * q.serviceMs(batch * q.meanRows)) / batch;
+    device += (q.arrivalPerMs * q.serviceMs(batch * q.meanRows)) / batch;
+    executions += q.arrivalPerMs / batch;
   }
-  return demand / slots;
+  return Math.max(device / capacity.slots, executions * capacity.hostMsPerExecution);
 }
 
 /** The batching window (ms) for the current traffic. */
 export function batchingWindow(
   queues: readonly QueueLoad[],
-  slots: number,
+  capacity: Capacity,
   bounds: BatchBounds,
 ): number {
   // Waiting W then executing the largest expected batch must fit the latency budget.
@@ -80,7 +96,7 @@ export function batchingWindow(
   const ceiling = Math.max(0, Math.min(bounds.maxWaitMs, bounds.latencyBudgetMs - slowest));
   for (let step = 0; step <= WINDOW_STEPS; step++) {
     const windowMs = (ceiling * step) / WINDOW_STEPS;
-    if (predictedUtilisation(queues, windowMs, slots, bounds.max) <= TARGET_UTILISATION) {
+    if (predictedUtilisation(queues, windowMs, capacity, bounds.max) <= TARGET_UTILISATION) {
       return windowMs;
     }
   }

@@ -36,7 +36,7 @@ const boundsArb = fc.record({
 Deno.test("batchingWindow() stays within [0, maxWaitMs]", () => {
   fc.assert(
     fc.property(queuesArb, fc.integer({ min: 1, max: 8 }), boundsArb, (queues, slots, b) => {
-      const window = batchingWindow(queues, slots, b);
+      const window = batchingWindow(queues, { slots, hostMsPerExecution: 0.01 }, b);
       assert.ok(window >= 0 && window <= b.maxWaitMs + 1e-12, `window ${window}`);
     }),
   );
@@ -50,8 +50,9 @@ Deno.test("batchingWindow() is monotone non-decreasing when arrivals grow", () =
     fc.double({ min: 1, max: 20, noNaN: true }),
     (queues, slots, b, factor) => {
       const busier = queues.map((q) => ({ ...q, arrivalPerMs: q.arrivalPerMs * factor }));
-      const low = batchingWindow(queues, slots, b);
-      const high = batchingWindow(busier, slots, b);
+      const capacity = { slots, hostMsPerExecution: 0.01 };
+      const low = batchingWindow(queues, capacity, b);
+      const high = batchingWindow(busier, capacity, b);
       assert.ok(high >= low - 1e-12, `λ×${factor}: ${low} → ${high}`);
     },
   ));
@@ -64,26 +65,45 @@ Deno.test("batchingWindow() is zero at low load, so nothing waits", () => {
     meanRows: 1,
     serviceMs: linear(0.3, 0.01),
   }));
-  assert.equal(batchingWindow(quiet, 1, bounds), 0);
+  assert.equal(batchingWindow(quiet, { slots: 1, hostMsPerExecution: 0.02 }, bounds), 0);
   assert.equal(targetBatchSize(0.02, 0, bounds), 1);
 });
 
 Deno.test("batchingWindow() opens just enough to bring predicted utilisation under ρ*", () => {
   // One queue, λ = 4/ms, s(n) = 0.5 ms: W = 0 needs 200 % of a slot.
   const queues = [{ arrivalPerMs: 4, meanRows: 1, serviceMs: linear(0.5, 0) }];
-  const window = batchingWindow(queues, 1, bounds);
+  const capacity = { slots: 1, hostMsPerExecution: 0 };
+  const window = batchingWindow(queues, capacity, bounds);
   assert.ok(window > 0 && window < bounds.maxWaitMs);
-  assert.ok(predictedUtilisation(queues, window, 1, bounds.max) <= TARGET_UTILISATION);
+  assert.ok(predictedUtilisation(queues, window, capacity, bounds.max) <= TARGET_UTILISATION);
   const step = bounds.maxWaitMs / 16;
-  assert.ok(predictedUtilisation(queues, window - step, 1, bounds.max) > TARGET_UTILISATION);
+  assert.ok(predictedUtilisation(queues, window - step, capacity, bounds.max) > TARGET_UTILISATION);
 });
 
 Deno.test("batchingWindow() is maxWaitMs at saturation and respects the latency budget", () => {
   const flooded = [{ arrivalPerMs: 100, meanRows: 4, serviceMs: linear(1, 0.1) }];
-  assert.equal(batchingWindow(flooded, 1, bounds), bounds.maxWaitMs);
+  const capacity = { slots: 1, hostMsPerExecution: 0 };
+  assert.equal(batchingWindow(flooded, capacity, bounds), bounds.maxWaitMs);
   // A 16-group batch of 4 rows takes 7.4 ms; an 8 ms budget leaves 0.6 ms of waiting.
-  const tight = batchingWindow(flooded, 1, { ...bounds, latencyBudgetMs: 8 });
+  const tight = batchingWindow(flooded, capacity, { ...bounds, latencyBudgetMs: 8 });
   assert.ok(Math.abs(tight - 0.6) < 1e-9, `window ${tight}`);
+});
+
+Deno.test("batchingWindow() also opens when the host thread, not the device, is the bottleneck", () => {
+  // Device nearly idle (0.01 ms per execution) but 0.2 ms of host time per execution
+  // at 5 executions/ms is a fully busy host thread: batching must engage.
+  const queues = Array.from({ length: 5 }, () => ({
+    arrivalPerMs: 1,
+    meanRows: 1,
+    serviceMs: linear(0.01, 0),
+  }));
+  assert.equal(batchingWindow(queues, { slots: 1, hostMsPerExecution: 0 }, bounds), 0);
+  const window = batchingWindow(queues, { slots: 1, hostMsPerExecution: 0.2 }, bounds);
+  assert.ok(window > 0);
+  assert.ok(
+    predictedUtilisation(queues, window, { slots: 1, hostMsPerExecution: 0.2 }, bounds.max) <=
+      TARGET_UTILISATION,
+  );
 });
 
 Deno.test("targetBatchSize() is 1 without a window, else within [min, max]", () => {

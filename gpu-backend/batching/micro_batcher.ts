@@ -3,8 +3,8 @@
  *
  * Every model part (gate, routed expert, shared expert) has a queue of request
  * groups (the rows one request sends to that part). The batcher owns the executor's
- * slots: it starts at most `slots` executions at once and, whenever a slot is free,
- * asks the policy which queue to serve — the one whose head has waited longest among
+ * capacity: it keeps at most `executor.depth` executions outstanding and, whenever a
+ * place is free, asks the policy which queue to serve — the one whose head has waited longest among
  * those ready — and takes up to `policy.maxGroups` groups (and `maxRowsPerBatch`
  * rows) into one execution. While all slots are busy, queues keep growing, so the
  * next batch forms while the current one runs. Results are split back per group.
@@ -19,8 +19,6 @@ import type { BatchPolicy, QueueView } from "./policies.ts";
 export interface MicroBatcherOptions {
   executor: ExpertExecutor;
   policy: BatchPolicy;
-  /** Concurrent executions (the executor's slots). */
-  slots: number;
   /** Row cap of one execution (a single larger group still runs alone). */
   maxRowsPerBatch?: number;
   /** Service-time prior before measurements exist. */
@@ -87,20 +85,26 @@ export class MicroBatcher implements PartRunner {
   readonly #executor: ExpertExecutor;
   readonly #policy: BatchPolicy;
   readonly #slots: number;
+  readonly #depth: number;
   readonly #maxRows: number;
   readonly #prior: { fixedMs: number; perRowMs: number };
   readonly #now: () => number;
   readonly #setTimer: (fn: () => void, ms: number) => number;
   readonly #clearTimer: (id: number) => void;
   readonly #queues = new Map<string, PartQueue>();
+  /** Queues holding at least one group. */
+  readonly #waiting = new Set<PartQueue>();
   #running = 0;
   #plannedAt = -Infinity;
+  /** Host-thread ms per execution: concatenation, hand-off, splitting (EWMA). */
+  #hostMs = 0;
   #timer: { id: number; at: number } | null = null;
 
   constructor(options: MicroBatcherOptions) {
     this.#executor = options.executor;
     this.#policy = options.policy;
-    this.#slots = options.slots;
+    this.#slots = options.executor.slots;
+    this.#depth = options.executor.depth;
     this.#maxRows = options.maxRowsPerBatch ?? 1024;
     this.#prior = options.priorService ?? { fixedMs: 0.1, perRowMs: 0.02 };
     this.#now = options.now ?? (() => performance.now());
@@ -125,6 +129,7 @@ export class MicroBatcher implements PartRunner {
     queue.meanRows += 0.1 * (rows - queue.meanRows);
     return new Promise((resolve, reject) => {
       queue.groups.push({ input, rows, enqueuedAt: now, resolve, reject });
+      this.#waiting.add(queue);
       this.#schedule();
     });
   }
@@ -142,6 +147,11 @@ export class MicroBatcher implements PartRunner {
     }));
   }
 
+  /** Measured host-thread milliseconds per execution. */
+  hostMsPerExecution(): number {
+    return this.#hostMs;
+  }
+
   /** Current batching window (ms) of the policy. */
   windowMs(): number {
     return this.#policy.windowMs();
@@ -150,7 +160,7 @@ export class MicroBatcher implements PartRunner {
   /** Groups waiting across all parts. */
   queuedGroups(): number {
     let total = 0;
-    for (const queue of this.#queues.values()) total += queue.groups.length;
+    for (const queue of this.#waiting) total += queue.groups.length;
     return total;
   }
 
@@ -164,25 +174,31 @@ export class MicroBatcher implements PartRunner {
     };
   }
 
-  /** Lets the policy re-plan from all queues' traffic, at most every `PLAN_EVERY_MS`. */
+  /**
+   * Lets the policy re-plan from all queues' traffic and refreshes every queue's
+   * target, at most every `PLAN_EVERY_MS` (the hot path below only compares numbers).
+   */
   #plan(now: number): void {
     if (now - this.#plannedAt < PLAN_EVERY_MS) return;
     this.#plannedAt = now;
-    const loads = [...this.#queues.values()].map((queue) => this.#view(queue, now));
-    this.#policy.plan(loads, this.#slots);
+    const queues = [...this.#queues.values()];
+    const views = queues.map((queue) => this.#view(queue, now));
+    this.#policy.plan(views, { slots: this.#slots, hostMsPerExecution: this.#hostMs });
+    queues.forEach((queue, i) => queue.target = this.#policy.target(views[i]!));
   }
 
   #schedule(): void {
-    while (this.#running < this.#slots) {
+    while (this.#running < this.#depth) {
       const now = this.#now();
       this.#plan(now);
       let best: PartQueue | null = null;
       let soonest = Infinity;
-      for (const queue of this.#queues.values()) {
-        if (queue.groups.length === 0) continue;
-        const view = this.#view(queue, now);
-        queue.target = this.#policy.target(view);
-        const decision = this.#policy.decide(view, queue.target);
+      for (const queue of this.#waiting) {
+        const headWaitMs = now - queue.groups[0]!.enqueuedAt;
+        const decision = this.#policy.decide(
+          { groups: queue.groups.length, headWaitMs },
+          queue.target,
+        );
         if (decision.dispatch) {
           if (!best || queue.groups[0]!.enqueuedAt < best.groups[0]!.enqueuedAt) best = queue;
         } else {
@@ -218,6 +234,7 @@ export class MicroBatcher implements PartRunner {
       taken.push(group);
       rows += group.rows;
     }
+    if (queue.groups.length === 0) this.#waiting.delete(queue);
     const stats = queue.stats;
     stats.formedBatches[taken.length] = (stats.formedBatches[taken.length] ?? 0) + 1;
     stats.executions++;
@@ -233,6 +250,7 @@ export class MicroBatcher implements PartRunner {
   }
 
   async #execute(queue: PartQueue, taken: Group[], rows: number): Promise<void> {
+    const startedAt = this.#now();
     let input: Float32Array;
     if (taken.length === 1) {
       input = taken[0]!.input;
@@ -244,10 +262,11 @@ export class MicroBatcher implements PartRunner {
         offset += group.input.length;
       }
     }
-    const started = this.#now();
     try {
-      const output = await this.#executor.run(queue.part, input, rows);
-      const ms = this.#now() - started;
+      const pending = this.#executor.execute(queue.part, input, rows);
+      const dispatchMs = this.#now() - startedAt;
+      const { output, ms } = await pending;
+      const resumedAt = this.#now();
       queue.service.observe(rows, ms);
       queue.stats.executionMsSum += ms;
       const width = output.length / rows;
@@ -256,6 +275,9 @@ export class MicroBatcher implements PartRunner {
         group.resolve(output.subarray(offset * width, (offset + group.rows) * width));
         offset += group.rows;
       }
+      // Host-thread time of this execution: concatenation and hand-off before, split after.
+      const hostMs = dispatchMs + (this.#now() - resumedAt);
+      this.#hostMs += 0.05 * (hostMs - this.#hostMs);
     } catch (error) {
       for (const group of taken) group.reject(error as Error);
     } finally {

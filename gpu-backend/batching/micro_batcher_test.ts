@@ -1,19 +1,26 @@
 import assert from "node:assert/strict";
 import type { ModelPart } from "../../shared/model_manifest.ts";
-import type { ExecutorStats, ExpertExecutor } from "../execution/executor.ts";
+import type { Execution, ExecutorStats, ExpertExecutor } from "../execution/executor.ts";
 import { MicroBatcher } from "./micro_batcher.ts";
 import { adaptivePolicy, fixedDelayPolicy, fixedSizePolicy } from "./policies.ts";
 
 /** Fake executor: output = input × (expert + 1); each run completes when released. */
 class ManualExecutor implements ExpertExecutor {
   readonly provider = "fake";
+  readonly slots: number;
+  readonly depth: number;
   readonly batches: { part: ModelPart; rows: number }[] = [];
   readonly #pending: (() => void)[] = [];
   running = 0;
   maxRunning = 0;
   failNext = false;
 
-  run(part: ModelPart, input: Float32Array, rows: number): Promise<Float32Array> {
+  constructor(slots = 1) {
+    this.slots = slots;
+    this.depth = slots;
+  }
+
+  execute(part: ModelPart, input: Float32Array, rows: number): Promise<Execution> {
     this.batches.push({ part, rows });
     this.running++;
     this.maxRunning = Math.max(this.maxRunning, this.running);
@@ -24,7 +31,7 @@ class ManualExecutor implements ExpertExecutor {
       this.#pending.push(() => {
         this.running--;
         if (fail) reject(new Error("device fault"));
-        else resolve(input.map((v) => v * factor));
+        else resolve({ output: input.map((v) => v * factor), ms: 1 });
       });
     });
   }
@@ -46,8 +53,8 @@ const expert = (e: number): ModelPart => ({ kind: "expert", layer: 0, expert: e 
 const bounds = { min: 2, max: 16, maxWaitMs: 2, latencyBudgetMs: 50 };
 
 Deno.test("MicroBatcher coalesces groups that queue while the slot is busy and splits results", async () => {
-  const executor = new ManualExecutor();
-  const batcher = new MicroBatcher({ executor, policy: adaptivePolicy(bounds), slots: 1 });
+  const executor = new ManualExecutor(1);
+  const batcher = new MicroBatcher({ executor, policy: adaptivePolicy(bounds) });
   const first = batcher.run(expert(1), Float32Array.of(1, 2), 1);
   const rest = [3, 4, 5].map((v) => batcher.run(expert(1), Float32Array.of(v, v, v, v), 2));
   assert.equal(executor.batches.length, 1, "only one execution while the slot is busy");
@@ -66,8 +73,8 @@ Deno.test("MicroBatcher coalesces groups that queue while the slot is busy and s
 });
 
 Deno.test("MicroBatcher never runs more executions than slots", async () => {
-  const executor = new ManualExecutor();
-  const batcher = new MicroBatcher({ executor, policy: fixedSizePolicy(1), slots: 2 });
+  const executor = new ManualExecutor(2);
+  const batcher = new MicroBatcher({ executor, policy: fixedSizePolicy(1) });
   const results = Array.from(
     { length: 10 },
     (_, i) => batcher.run(expert(i % 4), Float32Array.of(i), 1),
@@ -79,8 +86,8 @@ Deno.test("MicroBatcher never runs more executions than slots", async () => {
 });
 
 Deno.test("MicroBatcher respects the policy's maximum batch size", async () => {
-  const executor = new ManualExecutor();
-  const batcher = new MicroBatcher({ executor, policy: fixedDelayPolicy(4, 1), slots: 1 });
+  const executor = new ManualExecutor(1);
+  const batcher = new MicroBatcher({ executor, policy: fixedDelayPolicy(4, 1) });
   const results = Array.from(
     { length: 9 },
     (_, i) => batcher.run(expert(0), Float32Array.of(i), 1),
@@ -92,8 +99,8 @@ Deno.test("MicroBatcher respects the policy's maximum batch size", async () => {
 });
 
 Deno.test("MicroBatcher serves the queue whose head waited longest first", async () => {
-  const executor = new ManualExecutor();
-  const batcher = new MicroBatcher({ executor, policy: fixedSizePolicy(1), slots: 1 });
+  const executor = new ManualExecutor(1);
+  const batcher = new MicroBatcher({ executor, policy: fixedSizePolicy(1) });
   const a = batcher.run(expert(0), Float32Array.of(1), 1);
   const b = batcher.run(expert(5), Float32Array.of(1), 1);
   const c = batcher.run(expert(3), Float32Array.of(1), 1);
@@ -103,8 +110,8 @@ Deno.test("MicroBatcher serves the queue whose head waited longest first", async
 });
 
 Deno.test("MicroBatcher rejects every group of a failed batch and keeps serving", async () => {
-  const executor = new ManualExecutor();
-  const batcher = new MicroBatcher({ executor, policy: fixedDelayPolicy(16, 0), slots: 1 });
+  const executor = new ManualExecutor(1);
+  const batcher = new MicroBatcher({ executor, policy: fixedDelayPolicy(16, 0) });
   const blocker = batcher.run(expert(2), Float32Array.of(1), 1);
   const doomed = Promise.allSettled(
     [1, 2].map((v) => batcher.run(expert(2), Float32Array.of(v), 1)),
@@ -132,7 +139,6 @@ Deno.test("MicroBatcher waits at most max_wait for a partial batch under load", 
   const batcher = new MicroBatcher({
     executor,
     policy: adaptivePolicy({ ...bounds, maxWaitMs: 2 }),
-    slots: 1,
     priorService: { fixedMs: 1, perRowMs: 0 },
     now: () => now,
     setTimer: (fn, ms) => timers.push({ at: now + ms, fn }),

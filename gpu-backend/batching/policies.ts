@@ -7,9 +7,11 @@
 import {
   type BatchBounds,
   batchingWindow,
+  type Capacity,
   decideDispatch,
   type DispatchDecision,
   type QueueLoad,
+  type QueueState,
   targetBatchSize,
 } from "./control_law.ts";
 
@@ -27,13 +29,13 @@ export interface BatchPolicy {
   /** Longest a head group may wait (ms) under this policy. */
   readonly maxWaitMs: number;
   /** Re-plans from the traffic of every queue (called every few ms at most). */
-  plan(queues: readonly QueueLoad[], slots: number): void;
+  plan(queues: readonly QueueLoad[], capacity: Capacity): void;
   /** Current window in ms (how long a head may wait), for visibility. */
   windowMs(): number;
   /** Target batch size for the queue now. */
   target(queue: QueueView): number;
   /** Dispatch now, or wait. */
-  decide(queue: QueueView, target: number): DispatchDecision;
+  decide(queue: QueueState, target: number): DispatchDecision;
 }
 
 /** The adaptive control law within operator bounds. */
@@ -43,8 +45,8 @@ export function adaptivePolicy(bounds: BatchBounds): BatchPolicy {
     name: "adaptive",
     maxGroups: bounds.max,
     maxWaitMs: bounds.maxWaitMs,
-    plan: (queues, slots) => {
-      window = batchingWindow(queues, slots, bounds);
+    plan: (queues, capacity) => {
+      window = batchingWindow(queues, capacity, bounds);
     },
     windowMs: () => window,
     target: (queue) => targetBatchSize(queue.arrivalPerMs, window, bounds),

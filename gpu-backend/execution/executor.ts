@@ -7,12 +7,27 @@
  */
 import type { ModelPart } from "../../shared/model_manifest.ts";
 
+/** One execution's output and the device time it took. */
+export interface Execution {
+  /** `[rows, d_out]` output. */
+  output: Float32Array;
+  /** Milliseconds the execution itself took (excluding queueing). */
+  ms: number;
+}
+
 /** Runs model parts on row-major FP32 batches. */
 export interface ExpertExecutor {
   /** Active execution provider, e.g. `cpu`, `cuda`, `reference`. */
   readonly provider: string;
-  /** Runs `part` on `input` (`[rows, d_in]`) and resolves its output (`[rows, d_out]`). */
-  run(part: ModelPart, input: Float32Array, rows: number): Promise<Float32Array>;
+  /** Jobs it executes at the same time (its compute capacity, e.g. Worker count). */
+  readonly slots: number;
+  /** Jobs it accepts at once without queueing them itself (≥ slots when it pipelines). */
+  readonly depth: number;
+  /**
+   * Runs `part` on `input` (`[rows, d_in]`); takes ownership of `input` (it may be
+   * transferred to another thread).
+   */
+  execute(part: ModelPart, input: Float32Array, rows: number): Promise<Execution>;
   /** Counters since start, for load reports and readiness details. */
   stats(): ExecutorStats;
   /** Releases workers and sessions. */

@@ -42,16 +42,18 @@ for (const [name, create] of implementations) {
     const gaussian = createGaussian(createRandom(3));
     const input = (rows: number) => Float32Array.from({ length: rows * D }, gaussian);
     try {
-      await t.step("names a concrete provider", () => {
+      await t.step("names a concrete provider and its capacity", () => {
         assert.ok(["cpu", "cuda", "reference"].includes(executor.provider), executor.provider);
+        assert.ok(executor.slots >= 1 && executor.depth >= executor.slots);
       });
 
       await t.step("every part returns [rows, width] equal to the reference math", async () => {
         for (const part of listModelParts(await loadManifest(dir))) {
           for (const rows of [1, 5]) {
             const x = input(rows);
-            const expected = await reference.run(part, x.slice(), rows);
-            const got = await executor.run(part, x.slice(), rows);
+            const expected = (await reference.execute(part, x.slice(), rows)).output;
+            const { output: got, ms } = await executor.execute(part, x.slice(), rows);
+            assert.ok(ms >= 0);
             assert.equal(got.length, rows * (part.kind === "gate" ? EXPERTS : D));
             for (let i = 0; i < got.length; i++) {
               assert.ok(Math.abs(got[i]! - expected[i]!) <= 1e-5);
@@ -67,9 +69,11 @@ for (const [name, create] of implementations) {
         );
         const inputs = parts.map(() => input(3));
         const expected = await Promise.all(
-          parts.map((p, i) => reference.run(p, inputs[i]!.slice(), 3)),
+          parts.map((p, i) => reference.execute(p, inputs[i]!.slice(), 3).then((e) => e.output)),
         );
-        const got = await Promise.all(parts.map((p, i) => executor.run(p, inputs[i]!.slice(), 3)));
+        const got = await Promise.all(
+          parts.map((p, i) => executor.execute(p, inputs[i]!.slice(), 3).then((e) => e.output)),
+        );
         got.forEach((out, i) => {
           for (let j = 0; j < out.length; j++) {
             assert.ok(Math.abs(out[j]! - expected[i]![j]!) <= 1e-5);
@@ -85,12 +89,14 @@ for (const [name, create] of implementations) {
       });
 
       await t.step("rejects a part the model does not have", async () => {
-        await assert.rejects(executor.run({ kind: "expert", layer: 3, expert: 0 }, input(1), 1));
+        await assert.rejects(
+          executor.execute({ kind: "expert", layer: 3, expert: 0 }, input(1), 1),
+        );
       });
     } finally {
       await executor.close();
       await Deno.remove(dir, { recursive: true });
     }
-    await assert.rejects(executor.run({ kind: "gate", layer: 0 }, input(1), 1), /closed/);
+    await assert.rejects(executor.execute({ kind: "gate", layer: 0 }, input(1), 1), /closed/);
   });
 }

@@ -5,7 +5,11 @@ import { generateModel } from "../../tools/model/generate.ts";
 import { createGaussian, createRandom } from "../../tools/model/prng.ts";
 import { loadReferenceModel } from "../../tools/model/reference.ts";
 import { ReferenceExecutor } from "../../tools/model/reference_executor.ts";
+import { MicroBatcher } from "../batching/micro_batcher.ts";
+import { adaptivePolicy } from "../batching/policies.ts";
 import { MoeEngine } from "./engine.ts";
+
+const bounds = { min: 2, max: 16, maxWaitMs: 2, latencyBudgetMs: 50 };
 
 async function tinyModel() {
   const dir = await Deno.makeTempDir();
@@ -31,7 +35,10 @@ Deno.test("MoeEngine.infer() equals the reference forward pass, at any temperatu
     for (const temperature of [1, 0.5, 3]) {
       const engine = new MoeEngine({
         manifest,
-        runner: new ReferenceExecutor(dir, manifest),
+        runner: new MicroBatcher({
+          executor: new ReferenceExecutor(dir, manifest),
+          policy: adaptivePolicy(bounds),
+        }),
         temperature,
         maxQueuedRows: 1000,
       });
@@ -61,9 +68,9 @@ Deno.test("MoeEngine refuses work beyond max_queued_rows with 503 and Retry-Afte
     const gate = new Promise<void>((resolve) => release = resolve);
     const executor = new ReferenceExecutor(dir, manifest);
     const slow = {
-      run: async (...args: Parameters<ReferenceExecutor["run"]>) => {
+      run: async (...args: Parameters<ReferenceExecutor["execute"]>) => {
         await gate;
-        return executor.run(...args);
+        return (await executor.execute(...args)).output;
       },
     };
     const engine = new MoeEngine({ manifest, runner: slow, temperature: 1, maxQueuedRows: 10 });

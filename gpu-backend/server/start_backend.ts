@@ -55,7 +55,6 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
   const { batching } = config;
   const batcher = new MicroBatcher({
     executor,
-    slots: config.backend.executors,
     maxRowsPerBatch: batching.max_rows,
     policy: policyByName(batching.policy, {
       min: batching.min,
@@ -84,7 +83,12 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
         provider_fallbacks: executor.fallbacks,
         executor: executor.stats(),
         engine: engine.stats(),
-        batching: { policy: batcher.policy.name, parts: batcher.stats() },
+        batching: {
+          policy: batcher.policy.name,
+          window_ms: batcher.windowMs(),
+          host_ms_per_execution: batcher.hostMsPerExecution(),
+          parts: batcher.stats(),
+        },
       },
     }),
   });
