@@ -11,3 +11,4 @@ export * from "./bearer_token.ts";
 export * from "./header_length.ts";
 export * from "./read_body.ts";
 export * from "./config_file.ts";
+export * from "./load_report.ts";
