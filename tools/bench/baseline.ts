@@ -82,11 +82,7 @@ const executor = await OrtExecutorPool.create({
 });
 const engine = new MoeEngine({
   manifest,
-  runner: new MicroBatcher({
-    executor,
-    policy: adaptivePolicy(bounds),
-    slots: Number(values.executors),
-  }),
+  runner: new MicroBatcher({ executor, policy: adaptivePolicy(bounds) }),
   temperature: 1,
   maxQueuedRows: 1 << 20,
 });

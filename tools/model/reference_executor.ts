@@ -10,13 +10,19 @@ import {
   modelPartKey,
   modelPartPath,
 } from "../../shared/model_manifest.ts";
-import type { ExecutorStats, ExpertExecutor } from "../../gpu-backend/execution/executor.ts";
+import type {
+  Execution,
+  ExecutorStats,
+  ExpertExecutor,
+} from "../../gpu-backend/execution/executor.ts";
 import { expertWeightsFrom, gateWeightsFrom, loadOnnxInitializers } from "./onnx_weights.ts";
 import { expertOutput, gateLogits } from "./reference_math.ts";
 
 /** Executes model parts with float64 reference math, one at a time. */
 export class ReferenceExecutor implements ExpertExecutor {
   readonly provider = "reference";
+  readonly slots = 1;
+  readonly depth = 1;
   readonly #dir: string;
   readonly #manifest: ModelManifest;
   readonly #cache = new Map<string, Awaited<ReturnType<typeof loadOnnxInitializers>>>();
@@ -29,7 +35,8 @@ export class ReferenceExecutor implements ExpertExecutor {
     this.#manifest = manifest;
   }
 
-  async run(part: ModelPart, input: Float32Array, rows: number): Promise<Float32Array> {
+  async execute(part: ModelPart, input: Float32Array, rows: number): Promise<Execution> {
+    const started = performance.now();
     if (this.#closed) throw new Error("Cannot run: executor is closed");
     const key = modelPartKey(part);
     let initializers = this.#cache.get(key);
@@ -44,7 +51,7 @@ export class ReferenceExecutor implements ExpertExecutor {
       : expertOutput(expertWeightsFrom(initializers), input, rows, this.#manifest.activation);
     this.#executions++;
     this.#rows += rows;
-    return Float32Array.from(output);
+    return { output: Float32Array.from(output), ms: performance.now() - started };
   }
 
   stats(): ExecutorStats {
