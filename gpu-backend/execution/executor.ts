@@ -2,8 +2,9 @@
  * @module The executor interface: something that runs one ONNX part of a model
  * (a gate, a routed expert or a shared expert) on a batch of rows.
  *
- * Implementations: the onnxruntime Worker pool (production) and the pure-TypeScript
- * reference executor (tests). Both pass `executor_contract_test.ts`.
+ * Implementations: the onnxruntime Worker pool (production), the simulated executor
+ * (benchmarks: calibrated device time, not model outputs) and the pure-TypeScript
+ * reference executor (tests). All pass `executor_contract_test.ts`.
  */
 import type { ModelPart } from "../../shared/model_manifest.ts";
 

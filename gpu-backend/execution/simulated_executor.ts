@@ -1,0 +1,248 @@
+/**
+ * @module A SIMULATED executor for pool-scale experiments. ITS RESULTS ARE NOT MODEL OUTPUTS.
+ *
+ * For benchmarks only, never a default (`backend.executor: simulated`). It spends a
+ * calibrated device time per execution instead of computing, so many backends can share a
+ * small machine and still behave like separate accelerators.
+ *
+ * Design. Each of `slots` simulated devices runs one job at a time; a job of `rows` rows
+ * occupies its device for `fixedMs + perRowMs·rows` ms (the service curve of a real
+ * accelerator, measured by `calibrate.ts`). Jobs beyond `slots` wait in one FIFO. Waiting
+ * is timer-based, so a simulated device costs no CPU while it is "busy".
+ *
+ * Invariant: a device's busy periods never overlap and never start before their job
+ * arrived: `start = max(arrival, device free at)`, `end = start + duration`. A device's
+ * clock advances by the scheduled end, not by the timer's wake-up, so timer lateness
+ * (about 1 ms granularity) delays single answers but never accumulates into lost
+ * throughput.
+ *
+ * Outputs are a cheap deterministic stand-in of the right shape, so the MoE forward pass
+ * runs end to end:
+ * - gate: logits `[rows, experts]` = the first `min(d_model, 16)` columns times a fixed
+ *   ±1 projection per layer, ÷ √columns (linear in the input, so tokens that point the
+ *   same way still prefer the same experts);
+ * - routed expert `e`: `input · 0.01·(1 + e/experts)`; shared expert `s`:
+ *   `input · 0.005·(1 + s/shared_experts)` — every expert answers differently, and the
+ *   residual updates stay small over many layers.
+ */
+import { type ModelManifest, type ModelPart, modelPartKey } from "../../shared/model_manifest.ts";
+import type { Execution, ExecutorStats, ExpertExecutor } from "./executor.ts";
+
+/** Device time of one execution: `fixedMs + perRowMs·rows` milliseconds. */
+export interface SimulatedTiming {
+  /** Milliseconds every execution costs, whatever its size. */
+  fixedMs: number;
+  /** Milliseconds each row adds. */
+  perRowMs: number;
+}
+
+/** Options of {@linkcode SimulatedExecutor}. */
+export interface SimulatedExecutorOptions extends SimulatedTiming {
+  /** The model whose parts it pretends to run. */
+  manifest: ModelManifest;
+  /** Simulated devices: jobs executed at the same time. */
+  slots: number;
+  /** Clock in ms; default `performance.now`. */
+  now?: () => number;
+  /** Resolves after `ms` milliseconds; default a `setTimeout`. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+interface Job {
+  part: ModelPart;
+  input: Float32Array;
+  rows: number;
+  arrivedAt: number;
+  resolve: (execution: Execution) => void;
+  reject: (error: Error) => void;
+}
+
+interface Device {
+  busy: boolean;
+  /** Scheduled end of its last job (simulated clock, ms). */
+  freeAt: number;
+}
+
+/** Input columns the simulated gate reads. */
+const GATE_COLUMNS = 16;
+
+/** Executor that spends `fixedMs + perRowMs·rows` per job; outputs are NOT model outputs. */
+export class SimulatedExecutor implements ExpertExecutor {
+  readonly provider = "simulated";
+  readonly slots: number;
+  readonly depth: number;
+  readonly #manifest: ModelManifest;
+  readonly #timing: SimulatedTiming;
+  readonly #now: () => number;
+  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #devices: Device[];
+  readonly #queue: Job[] = [];
+  readonly #running = new Set<Promise<void>>();
+  readonly #projections = new Map<number, Float32Array>();
+  #executions = 0;
+  #rows = 0;
+  #busyMs = 0;
+  #closed = false;
+
+  constructor(options: SimulatedExecutorOptions) {
+    if (!Number.isInteger(options.slots) || options.slots < 1) {
+      throw new RangeError(`Cannot simulate an executor: slots must be >= 1, got ${options.slots}`);
+    }
+    for (const field of ["fixedMs", "perRowMs"] as const) {
+      const value = options[field];
+      if (!Number.isFinite(value) || value < 0) {
+        throw new RangeError(`Cannot simulate an executor: ${field} must be >= 0, got ${value}`);
+      }
+    }
+    this.slots = options.slots;
+    this.depth = options.slots;
+    this.#manifest = options.manifest;
+    this.#timing = { fixedMs: options.fixedMs, perRowMs: options.perRowMs };
+    this.#now = options.now ?? (() => performance.now());
+    this.#sleep = options.sleep ??
+      ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    const start = this.#now();
+    this.#devices = Array.from({ length: options.slots }, () => ({ busy: false, freeAt: start }));
+  }
+
+  /** Simulated device milliseconds of one execution of `rows` rows. */
+  durationMs(rows: number): number {
+    return this.#timing.fixedMs + this.#timing.perRowMs * rows;
+  }
+
+  execute(part: ModelPart, input: Float32Array, rows: number): Promise<Execution> {
+    if (this.#closed) return Promise.reject(new Error("Cannot run: executor is closed"));
+    const problem = this.#check(part, input, rows);
+    if (problem) return Promise.reject(problem);
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ part, input, rows, arrivedAt: this.#now(), resolve, reject });
+      this.#dispatch();
+    });
+  }
+
+  stats(): ExecutorStats {
+    return {
+      slots: this.slots,
+      executions: this.#executions,
+      rows: this.#rows,
+      busyMs: this.#busyMs,
+      queued: this.#queue.length,
+      running: this.#devices.filter((device) => device.busy).length,
+    };
+  }
+
+  /** Rejects queued jobs and waits for running ones, so no timer outlives the executor. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const job of this.#queue.splice(0)) {
+      job.reject(new Error("Cannot run: executor closed"));
+    }
+    await Promise.all(this.#running);
+  }
+
+  #check(part: ModelPart, input: Float32Array, rows: number): Error | undefined {
+    const m = this.#manifest;
+    const key = modelPartKey(part);
+    if (!Number.isInteger(part.layer) || part.layer < 0 || part.layer >= m.layers) {
+      return new RangeError(`Cannot run "${key}": the model has ${m.layers} layer(s)`);
+    }
+    if (part.kind !== "gate") {
+      const count = part.kind === "expert" ? m.experts : m.shared_experts;
+      if (!Number.isInteger(part.expert) || part.expert < 0 || part.expert >= count) {
+        return new RangeError(`Cannot run "${key}": the model has ${count} ${part.kind} expert(s)`);
+      }
+    }
+    if (!Number.isInteger(rows) || rows < 0 || input.length !== rows * m.d_model) {
+      return new RangeError(
+        `Cannot run "${key}": input holds ${input.length} values, not ${rows} rows × ${m.d_model}`,
+      );
+    }
+    return undefined;
+  }
+
+  #dispatch(): void {
+    while (this.#queue.length > 0) {
+      // The free device that went idle first: keeps the simulated clocks close together.
+      let device: Device | undefined;
+      for (const candidate of this.#devices) {
+        if (!candidate.busy && (!device || candidate.freeAt < device.freeAt)) device = candidate;
+      }
+      if (!device) return;
+      device.busy = true;
+      const running = this.#run(device, this.#queue.shift()!);
+      this.#running.add(running);
+      void running.finally(() => this.#running.delete(running));
+    }
+  }
+
+  async #run(device: Device, job: Job): Promise<void> {
+    const ms = this.durationMs(job.rows);
+    const end = Math.max(job.arrivedAt, device.freeAt) + ms;
+    device.freeAt = end;
+    try {
+      const output = this.#compute(job.part, job.input, job.rows);
+      const wait = end - this.#now();
+      if (wait > 0) await this.#sleep(wait);
+      this.#executions++;
+      this.#rows += job.rows;
+      this.#busyMs += ms;
+      job.resolve({ output, ms });
+    } catch (error) {
+      job.reject(error as Error);
+    } finally {
+      device.busy = false;
+    }
+    this.#dispatch();
+  }
+
+  #compute(part: ModelPart, input: Float32Array, rows: number): Float32Array {
+    const { d_model: width, experts, shared_experts: shared } = this.#manifest;
+    if (part.kind === "gate") {
+      const columns = Math.min(width, GATE_COLUMNS);
+      const projection = this.#projection(part.layer, columns);
+      const logits = new Float32Array(rows * experts);
+      for (let r = 0; r < rows; r++) {
+        for (let e = 0; e < experts; e++) {
+          let sum = 0;
+          for (let j = 0; j < columns; j++) {
+            sum += input[r * width + j]! * projection[e * columns + j]!;
+          }
+          logits[r * experts + e] = sum;
+        }
+      }
+      return logits;
+    }
+    const scale = part.kind === "expert"
+      ? 0.01 * (1 + part.expert / experts)
+      : 0.005 * (1 + part.expert / shared);
+    const output = new Float32Array(rows * width);
+    for (let i = 0; i < output.length; i++) output[i] = input[i]! * scale;
+    return output;
+  }
+
+  /** The layer's `[experts, columns]` gate projection of ±1/√columns, built once. */
+  #projection(layer: number, columns: number): Float32Array {
+    let projection = this.#projections.get(layer);
+    if (!projection) {
+      const { experts } = this.#manifest;
+      const unit = 1 / Math.sqrt(columns);
+      projection = new Float32Array(experts * columns);
+      for (let e = 0; e < experts; e++) {
+        for (let j = 0; j < columns; j++) {
+          projection[e * columns + j] = hashBit(layer, e, j) ? unit : -unit;
+        }
+      }
+      this.#projections.set(layer, projection);
+    }
+    return projection;
+  }
+}
+
+/** A fixed pseudo-random bit of `(layer, expert, column)` (integer hash, not cryptographic). */
+function hashBit(layer: number, expert: number, column: number): boolean {
+  let hash = Math.imul(layer + 1, 0x9e3779b1) ^ Math.imul(expert + 1, 0x85ebca6b) ^
+    Math.imul(column + 1, 0xc2b2ae35);
+  hash = Math.imul(hash ^ (hash >>> 16), 0x21f0aaad);
+  hash = Math.imul(hash ^ (hash >>> 15), 0x735a2d97);
+  return ((hash ^ (hash >>> 15)) & 1) === 1;
+}
