@@ -12,3 +12,4 @@ export * from "./header_length.ts";
 export * from "./read_body.ts";
 export * from "./config_file.ts";
 export * from "./load_report.ts";
+export * from "./placement_plan.ts";
