@@ -32,8 +32,11 @@ export const ConfigSchema = z.object({
   router: z.object({
     host: z.string().default("0.0.0.0"),
     port: z.int().min(0).max(65535).default(8080),
-    /** Entry-backend choice: power-of-two-choices on in-flight work, or round-robin. */
-    policy: z.enum(["p2c", "round_robin"]).default("p2c"),
+    /**
+     * Entry-backend choice: power of two choices on in-flight work (`p2c`), the same
+     * weighted by the backends' reported utilisation (`load`), or `round_robin`.
+     */
+    policy: z.enum(["p2c", "load", "round_robin"]).default("p2c"),
     backends: z.array(HttpUrl).default([]),
     health_interval: DurationSchema.default(1000),
     health_timeout: DurationSchema.default(1000),
@@ -47,6 +50,16 @@ export const ConfigSchema = z.object({
     id: z.string().optional(),
     /** Executor Workers (one ORT session set each). */
     executors: z.int().min(1).max(64).default(2),
+    /**
+     * `onnx` runs the model. `simulated` spends a calibrated device time per execution
+     * instead of computing — for pool-scale benchmarks only; responses say so.
+     */
+    executor: z.enum(["onnx", "simulated"]).default("onnx"),
+    /** Device time per execution of the simulated executor: `fixed_ms + per_row_ms·rows`. */
+    simulated: z.object({
+      fixed_ms: z.number().min(0).default(0.2),
+      per_row_ms: z.number().min(0).default(0.01),
+    }).prefault({}),
     /** Execution providers tried in order; the backend falls back explicitly. */
     execution_providers: z.array(z.enum(["cuda", "cpu"])).min(1).default(["cuda", "cpu"]),
     /** Rows waiting for execution before the backend answers 503. */
@@ -69,9 +82,25 @@ export const ConfigSchema = z.object({
   }).prefault({}),
   expert_balancer: z.object({
     enabled: z.boolean().default(true),
+    /**
+     * `dynamic`: start from the static placement, re-plan when balancedness falls below
+     * `threshold`; `static`: contiguous expert blocks per backend, never moved; `off`:
+     * no placement, every backend hosts every expert.
+     */
     strategy: z.enum(["dynamic", "static", "off"]).default("dynamic"),
     threshold: z.number().gt(0).max(1).default(0.75),
     adjust_interval: DurationSchema.default(60_000),
+    /** Extra slots per backend beyond `ceil(experts / backends)`, as a fraction (replicas). */
+    redundancy: z.number().min(0).max(4).default(0.25),
+    /** Load window the planner sees (EWMA time constant of expert load). */
+    window: DurationSchema.default(60_000),
+  }).prefault({}),
+  state: z.object({
+    /**
+     * Deno KV location: a file path (embedded SQLite, the default), `:memory:`, or a
+     * KV Connect URL (`https://…`, with `DENO_KV_ACCESS_TOKEN` in the environment).
+     */
+    kv: z.string().default("data/switchyard.kv"),
   }).prefault({}),
   batching: z.object({
     /** `adaptive` (default), or a static baseline: `fixed-N`, `delay-Dms`. */

@@ -18,7 +18,10 @@ Deno.test("resolveConfig() applies defaults, including the operator blocks", () 
     strategy: "dynamic",
     threshold: 0.75,
     adjust_interval: 60_000,
+    redundancy: 0.25,
+    window: 60_000,
   });
+  assert.equal(config.state.kv, "data/switchyard.kv");
   assert.equal(config.gate.temperature, 1);
   assert.equal(config.alerts.expert_load_threshold, 0.8);
 });
