@@ -13,6 +13,7 @@ import { parseHeaderLength } from "../shared/header_length.ts";
 import { checkContentLength, readLimitedBody } from "../shared/read_body.ts";
 import { REQUEST_ID_HEADER, requestIdFrom } from "./http/request_id.ts";
 import type { Logger } from "../shared/logger.ts";
+import { loadApiBody, type LoadSource } from "./load/load_api.ts";
 import { backendHeaders } from "./pool/backend_client.ts";
 import type { BackendPool } from "./pool/backend_pool.ts";
 import type { CatalogEntry } from "./pool/model_catalog.ts";
@@ -29,6 +30,8 @@ export interface AppDeps {
   logger: Logger;
   fetch: FetchLike;
   clock: Clock;
+  /** The pool's load from backend reports (`GET /api/load`). */
+  load: LoadSource;
 }
 
 /** Hono environment of the router app. */
@@ -96,6 +99,9 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
       },
     }, ready ? 200 : 503);
   });
+
+  // Read-only and public for now: rates and balancedness, no request data or secrets.
+  app.get("/api/load", (c) => c.json(loadApiBody(deps.load.snapshot(), deps.load)));
 
   app.get("/v2/models/:model", async (c) => {
     const entry = await resolveModel(pool, c.req.param("model"));

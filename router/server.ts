@@ -1,11 +1,15 @@
 /**
- * @module Runs the router in-process: wires the pool, policy, logger and app, reads the
- * TLS files when configured, and serves with `Deno.serve` (HTTPS when a cert/key pair
- * is configured). `main.ts` uses it; so can tests and the local launcher.
+ * @module Runs the router in-process: wires the pool, the load collector and its KV
+ * history, the policy, logger and app, reads the TLS files when configured, and serves
+ * with `Deno.serve` (HTTPS when a cert/key pair is configured). `main.ts` uses it; so
+ * can tests and the local launcher.
  */
+import { dirname } from "node:path";
 import { type Config, ConfigError } from "../shared/config.ts";
 import { createApp } from "./app.ts";
 import { createJsonLogger, type Logger } from "../shared/logger.ts";
+import { LoadCollector } from "./load/load_collector.ts";
+import { LoadHistory } from "./load/load_history.ts";
 import { BackendPool } from "./pool/backend_pool.ts";
 import { createPolicy } from "./routing/create_policy.ts";
 import { type Clock, systemClock } from "./runtime/clock.ts";
@@ -21,6 +25,14 @@ export interface StartRouterOptions {
   logger?: Logger;
   /** Random source of randomised policies; default `Math.random`. */
   random?: () => number;
+  /**
+   * KV store for shared state such as the load history (the caller closes it). Default:
+   * `state.kv` opened and closed with the router; if it cannot be opened, the router
+   * logs a warning and runs without history.
+   */
+  kv?: Deno.Kv;
+  /** Time between load-report rounds; default 1000 ms. */
+  loadIntervalMs?: number;
 }
 
 /** A running router. */
@@ -29,6 +41,8 @@ export interface RunningRouter {
   url: string;
   /** The pool, for launchers and tests that want to watch backend health. */
   pool: BackendPool;
+  /** The load collector (`GET /api/load`), for tests and tools. */
+  load: LoadCollector;
   /** Stops health checks and shuts the server down gracefully (idempotent). */
   close(): Promise<void>;
   /** Settles when the server has stopped. */
@@ -57,6 +71,29 @@ function publicHost(hostname: string): string {
   return hostname.includes(":") ? `[${hostname}]` : hostname;
 }
 
+/** The KV store for history, and whether the router owns (closes) it. */
+async function openStateKv(
+  config: Config,
+  options: StartRouterOptions,
+  logger: Logger,
+): Promise<{ kv: Deno.Kv; owned: boolean } | undefined> {
+  if (options.kv !== undefined) return { kv: options.kv, owned: false };
+  const location = config.state.kv;
+  try {
+    // An embedded file needs its directory; `:memory:` and KV Connect URLs do not.
+    if (location !== ":memory:" && !/^https?:\/\//.test(location)) {
+      await Deno.mkdir(dirname(location), { recursive: true });
+    }
+    return { kv: await Deno.openKv(location), owned: true };
+  } catch (error) {
+    logger.warn("load history disabled: cannot open Deno KV", {
+      kv: location,
+      error: (error as Error).message,
+    });
+    return undefined;
+  }
+}
+
 /** Starts the router described by `config`; resolves once it listens. */
 export async function startRouter(
   config: Config,
@@ -68,12 +105,32 @@ export async function startRouter(
   const fetch = options.fetch ?? globalThis.fetch;
   const tls = await readTls(config);
   const pool = BackendPool.fromConfig(config, { fetch, clock, logger });
-  const policy = createPolicy(
-    config.router.policy,
-    options.random ? { random: options.random } : {},
-  );
-  const app = createApp({ config, pool, policy, logger, fetch, clock });
+  const store = await openStateKv(config, options, logger);
+  const history = store && new LoadHistory(store.kv, { clock });
+  const collector = new LoadCollector(pool, {
+    fetch,
+    clock,
+    logger,
+    internalToken: config.auth.internal_token,
+    ...(options.loadIntervalMs !== undefined ? { intervalMs: options.loadIntervalMs } : {}),
+    ...(history ? { onRound: (load) => history.recordPool(load) } : {}),
+  });
+  const policy = createPolicy(config.router.policy, {
+    ...(options.random ? { random: options.random } : {}),
+    loadOf: (id) => collector.loadOf(id),
+  });
+  const load = {
+    snapshot: () => collector.snapshot(),
+    ewma: (model: string, layer: number) => history?.ewma(model, layer),
+  };
+  const app = createApp({ config, pool, policy, logger, fetch, clock, load });
+  const stopAll = async () => {
+    await collector.stop();
+    await pool.stop();
+    if (store?.owned) store.kv.close();
+  };
   await pool.start();
+  void collector.start();
   let server: Deno.HttpServer<Deno.NetAddr>;
   try {
     server = Deno.serve({
@@ -83,7 +140,7 @@ export async function startRouter(
       onListen: () => {},
     }, app.fetch);
   } catch (error) {
-    await pool.stop();
+    await stopAll();
     throw error;
   }
   const url = `${tls ? "https" : "http"}://${publicHost(config.router.host)}:${server.addr.port}`;
@@ -97,10 +154,11 @@ export async function startRouter(
   return {
     url,
     pool,
+    load: collector,
     finished: server.finished,
     close: () =>
       closing ??= (async () => {
-        await pool.stop();
+        await stopAll();
         await server.shutdown();
         logger.info("router stopped", { url });
       })(),

@@ -1,8 +1,9 @@
 /**
- * @module The pool's calls to one backend: the readiness check and model metadata,
- * each bounded by a timeout on the injected clock and authenticated with the internal
+ * @module The router's calls to one backend: the readiness check, model metadata and
+ * the load report, each bounded by a timeout on the injected clock and authenticated with the internal
  * token when one is configured.
  */
+import { type LoadReport, LoadReportSchema } from "../../shared/load_report.ts";
 import { ReadyBodySchema } from "../../shared/oip.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { FetchLike } from "../runtime/fetch_like.ts";
@@ -30,6 +31,11 @@ export type MetadataResult =
   | { kind: "found"; entry: CatalogEntry }
   | { kind: "missing" }
   | { kind: "unreachable"; reason: string }
+  | { kind: "error"; reason: string };
+
+/** Outcome of `GET /v2/load`. */
+export type LoadReportResult =
+  | { kind: "ok"; report: LoadReport }
   | { kind: "error"; reason: string };
 
 /** Headers for a router → backend call. */
@@ -106,4 +112,25 @@ export async function fetchModelMetadata(
   }
   const entry = catalogEntry(model, answer.body);
   return typeof entry === "string" ? { kind: "error", reason: entry } : { kind: "found", entry };
+}
+
+/** Fetches `GET {baseUrl}/v2/load`, the backend's load report, validated. */
+export async function fetchLoadReport(
+  baseUrl: string,
+  options: BackendClientOptions,
+): Promise<LoadReportResult> {
+  const answer = await getJson(`${baseUrl}/v2/load`, options);
+  if ("error" in answer) return { kind: "error", reason: answer.error };
+  if (answer.status !== 200) {
+    return { kind: "error", reason: `load report answered ${answer.status}` };
+  }
+  const parsed = LoadReportSchema.safeParse(answer.body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return {
+      kind: "error",
+      reason: `load report is not valid: ${issue.path.join(".") || "(root)"}: ${issue.message}`,
+    };
+  }
+  return { kind: "ok", report: parsed.data };
 }

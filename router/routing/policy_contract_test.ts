@@ -1,6 +1,7 @@
 /**
  * The contract every routing policy passes: it returns an element of the candidate
- * list, spreads traffic over all candidates, and handles a single candidate.
+ * list, spreads traffic over all candidates, and handles a single candidate. Policies
+ * that read reported load get the same load for every backend.
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
@@ -8,7 +9,11 @@ import { backendView, seededRandom } from "../testing/views.ts";
 import { createPolicy, POLICY_NAMES } from "./create_policy.ts";
 
 for (const name of POLICY_NAMES) {
-  const make = (seed = 1) => createPolicy(name, { random: seededRandom(seed) });
+  const make = (seed = 1) =>
+    createPolicy(name, {
+      random: seededRandom(seed),
+      loadOf: () => ({ utilisation: 0.5, inFlight: 1 }),
+    });
 
   Deno.test(`${name}: createPolicy() returns a policy with that name`, () => {
     assert.equal(make().name, name);

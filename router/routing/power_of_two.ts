@@ -10,15 +10,12 @@
  */
 import type { BackendView } from "../pool/backend_view.ts";
 import { assertCandidates, type RoutingPolicy } from "./policy.ts";
+import { twoDistinct } from "./_two_choices.ts";
 
 /** Options of {@linkcode PowerOfTwoPolicy}. */
 export interface PowerOfTwoOptions {
   /** Uniform random number in [0, 1); default `Math.random`. */
   random?: () => number;
-}
-
-function sampleIndex(random: () => number, size: number): number {
-  return Math.min(size - 1, Math.floor(random() * size));
 }
 
 /** Power-of-two-choices: the less loaded of two distinct random candidates. */
@@ -34,9 +31,7 @@ export class PowerOfTwoPolicy implements RoutingPolicy {
     assertCandidates(candidates);
     if (candidates.length === 1) return candidates[0]!;
     // Step 1: two distinct indices — the second draws from the n-1 others.
-    const first = sampleIndex(this.#random, candidates.length);
-    let second = sampleIndex(this.#random, candidates.length - 1);
-    if (second >= first) second += 1;
+    const [first, second] = twoDistinct(this.#random, candidates.length);
     // Step 2: fewer in flight wins; ties keep the first (itself a uniform choice).
     const a = candidates[first]!;
     const b = candidates[second]!;

@@ -1,6 +1,7 @@
 /**
  * @module A fake backend implementing the backend HTTP contract (model "tiny",
- * d_model 4, output = 2 × input) and a fake network whose `fetch` dispatches to fake
+ * d_model 4, output = 2 × input; `/v2/load` answers whatever `loadReport` returns,
+ * 404 while it is unset) and a fake network whose `fetch` dispatches to fake
  * backends by host, so router tests run without sockets. Each backend records what it
  * received and can be switched into failure modes.
  */
@@ -8,6 +9,7 @@ import { Hono } from "hono";
 import { ApiError, errorResponse } from "../../shared/errors.ts";
 import { decodeInferRequest } from "../../shared/infer_request_codec.ts";
 import { encodeInferResponse, type OutputTensor } from "../../shared/infer_response_codec.ts";
+import type { LoadReport } from "../../shared/load_report.ts";
 import { HEADER_LENGTH_HEADER, type ModelMetadata, REQUEST_TYPE_HEADER } from "../../shared/oip.ts";
 import type { FetchLike } from "../runtime/fetch_like.ts";
 
@@ -67,6 +69,8 @@ export class FakeBackend {
   readonly app: Hono;
   readonly received: ReceivedRequest[] = [];
   mode: FakeMode = "ok";
+  /** Answers `GET /v2/load` (a throw answers 500); unset answers 404. */
+  loadReport: (() => LoadReport) | undefined = undefined;
 
   constructor(options: FakeBackendOptions) {
     this.id = options.id;
@@ -106,6 +110,10 @@ export class FakeBackend {
       const ready = this.mode !== "unready";
       const details = { backend_id: this.id, execution_provider: "cpu", ...options.details };
       return c.json({ ready, details }, ready ? 200 : 503);
+    });
+    app.get("/v2/load", (c) => {
+      if (this.loadReport === undefined) throw new ApiError("not_found", "Cannot find route");
+      return c.json(this.loadReport());
     });
     app.get("/v2/models/:model", (c) => {
       requireModel(c.req.param("model"));

@@ -3,6 +3,7 @@
  */
 import { type Config, resolveConfig } from "../../shared/config.ts";
 import { createApp, type RouterEnv } from "../app.ts";
+import { LoadCollector } from "../load/load_collector.ts";
 import { MemoryLogger } from "../observe/memory_logger.ts";
 import { BackendPool } from "../pool/backend_pool.ts";
 import { createPolicy } from "../routing/create_policy.ts";
@@ -38,6 +39,8 @@ export interface Harness {
   app: Hono<RouterEnv>;
   config: Config;
   pool: BackendPool;
+  /** Load collector over the pool; not started (tests call `pollNow()`). */
+  collector: LoadCollector;
   clock: ManualClock;
   logger: MemoryLogger;
   backends: FakeBackend[];
@@ -69,9 +72,29 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const logger = new MemoryLogger();
   const deps = { fetch: network.fetch, clock, logger };
   const pool = BackendPool.fromConfig(config, deps);
-  const policy = createPolicy(config.router.policy, { random: seededRandom(1) });
-  const app = createApp({ config, pool, policy, ...deps });
+  const collector = new LoadCollector(pool, {
+    ...deps,
+    internalToken: config.auth.internal_token,
+  });
+  const policy = createPolicy(config.router.policy, {
+    random: seededRandom(1),
+    loadOf: (id) => collector.loadOf(id),
+  });
+  const app = createApp({ config, pool, policy, ...deps, load: collector });
   if (!options.noStart) await pool.start();
   if (!options.noStart && (options.discover ?? true)) await pool.discoverModel("tiny");
-  return { app, config, pool, clock, logger, backends, network, close: () => pool.stop() };
+  return {
+    app,
+    config,
+    pool,
+    collector,
+    clock,
+    logger,
+    backends,
+    network,
+    close: async () => {
+      await collector.stop();
+      await pool.stop();
+    },
+  };
 }

@@ -1,0 +1,102 @@
+/**
+ * @module Builds the backend's load report (`GET /v2/load`) from the counters its
+ * parts already keep: the micro-batcher per part, the executor and the engine per
+ * backend. Pure over those snapshots; the caller passes the clock and memory readings.
+ *
+ * Every hosted part is listed (by default every part of the manifest), with zero
+ * counters until it first runs, so a consumer sees complete per-layer expert vectors.
+ */
+import type { LoadReport, PartLoad } from "../../shared/load_report.ts";
+import {
+  listModelParts,
+  type ModelManifest,
+  type ModelPart,
+  modelPartKey,
+} from "../../shared/model_manifest.ts";
+import type { PartBatchStats } from "../batching/micro_batcher.ts";
+import type { ExecutorStats } from "../execution/executor.ts";
+import type { EngineStats } from "../moe/engine.ts";
+
+/** Memory readings of the backend process (from `Deno.memoryUsage()`). */
+export interface MemoryReading {
+  rssBytes: number;
+  heapUsedBytes: number;
+}
+
+/** What {@linkcode buildLoadReport} reads. */
+export interface LoadReportSources {
+  backendId: string;
+  manifest: ModelManifest;
+  /** Parts this backend hosts; default every part of the manifest. */
+  parts?: readonly ModelPart[];
+  executor: { readonly provider: string; stats(): ExecutorStats };
+  batcher: { stats(): PartBatchStats[] };
+  engine: { stats(): EngineStats };
+  /** When the backend started, ms since the Unix epoch. */
+  startedAt: number;
+  /** When the report is taken, ms since the Unix epoch. */
+  now: number;
+  memory: MemoryReading;
+}
+
+const PART_KEY = /^L(\d+)\/(?:(gate)|([ES])(\d+))$/;
+
+/** The part a key such as `L0/E12`, `L1/S0` or `L0/gate` names; `undefined` if malformed. */
+export function parsePartKey(key: string): ModelPart | undefined {
+  const match = PART_KEY.exec(key);
+  if (match === null) return undefined;
+  const layer = Number(match[1]);
+  if (match[2] !== undefined) return { kind: "gate", layer };
+  const expert = Number(match[4]);
+  return match[3] === "E" ? { kind: "expert", layer, expert } : { kind: "shared", layer, expert };
+}
+
+function partLoad(part: ModelPart, stats: PartBatchStats | undefined): PartLoad {
+  return {
+    part: modelPartKey(part),
+    layer: part.layer,
+    kind: part.kind,
+    expert: part.kind === "gate" ? -1 : part.expert,
+    tokens: stats?.rows ?? 0,
+    executions: stats?.executions ?? 0,
+    busyMs: stats?.executionMsSum ?? 0,
+    queueDepth: stats?.queuedGroups ?? 0,
+  };
+}
+
+/** The backend's load report: cumulative counters since start plus what is queued now. */
+export function buildLoadReport(sources: LoadReportSources): LoadReport {
+  // Step 1: per part — the hosted parts in order, then any other part the batcher ran
+  // (none today), so no counter is ever dropped.
+  const byKey = new Map(sources.batcher.stats().map((stats) => [stats.part, stats]));
+  const hosted = sources.parts ?? listModelParts(sources.manifest);
+  const parts = hosted.map((part) => {
+    const key = modelPartKey(part);
+    const load = partLoad(part, byKey.get(key));
+    byKey.delete(key);
+    return load;
+  });
+  for (const [key, stats] of byKey) {
+    const part = parsePartKey(key);
+    if (part !== undefined) parts.push(partLoad(part, stats));
+  }
+  // Step 2: per backend.
+  const executor = sources.executor.stats();
+  const engine = sources.engine.stats();
+  return {
+    backend: sources.backendId,
+    model: sources.manifest.name,
+    at: sources.now,
+    uptimeMs: Math.max(0, sources.now - sources.startedAt),
+    executionProvider: sources.executor.provider,
+    slots: Math.max(1, executor.slots),
+    busyMs: executor.busyMs,
+    requests: engine.requests,
+    tokens: engine.rows,
+    inFlightRequests: engine.inFlightRequests,
+    inFlightRows: engine.inFlightRows,
+    rejected: engine.rejected,
+    memory: { rssBytes: sources.memory.rssBytes, heapUsedBytes: sources.memory.heapUsedBytes },
+    parts,
+  };
+}

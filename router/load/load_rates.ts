@@ -1,0 +1,80 @@
+/**
+ * @module Rates from two load reports of one backend. Reports carry cumulative
+ * counters, so the rate over an interval is Δcounter ÷ Δt; a lost report only widens
+ * the interval. Utilisation is device time over available slot time,
+ * `Δbusy ÷ (Δt · slots)`, clamped to [0, 1] (an execution's time is booked when it
+ * ends, so one interval may see more than it had room for).
+ */
+import type { LoadReport, PartLoad } from "../../shared/load_report.ts";
+
+/** One backend's rates over the interval between two reports. */
+export interface BackendRates {
+  /** Length of the interval (ms, backend clock). */
+  intervalMs: number;
+  /** Share of slot time spent executing, in [0, 1]. */
+  utilisation: number;
+  tokensPerS: number;
+  requestsPerS: number;
+  rejectedPerS: number;
+}
+
+/** One part's rates over the interval. */
+export interface PartRate {
+  part: string;
+  layer: number;
+  kind: PartLoad["kind"];
+  /** Logical expert id; -1 for gates. */
+  expert: number;
+  tokensPerS: number;
+  executionsPerS: number;
+  /** Device milliseconds per second spent on this part. */
+  busyMsPerS: number;
+}
+
+/** Rates of a backend and of each of its parts. */
+export interface ReportRates {
+  backend: BackendRates;
+  parts: PartRate[];
+}
+
+/**
+ * Whether `current` continues the run `previous` belongs to: same backend and model,
+ * time moved on and no counter went back (else the backend restarted in between).
+ */
+export function sameRun(previous: LoadReport, current: LoadReport): boolean {
+  return previous.backend === current.backend && previous.model === current.model &&
+    current.at > previous.at && current.uptimeMs > previous.uptimeMs &&
+    current.busyMs >= previous.busyMs && current.tokens >= previous.tokens &&
+    current.requests >= previous.requests;
+}
+
+/** Rates between two reports of one run; `undefined` when they are not of one run. */
+export function reportRates(previous: LoadReport, current: LoadReport): ReportRates | undefined {
+  if (!sameRun(previous, current)) return undefined;
+  const intervalMs = current.at - previous.at;
+  const perS = (now: number, before: number) => Math.max(0, now - before) * 1000 / intervalMs;
+  const before = new Map(previous.parts.map((part) => [part.part, part]));
+  const parts = current.parts.map((part): PartRate => {
+    const old = before.get(part.part);
+    return {
+      part: part.part,
+      layer: part.layer,
+      kind: part.kind,
+      expert: part.expert,
+      tokensPerS: perS(part.tokens, old?.tokens ?? 0),
+      executionsPerS: perS(part.executions, old?.executions ?? 0),
+      busyMsPerS: perS(part.busyMs, old?.busyMs ?? 0),
+    };
+  });
+  const busy = current.busyMs - previous.busyMs;
+  return {
+    backend: {
+      intervalMs,
+      utilisation: Math.min(1, Math.max(0, busy / (intervalMs * current.slots))),
+      tokensPerS: perS(current.tokens, previous.tokens),
+      requestsPerS: perS(current.requests, previous.requests),
+      rejectedPerS: perS(current.rejected, previous.rejected),
+    },
+    parts,
+  };
+}

@@ -1,0 +1,55 @@
+import assert from "node:assert/strict";
+import { fakeLoadReport } from "../testing/load_reports.ts";
+import { reportRates, sameRun } from "./load_rates.ts";
+
+const T0 = 1_700_000_000_000;
+
+Deno.test("reportRates() turns counter deltas into per-second rates and utilisation", () => {
+  const before = fakeLoadReport({
+    at: T0,
+    busyMs: 100,
+    tokens: 50,
+    requests: 10,
+    expertTokens: [[10, 0, 0, 0], [0, 0, 5, 5]],
+  });
+  const after = fakeLoadReport({
+    at: T0 + 2000,
+    busyMs: 1100,
+    tokens: 250,
+    requests: 30,
+    expertTokens: [[210, 40, 0, 0], [0, 0, 5, 205]],
+  });
+  const rates = reportRates(before, after)!;
+  assert.deepEqual(rates.backend, {
+    intervalMs: 2000,
+    // 1000 ms busy over 2000 ms × 2 slots.
+    utilisation: 0.25,
+    tokensPerS: 100,
+    requestsPerS: 10,
+    rejectedPerS: 0,
+  });
+  const tokens = (part: string) => rates.parts.find((rate) => rate.part === part)?.tokensPerS;
+  assert.deepEqual(["L0/E0", "L0/E1", "L0/E2", "L1/E3"].map(tokens), [100, 20, 0, 100]);
+  assert.equal(tokens("L0/gate"), 100);
+  const e0 = rates.parts.find((rate) => rate.part === "L0/E0")!;
+  assert.equal(e0.layer, 0);
+  assert.equal(e0.kind, "expert");
+  assert.equal(e0.expert, 0);
+  assert.equal(e0.executionsPerS, 100);
+});
+
+Deno.test("reportRates() clamps utilisation to 1 when completions bunch up", () => {
+  const before = fakeLoadReport({ at: T0, busyMs: 0, slots: 1 });
+  const after = fakeLoadReport({ at: T0 + 1000, busyMs: 1500, slots: 1 });
+  assert.equal(reportRates(before, after)?.backend.utilisation, 1);
+});
+
+Deno.test("reportRates() refuses reports of different runs (restart, other backend, no time)", () => {
+  const before = fakeLoadReport({ at: T0, busyMs: 500, tokens: 100 });
+  const restarted = fakeLoadReport({ at: T0 + 1000, uptimeMs: 800, busyMs: 10, tokens: 5 });
+  assert.equal(sameRun(before, restarted), false);
+  assert.equal(reportRates(before, restarted), undefined);
+  const other = fakeLoadReport({ backend: "backend-2", at: T0 + 1000, busyMs: 600 });
+  assert.equal(reportRates(before, other), undefined);
+  assert.equal(reportRates(before, before), undefined);
+});

@@ -1,0 +1,168 @@
+/**
+ * @module The pool's load at one moment, aggregated from each backend's latest report
+ * and rates: per backend, per (model, layer) the expert tokens/s vector summed over the
+ * backends hosting each logical expert, and balancedness per layer and for the pool.
+ *
+ * Only fresh backends (their last poll succeeded, within `staleAfterMs`) with rates
+ * (two reports of one run) count towards sums and balancedness; stale ones are still
+ * listed, with their last error and age, so an operator sees why.
+ */
+import type { LoadReport } from "../../shared/load_report.ts";
+import { balancedness, coefficientOfVariation } from "./balancedness.ts";
+import type { ReportRates } from "./load_rates.ts";
+
+/** What the collector knows about one backend. */
+export interface BackendLoadSample {
+  /** Pool id (`host:port`). */
+  id: string;
+  /** Its own id, when known. */
+  name: string;
+  /** Latest report, if any arrived. */
+  report: LoadReport | undefined;
+  /** Rates between the latest two reports of one run. */
+  rates: ReportRates | undefined;
+  /** When the latest report arrived (router clock ms). */
+  receivedAt: number | undefined;
+  /** Why the last poll failed; `undefined` when it succeeded. */
+  error: string | undefined;
+}
+
+/** One backend in {@linkcode PoolLoad}. */
+export interface BackendLoad {
+  id: string;
+  name: string;
+  model: string | undefined;
+  /** No usable report: never reported, last poll failed, or too old. */
+  stale: boolean;
+  error: string | undefined;
+  /** Milliseconds since its latest report arrived. */
+  reportAgeMs: number | undefined;
+  /** From rates; `undefined` until two reports of one run arrived. */
+  utilisation: number | undefined;
+  tokensPerS: number | undefined;
+  requestsPerS: number | undefined;
+  /** From the latest report (all routers' requests, not only this one's). */
+  inFlight: number | undefined;
+  inFlightRows: number | undefined;
+  /** Groups queued over all parts. */
+  queueDepth: number | undefined;
+  slots: number | undefined;
+  executionProvider: string | undefined;
+  memory: LoadReport["memory"] | undefined;
+}
+
+/** Expert load of one MoE layer. */
+export interface LayerLoad {
+  layer: number;
+  /** `[expert]` → tokens/s routed to that logical expert, all backends together. */
+  expertTokensPerS: number[];
+  balancedness: number;
+  cv: number;
+}
+
+/** Expert load of one model, layer by layer. */
+export interface ModelLoad {
+  model: string;
+  layers: LayerLoad[];
+}
+
+/** The aggregate the router serves at `GET /api/load` and feeds to history. */
+export interface PoolLoad {
+  /** Router clock ms. */
+  at: number;
+  backends: BackendLoad[];
+  models: ModelLoad[];
+  pool: {
+    /** Fresh backends with rates. */
+    reporting: number;
+    /** Balancedness of their utilisations. */
+    balancedness: number;
+    cv: number;
+    /** Balancedness of their token rates. */
+    tokensBalancedness: number;
+  };
+}
+
+/** Options of {@linkcode aggregatePoolLoad}. */
+export interface AggregateOptions {
+  /** Router clock ms. */
+  now: number;
+  /** A report older than this is stale. */
+  staleAfterMs: number;
+}
+
+/** Whether a sample is fresh: its last poll succeeded and its report is recent. */
+export function isFresh(sample: BackendLoadSample, options: AggregateOptions): boolean {
+  return sample.report !== undefined && sample.error === undefined &&
+    sample.receivedAt !== undefined && options.now - sample.receivedAt <= options.staleAfterMs;
+}
+
+function backendLoad(sample: BackendLoadSample, options: AggregateOptions): BackendLoad {
+  const { report, rates } = sample;
+  const fresh = isFresh(sample, options);
+  return {
+    id: sample.id,
+    name: report?.backend ?? sample.name,
+    model: report?.model,
+    stale: !fresh,
+    error: sample.error,
+    reportAgeMs: sample.receivedAt === undefined ? undefined : options.now - sample.receivedAt,
+    utilisation: rates?.backend.utilisation,
+    tokensPerS: rates?.backend.tokensPerS,
+    requestsPerS: rates?.backend.requestsPerS,
+    inFlight: report?.inFlightRequests,
+    inFlightRows: report?.inFlightRows,
+    queueDepth: report?.parts.reduce((sum, part) => sum + part.queueDepth, 0),
+    slots: report?.slots,
+    executionProvider: report?.executionProvider,
+    memory: report?.memory,
+  };
+}
+
+/** Sums routed-expert token rates per (model, layer, expert) over `samples`. */
+function expertLoads(samples: readonly BackendLoadSample[]): ModelLoad[] {
+  // Step 1: model → layer → expert → tokens/s, over every backend hosting the expert.
+  const sums = new Map<string, Map<number, number[]>>();
+  for (const { report, rates } of samples) {
+    if (report === undefined || rates === undefined) continue;
+    let layers = sums.get(report.model);
+    if (layers === undefined) sums.set(report.model, layers = new Map());
+    for (const part of rates.parts) {
+      if (part.kind !== "expert") continue;
+      let vector = layers.get(part.layer);
+      if (vector === undefined) layers.set(part.layer, vector = []);
+      while (vector.length <= part.expert) vector.push(0);
+      vector[part.expert]! += part.tokensPerS;
+    }
+  }
+  // Step 2: balancedness per layer, in model and layer order.
+  return [...sums.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([model, layers]) => ({
+    model,
+    layers: [...layers.entries()].sort(([a], [b]) => a - b).map(([layer, vector]) => ({
+      layer,
+      expertTokensPerS: vector,
+      balancedness: balancedness(vector),
+      cv: coefficientOfVariation(vector),
+    })),
+  }));
+}
+
+/** Aggregates the collector's samples into the pool's load now. */
+export function aggregatePoolLoad(
+  samples: readonly BackendLoadSample[],
+  options: AggregateOptions,
+): PoolLoad {
+  const usable = samples.filter((sample) => isFresh(sample, options) && sample.rates !== undefined);
+  const utilisations = usable.map((sample) => sample.rates!.backend.utilisation);
+  return {
+    at: options.now,
+    backends: samples.map((sample) => backendLoad(sample, options)),
+    models: expertLoads(usable),
+    pool: {
+      reporting: usable.length,
+      balancedness: balancedness(utilisations),
+      cv: coefficientOfVariation(utilisations),
+      tokensBalancedness: balancedness(usable.map((sample) => sample.rates!.backend.tokensPerS)),
+    },
+  };
+}
