@@ -71,3 +71,11 @@ export function createJsonLogger(options: JsonLoggerOptions = {}): Logger {
   };
   return { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") };
 }
+
+/** A logger that drops everything (tests). */
+export const silentLogger: Logger = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+};

@@ -29,6 +29,14 @@ export interface ExpertExecutor {
    * transferred to another thread).
    */
   execute(part: ModelPart, input: Float32Array, rows: number): Promise<Execution>;
+  /**
+   * Residency, for executors that hold per-part state (sessions): make parts ready,
+   * release them, ask whether one is ready. Executors without such state omit these:
+   * every part is always ready.
+   */
+  load?(parts: readonly ModelPart[]): Promise<void>;
+  unload?(parts: readonly ModelPart[]): Promise<void>;
+  isLoaded?(part: ModelPart): boolean;
   /** Counters since start, for load reports and readiness details. */
   stats(): ExecutorStats;
   /** Releases workers and sessions. */

@@ -11,6 +11,7 @@ import { parseHeaderLength } from "../../shared/header_length.ts";
 import { readLimitedBody } from "../../shared/read_body.ts";
 import { decodeInferRequest } from "../../shared/infer_request_codec.ts";
 import { encodeInferResponse, type OutputTensor } from "../../shared/infer_response_codec.ts";
+import type { LoadReport } from "../../shared/load_report.ts";
 import type { Logger } from "../../shared/logger.ts";
 import {
   EXPERT_IDS_TENSOR,
@@ -21,6 +22,9 @@ import {
   REQUEST_TYPE_HEADER,
 } from "../../shared/oip.ts";
 import type { MoeEngine } from "../moe/engine.ts";
+import type { PeerRegistry } from "../peer/peer_registry.ts";
+import type { PlacementState } from "../placement/placement_state.ts";
+import { registerPlanRoutes } from "./plan_routes.ts";
 
 /** Dependencies of {@linkcode createBackendApp}. */
 export interface BackendAppDeps {
@@ -29,7 +33,11 @@ export interface BackendAppDeps {
   engine: MoeEngine;
   /** Readiness and its details (provider, executors, queue). */
   readiness: () => { ready: boolean; details: Record<string, unknown> };
+  /** This backend's load report now (`GET /v2/load`). */
+  loadReport: () => LoadReport;
   logger: Logger;
+  placement: PlacementState;
+  peers: PeerRegistry;
 }
 
 /** Model metadata for `GET /v2/models/{model}`. */
@@ -87,6 +95,9 @@ export function createBackendApp(deps: BackendAppDeps): Hono {
       ready ? 200 : 503,
     );
   });
+
+  app.get("/v2/load", (c) => c.json(deps.loadReport()));
+  registerPlanRoutes(app, { placement: deps.placement, peers: deps.peers });
 
   const requireModel = (name: string) => {
     if (name !== manifest.name) {

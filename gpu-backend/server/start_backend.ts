@@ -1,22 +1,29 @@
 /**
- * @module Wires a backend process: model manifest → executor pool → engine → HTTP.
- * Used by `main.ts` and by tests that run a backend in-process.
+ * @module Wires a backend process: model manifest → executor → micro-batcher →
+ * expert dispatcher (placement + peer channels) → engine → HTTP. Used by `main.ts` and
+ * by tests that run a backend in-process.
  */
 import { join } from "node:path";
 import type { Config } from "../../shared/config.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { type ModelManifest, ModelManifestSchema } from "../../shared/model_manifest.ts";
-import { OrtExecutorPool } from "../execution/ort_executor_pool.ts";
+import { type BackendExecutor, createExecutor } from "../execution/create_executor.ts";
+import { acceptPeer } from "../peer/peer_server.ts";
+import { PeerRegistry } from "../peer/peer_registry.ts";
+import { ExpertDispatcher } from "../placement/expert_dispatcher.ts";
+import { PlacementState } from "../placement/placement_state.ts";
 import { MicroBatcher } from "../batching/micro_batcher.ts";
 import { policyByName } from "../batching/policies.ts";
 import { MoeEngine } from "../moe/engine.ts";
 import { createBackendApp } from "./app.ts";
+import { buildLoadReport } from "./load_report.ts";
 
 /** A running backend. */
 export interface RunningBackend {
   url: string;
   backendId: string;
-  executor: OrtExecutorPool;
+  executor: BackendExecutor;
+  placement: PlacementState;
   batcher: MicroBatcher;
   engine: MoeEngine;
   close(): Promise<void>;
@@ -43,14 +50,26 @@ export async function loadManifest(dir: string): Promise<ModelManifest> {
 export async function startBackend(config: Config, logger: Logger): Promise<RunningBackend> {
   const manifest = await loadManifest(config.model.dir);
   const started = performance.now();
-  const executor = await OrtExecutorPool.create({
+  const startedAt = Date.now();
+  const executor = await createExecutor({
+    kind: config.backend.executor,
     modelDir: config.model.dir,
     manifest,
     workers: config.backend.executors,
     providers: config.backend.execution_providers,
+    simulated: {
+      fixedMs: config.backend.simulated.fixed_ms,
+      perRowMs: config.backend.simulated.per_row_ms,
+    },
   });
-  for (const fallback of executor.fallbacks) {
+  for (const fallback of executor.fallbacks ?? []) {
     logger.warn("execution provider unavailable, falling back", fallback);
+  }
+  if (executor.provider === "simulated") {
+    logger.warn("SIMULATED executor: outputs are not model outputs (benchmarks only)", {
+      fixed_ms: config.backend.simulated.fixed_ms,
+      per_row_ms: config.backend.simulated.per_row_ms,
+    });
   }
   const { batching } = config;
   const batcher = new MicroBatcher({
@@ -63,24 +82,53 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
       latencyBudgetMs: batching.latency_budget_ms,
     }),
   });
+  const backendId = config.backend.id ?? `${config.backend.host}:${config.backend.port}`;
+  const placement = new PlacementState({ manifest, backendId, executor, logger });
+  const peers = new PeerRegistry({ selfId: backendId, token: config.auth.internal_token, logger });
+  const dispatcher = new ExpertDispatcher({
+    selfId: backendId,
+    local: batcher,
+    placement,
+    peer: (id) => peers.get(id),
+  });
   const engine = new MoeEngine({
     manifest,
-    runner: batcher,
+    runner: dispatcher,
     temperature: config.gate.temperature,
     maxQueuedRows: config.backend.max_queued_rows,
   });
-  const backendId = config.backend.id ?? `${config.backend.host}:${config.backend.port}`;
   const app = createBackendApp({
     config,
     backendId,
     engine,
     logger,
+    placement,
+    peers,
+    loadReport: () => {
+      const { rss, heapUsed } = Deno.memoryUsage();
+      return buildLoadReport({
+        backendId,
+        manifest,
+        executor,
+        batcher,
+        engine,
+        startedAt,
+        now: Date.now(),
+        memory: { rssBytes: rss, heapUsedBytes: heapUsed },
+      });
+    },
     readiness: () => ({
       ready: true,
       details: {
         models: [manifest.name],
         execution_provider: executor.provider,
-        provider_fallbacks: executor.fallbacks,
+        provider_fallbacks: executor.fallbacks ?? [],
+        placement: {
+          active: placement.active?.version ?? null,
+          staged: placement.staged?.version ?? null,
+          cold_starts: placement.coldStarts,
+          dispatch: dispatcher.counters,
+        },
         executor: executor.stats(),
         engine: engine.stats(),
         batching: {
@@ -92,11 +140,27 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
       },
     }),
   });
+  const peerDeps = {
+    backendId,
+    token: config.auth.internal_token,
+    logger,
+    runLocal: (layer: number, expert: number, input: Float32Array, rows: number) =>
+      dispatcher.runLocal({ kind: "expert", layer, expert }, input, rows),
+  };
   const server = Deno.serve({
     hostname: config.backend.host,
     port: config.backend.port,
     onListen: () => {},
-  }, app.fetch);
+  }, (request) => {
+    // The expert channel is a WebSocket; its first frame carries the internal token.
+    if (
+      request.headers.get("upgrade")?.toLowerCase() === "websocket" &&
+      new URL(request.url).pathname === "/v2/peer"
+    ) {
+      return acceptPeer(request, peerDeps);
+    }
+    return app.fetch(request);
+  });
   const url = `http://${config.backend.host}:${server.addr.port}`;
   logger.info("backend listening", {
     url,
@@ -109,9 +173,11 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     url,
     backendId,
     executor,
+    placement,
     batcher,
     engine,
     async close() {
+      peers.closeAll();
       await server.shutdown();
       await executor.close();
     },

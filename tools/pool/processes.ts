@@ -107,6 +107,7 @@ export async function startPool(options: StartPoolOptions): Promise<TestPool> {
     SWITCHYARD_MODEL__DIR: options.modelDir,
     SWITCHYARD_AUTH__INTERNAL_TOKEN: token,
     SWITCHYARD_LOG__LEVEL: "warn",
+    SWITCHYARD_STATE__KV: ":memory:",
     ...options.env,
   };
   const backends = await Promise.all(Array.from({ length: options.backends }, (_, i) => {

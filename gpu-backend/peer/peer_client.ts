@@ -1,0 +1,205 @@
+/**
+ * @module The sending side of the expert channel to one peer backend.
+ *
+ * Rows for that peer's experts are queued and flushed once per microtask checkpoint, so
+ * everything the entry backend issues in one go — all experts of a layer, for every
+ * request whose gate finished at the same time — travels in one frame over one
+ * persistent WebSocket. A dropped connection fails the rows in flight with
+ * {@linkcode PeerUnavailableError} (the dispatcher re-sends them to another replica)
+ * and marks the peer unavailable for `reconnectDelayMs` before the next attempt.
+ */
+import type { Logger } from "../../shared/logger.ts";
+import { decodePeerFrame, encodePeerFrame, type PeerItem } from "./peer_protocol.ts";
+
+/** The peer cannot be reached (connection refused, closed, or handshake failed). */
+export class PeerUnavailableError extends Error {
+  constructor(readonly peer: string, reason: string) {
+    super(`peer ${peer} unavailable: ${reason}`);
+    this.name = "PeerUnavailableError";
+  }
+}
+
+/** The peer answered but could not run the rows (its message and error code). */
+export class PeerRunError extends Error {
+  constructor(readonly peer: string, message: string, readonly code: string) {
+    super(`peer ${peer}: ${message}`);
+    this.name = "PeerRunError";
+  }
+}
+
+/** Options of {@linkcode PeerClient}. */
+export interface PeerClientOptions {
+  peerId: string;
+  /** The peer's base URL (`http://host:port`). */
+  url: string;
+  selfId: string;
+  token: string | undefined;
+  logger: Logger;
+  reconnectDelayMs?: number;
+  connectTimeoutMs?: number;
+  now?: () => number;
+}
+
+interface Entry {
+  item: PeerItem;
+  input: Float32Array;
+  resolve: (output: Float32Array) => void;
+  reject: (error: Error) => void;
+}
+
+/** Client side of the channel to one peer. */
+export class PeerClient {
+  readonly peerId: string;
+  readonly #options: PeerClientOptions;
+  readonly #now: () => number;
+  #socket: WebSocket | null = null;
+  #ready: Promise<WebSocket> | null = null;
+  #outbox: Entry[] = [];
+  #flushScheduled = false;
+  #pending = new Map<number, Entry[]>();
+  #nextId = 1;
+  #downUntil = 0;
+  #closed = false;
+  /** Frames and rows sent, for load accounting and tests. */
+  readonly sent = { frames: 0, items: 0, rows: 0 };
+
+  constructor(options: PeerClientOptions) {
+    this.peerId = options.peerId;
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** False while the peer is considered down (after a failure, until the retry delay). */
+  get available(): boolean {
+    return !this.#closed && this.#now() >= this.#downUntil;
+  }
+
+  /** Sends `rows` rows for (layer, expert) and resolves the peer's output rows. */
+  run(layer: number, expert: number, input: Float32Array, rows: number): Promise<Float32Array> {
+    if (!this.available) {
+      return Promise.reject(new PeerUnavailableError(this.peerId, "marked down, retrying later"));
+    }
+    return new Promise((resolve, reject) => {
+      this.#outbox.push({ item: { layer, expert, rows }, input, resolve, reject });
+      if (!this.#flushScheduled) {
+        this.#flushScheduled = true;
+        queueMicrotask(() => void this.#flush());
+      }
+    });
+  }
+
+  /** Closes the connection; pending rows fail. */
+  close(): void {
+    this.#closed = true;
+    this.#fail("client closed");
+    this.#socket?.close();
+  }
+
+  async #flush(): Promise<void> {
+    this.#flushScheduled = false;
+    const entries = this.#outbox;
+    this.#outbox = [];
+    if (entries.length === 0) return;
+    let socket: WebSocket;
+    try {
+      socket = await this.#connect();
+    } catch (error) {
+      const failure = new PeerUnavailableError(this.peerId, (error as Error).message);
+      for (const entry of entries) entry.reject(failure);
+      return;
+    }
+    const totalRows = entries.reduce((sum, e) => sum + e.item.rows, 0);
+    const width = entries[0]!.input.length / entries[0]!.item.rows;
+    const payload = new Float32Array(totalRows * width);
+    let offset = 0;
+    for (const entry of entries) {
+      payload.set(entry.input, offset);
+      offset += entry.input.length;
+    }
+    const id = this.#nextId++;
+    this.#pending.set(id, entries);
+    this.sent.frames++;
+    this.sent.items += entries.length;
+    this.sent.rows += totalRows;
+    socket.send(encodePeerFrame({ t: "run", id, items: entries.map((e) => e.item) }, payload));
+  }
+
+  #connect(): Promise<WebSocket> {
+    if (this.#ready) return this.#ready;
+    const url = `${this.#options.url.replace(/^http/, "ws")}/v2/peer`;
+    this.#ready = new Promise<WebSocket>((resolve, reject) => {
+      const socket = new WebSocket(url);
+      socket.binaryType = "arraybuffer";
+      const timer = setTimeout(() => {
+        reject(new Error(`no welcome within ${this.#options.connectTimeoutMs ?? 2000} ms`));
+        socket.close();
+      }, this.#options.connectTimeoutMs ?? 2000);
+      socket.onopen = () => {
+        socket.send(encodePeerFrame({
+          t: "hello",
+          from: this.#options.selfId,
+          token: this.#options.token ?? null,
+        }));
+      };
+      socket.onmessage = (event: MessageEvent<ArrayBuffer>) => {
+        const frame = decodePeerFrame(event.data);
+        if (frame.header.t === "welcome") {
+          clearTimeout(timer);
+          this.#socket = socket;
+          resolve(socket);
+          return;
+        }
+        if (frame.header.t === "result") this.#settle(frame.header, frame.payload);
+      };
+      socket.onerror = () => {};
+      socket.onclose = (event) => {
+        clearTimeout(timer);
+        const reason = event.reason || `connection closed (code ${event.code})`;
+        reject(new Error(reason));
+        if (this.#socket === socket || this.#socket === null) this.#down(reason);
+      };
+    });
+    // A failed connection must not stay cached.
+    this.#ready.catch(() => {});
+    return this.#ready;
+  }
+
+  #settle(
+    header: Extract<ReturnType<typeof decodePeerFrame>["header"], { t: "result" }>,
+    payload: Float32Array,
+  ): void {
+    const entries = this.#pending.get(header.id);
+    if (!entries) return;
+    this.#pending.delete(header.id);
+    if (!header.ok) {
+      const error = new PeerRunError(this.peerId, header.error, header.code);
+      for (const entry of entries) entry.reject(error);
+      return;
+    }
+    const totalRows = entries.reduce((sum, e) => sum + e.item.rows, 0);
+    const width = payload.length / totalRows;
+    let offset = 0;
+    for (const entry of entries) {
+      const size = entry.item.rows * width;
+      entry.resolve(payload.slice(offset, offset + size));
+      offset += size;
+    }
+  }
+
+  #down(reason: string): void {
+    this.#socket = null;
+    this.#ready = null;
+    this.#downUntil = this.#now() + (this.#options.reconnectDelayMs ?? 500);
+    this.#options.logger.warn("peer unavailable", { peer: this.peerId, reason });
+    this.#fail(reason);
+  }
+
+  #fail(reason: string): void {
+    const failure = new PeerUnavailableError(this.peerId, reason);
+    for (const entries of this.#pending.values()) {
+      for (const entry of entries) entry.reject(failure);
+    }
+    this.#pending.clear();
+    for (const entry of this.#outbox.splice(0)) entry.reject(failure);
+  }
+}

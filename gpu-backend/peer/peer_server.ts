@@ -1,0 +1,96 @@
+/**
+ * @module The receiving side of the expert channel: accepts a peer's WebSocket at
+ * `/v2/peer`, checks its `hello` token, and runs every item of each `run` frame
+ * through this backend's local expert path — so remote rows join the same
+ * micro-batch queues as local ones — answering with one `result` frame per `run`.
+ */
+import { ApiError } from "../../shared/errors.ts";
+import type { Logger } from "../../shared/logger.ts";
+import { decodePeerFrame, encodePeerFrame, type PeerItem } from "./peer_protocol.ts";
+
+/** Dependencies of {@linkcode acceptPeer}. */
+export interface PeerServerDeps {
+  backendId: string;
+  /** Internal token peers must present; undefined accepts any peer (loopback dev only). */
+  token: string | undefined;
+  logger: Logger;
+  /** Runs rows of a logical expert hosted here. */
+  runLocal(layer: number, expert: number, input: Float32Array, rows: number): Promise<Float32Array>;
+}
+
+function sameToken(a: string | null, b: string): boolean {
+  if (a === null || a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
+
+async function runItems(
+  deps: PeerServerDeps,
+  items: PeerItem[],
+  payload: Float32Array,
+): Promise<{ output: Float32Array; rows: number[] }> {
+  const width = payload.length / items.reduce((sum, item) => sum + item.rows, 0);
+  let offset = 0;
+  const outputs = await Promise.all(items.map((item) => {
+    const input = payload.slice(offset, offset + item.rows * width);
+    offset += item.rows * width;
+    return deps.runLocal(item.layer, item.expert, input, item.rows);
+  }));
+  const output = new Float32Array(outputs.reduce((sum, o) => sum + o.length, 0));
+  let at = 0;
+  for (const o of outputs) {
+    output.set(o, at);
+    at += o.length;
+  }
+  return { output, rows: items.map((item) => item.rows) };
+}
+
+/** Upgrades `request` to the peer channel. */
+export function acceptPeer(request: Request, deps: PeerServerDeps): Response {
+  const { socket, response } = Deno.upgradeWebSocket(request);
+  socket.binaryType = "arraybuffer";
+  let peer: string | null = null;
+  socket.onmessage = async (event: MessageEvent<ArrayBuffer>) => {
+    let frame;
+    try {
+      frame = decodePeerFrame(event.data);
+    } catch (error) {
+      socket.close(1003, (error as Error).message.slice(0, 120));
+      return;
+    }
+    const { header, payload } = frame;
+    if (peer === null) {
+      if (
+        header.t !== "hello" || (deps.token !== undefined && !sameToken(header.token, deps.token))
+      ) {
+        deps.logger.warn("peer refused", { reason: "missing or wrong internal token" });
+        socket.close(1008, "missing or wrong internal token");
+        return;
+      }
+      peer = header.from;
+      socket.send(encodePeerFrame({ t: "welcome", backend: deps.backendId }));
+      return;
+    }
+    if (header.t !== "run") return;
+    try {
+      const { output, rows } = await runItems(deps, header.items, payload);
+      if (socket.readyState === WebSocket.OPEN) {
+        socket.send(encodePeerFrame({ t: "result", id: header.id, ok: true, rows }, output));
+      }
+    } catch (error) {
+      const code = error instanceof ApiError ? error.code : "internal";
+      if (socket.readyState === WebSocket.OPEN) {
+        socket.send(encodePeerFrame({
+          t: "result",
+          id: header.id,
+          ok: false,
+          error: (error as Error).message,
+          code,
+        }));
+      }
+    }
+  };
+  socket.onerror = () => {};
+  return response;
+}

@@ -1,0 +1,129 @@
+/**
+ * @module Expert parallelism on the entry backend: sends each routed expert's rows to
+ * one of that expert's replicas under the active placement plan — this backend's own
+ * micro-batcher, or a peer over its expert channel.
+ *
+ * Replica choice: smooth weighted round-robin per (layer, expert), weighted by the
+ * plan's replica weights and by rows, so over time every replica receives its share of
+ * the expert's rows (the planner's assumption), while one request's group for an
+ * expert stays whole (one execution, not one per replica). A replica whose peer is
+ * unreachable is skipped; rows already sent to a peer that dies are re-sent to the next
+ * replica. With no reachable replica left, the request fails with 503 naming the expert.
+ */
+import { ApiError } from "../../shared/errors.ts";
+import type { ModelPart } from "../../shared/model_manifest.ts";
+import type { Replica } from "../../shared/placement_plan.ts";
+import type { PartRunner } from "../moe/forward.ts";
+import { type PeerClient, PeerUnavailableError } from "../peer/peer_client.ts";
+import type { PlacementState } from "./placement_state.ts";
+
+/** Options of {@linkcode ExpertDispatcher}. */
+export interface ExpertDispatcherOptions {
+  selfId: string;
+  /** This backend's micro-batcher. */
+  local: PartRunner;
+  placement: PlacementState;
+  /** The channel to a peer backend, by id. */
+  peer: (id: string) => PeerClient | undefined;
+}
+
+/** Rows routed per destination, for load accounting. */
+export interface DispatchCounters {
+  localRows: number;
+  remoteRows: number;
+  retries: number;
+  unavailable: number;
+}
+
+/** Routes expert work to local or remote replicas. */
+export class ExpertDispatcher implements PartRunner {
+  readonly counters: DispatchCounters = { localRows: 0, remoteRows: 0, retries: 0, unavailable: 0 };
+  readonly #options: ExpertDispatcherOptions;
+  #credits = new Map<string, number[]>();
+  #planVersion = 0;
+
+  constructor(options: ExpertDispatcherOptions) {
+    this.#options = options;
+  }
+
+  /** Runs rows of a part hosted here (also the entry point for peers' rows). */
+  runLocal(part: ModelPart, input: Float32Array, rows: number): Promise<Float32Array> {
+    return this.#options.placement.use(part, () => this.#options.local.run(part, input, rows));
+  }
+
+  async run(part: ModelPart, input: Float32Array, rows: number): Promise<Float32Array> {
+    const { placement } = this.#options;
+    if (part.kind !== "expert" || placement.active === null) {
+      this.counters.localRows += rows;
+      return await this.runLocal(part, input, rows);
+    }
+    const replicas = placement.replicas(part.layer, part.expert);
+    const tried = new Set<string>();
+    const reasons: string[] = [];
+    while (true) {
+      const replica = this.#pick(part, replicas, rows, tried);
+      if (!replica) {
+        this.counters.unavailable++;
+        throw new ApiError(
+          "overloaded",
+          `Cannot run inference: expert L${part.layer}/E${part.expert} has no reachable replica (${
+            reasons.join("; ") || "none placed"
+          })`,
+          { retryAfterS: 1 },
+        );
+      }
+      if (replica.backend === this.#options.selfId) {
+        this.counters.localRows += rows;
+        return await this.runLocal(part, input, rows);
+      }
+      const peer = this.#options.peer(replica.backend)!;
+      try {
+        // Keep our copy: the rows may have to go to another replica.
+        const output = await peer.run(part.layer, part.expert, input.slice(), rows);
+        this.counters.remoteRows += rows;
+        return output;
+      } catch (error) {
+        if (!(error instanceof PeerUnavailableError)) throw error;
+        tried.add(replica.backend);
+        reasons.push(error.message);
+        this.counters.retries++;
+      }
+    }
+  }
+
+  /** Smooth weighted round-robin over reachable, untried replicas. */
+  #pick(
+    part: ModelPart & { kind: "expert" },
+    replicas: readonly Replica[],
+    rows: number,
+    tried: Set<string>,
+  ) {
+    const version = this.#options.placement.active!.version;
+    if (version !== this.#planVersion) {
+      this.#credits.clear();
+      this.#planVersion = version;
+    }
+    const key = `${part.layer}/${part.expert}`;
+    let credits = this.#credits.get(key);
+    if (!credits) {
+      credits = replicas.map(() => 0);
+      this.#credits.set(key, credits);
+    }
+    let best = -1;
+    let total = 0;
+    replicas.forEach((replica, i) => {
+      if (tried.has(replica.backend) || !this.#reachable(replica.backend)) return;
+      credits[i]! += replica.weight * rows;
+      total += replica.weight * rows;
+      if (best < 0 || credits[i]! > credits[best]!) best = i;
+    });
+    if (best < 0) return null;
+    credits[best]! -= total;
+    return replicas[best]!;
+  }
+
+  #reachable(backend: string): boolean {
+    if (backend === this.#options.selfId) return true;
+    return this.#options.peer(backend)?.available ?? false;
+  }
+}

@@ -1,0 +1,135 @@
+import assert from "node:assert/strict";
+import { ApiError } from "../../shared/errors.ts";
+import { silentLogger } from "../../shared/logger.ts";
+import { ModelManifestSchema, type ModelPart } from "../../shared/model_manifest.ts";
+import type { PlacementPlan } from "../../shared/placement_plan.ts";
+import type { Execution, ExecutorStats, ExpertExecutor } from "../execution/executor.ts";
+import { type PeerClient, PeerUnavailableError } from "../peer/peer_client.ts";
+import { ExpertDispatcher } from "./expert_dispatcher.ts";
+import { PlacementState } from "./placement_state.ts";
+
+const manifest = ModelManifestSchema.parse({
+  name: "m",
+  d_model: 2,
+  d_ff: 4,
+  layers: 1,
+  experts: 4,
+  top_k: 2,
+});
+
+class AlwaysLoaded implements ExpertExecutor {
+  readonly provider = "fake";
+  readonly slots = 1;
+  readonly depth = 1;
+  execute(_part: ModelPart, input: Float32Array): Promise<Execution> {
+    return Promise.resolve({ output: input, ms: 0 });
+  }
+  stats(): ExecutorStats {
+    return { slots: 1, executions: 0, rows: 0, busyMs: 0, queued: 0, running: 0 };
+  }
+  close() {
+    return Promise.resolve();
+  }
+}
+
+function fakePeer(id: string, behaviour: "ok" | "down" | "dies") {
+  const calls: number[] = [];
+  const peer = {
+    peerId: id,
+    available: behaviour !== "down",
+    run(_layer: number, expert: number, input: Float32Array, rows: number) {
+      calls.push(rows);
+      if (behaviour === "dies") {
+        peer.available = false;
+        return Promise.reject(new PeerUnavailableError(id, "connection closed"));
+      }
+      return Promise.resolve(input.map((v) => v + 100 * (expert + 1)));
+    },
+  };
+  return { peer: peer as unknown as PeerClient, calls };
+}
+
+async function setup(
+  phy2log: number[],
+  weights?: number[],
+  peerBehaviour: "ok" | "down" | "dies" = "ok",
+) {
+  const placement = new PlacementState({
+    manifest,
+    backendId: "b1",
+    executor: new AlwaysLoaded(),
+    logger: silentLogger,
+  });
+  const plan: PlacementPlan = {
+    model: "m",
+    version: 1,
+    createdAt: 0,
+    reason: "test",
+    backends: [{ id: "b1", url: "http://127.0.0.1:1" }, { id: "b2", url: "http://127.0.0.1:2" }],
+    slotsPerBackend: phy2log.length / 2,
+    layers: [{ phy2log, ...(weights ? { replicaWeights: weights } : {}) }],
+  };
+  const localCalls: number[] = [];
+  const local = {
+    run(part: ModelPart, input: Float32Array, rows: number) {
+      localCalls.push(rows);
+      return Promise.resolve(input.map((v) => v + (part.kind === "expert" ? part.expert + 1 : 0)));
+    },
+  };
+  const remote = fakePeer("b2", peerBehaviour);
+  const dispatcher = new ExpertDispatcher({
+    selfId: "b1",
+    local,
+    placement,
+    peer: (id) => (id === "b2" ? remote.peer : undefined),
+  });
+  await placement.stage(plan);
+  placement.activate(1);
+  return { dispatcher, localCalls, remote };
+}
+
+const expert = (e: number): ModelPart => ({ kind: "expert", layer: 0, expert: e });
+
+Deno.test("ExpertDispatcher sends experts hosted elsewhere to the peer and keeps local ones", async () => {
+  // b1 hosts experts 0,1; b2 hosts 2,3.
+  const { dispatcher, localCalls, remote } = await setup([0, 1, 2, 3]);
+  assert.deepEqual([...(await dispatcher.run(expert(0), Float32Array.of(1, 2), 1))], [2, 3]);
+  assert.deepEqual([...(await dispatcher.run(expert(3), Float32Array.of(1, 2), 1))], [401, 402]);
+  assert.deepEqual(localCalls, [1]);
+  assert.deepEqual(remote.calls, [1]);
+  // Gates and shared experts never leave the backend.
+  await dispatcher.run({ kind: "gate", layer: 0 }, Float32Array.of(0, 0), 1);
+  assert.equal(localCalls.length, 2);
+});
+
+Deno.test("ExpertDispatcher splits an expert's rows over its replicas by replica weight", async () => {
+  // Expert 0 on both backends (slots 0 and 3), weights 3:1 toward b1.
+  const plan = await setup([0, 1, 2, 0, 3, 3], [3, 1, 1, 1, 1, 1]);
+  for (let i = 0; i < 40; i++) await plan.dispatcher.run(expert(0), Float32Array.of(0, 0), 1);
+  assert.equal(plan.localCalls.length, 30);
+  assert.equal(plan.remote.calls.length, 10);
+});
+
+Deno.test("ExpertDispatcher re-sends rows to another replica when a peer dies", async () => {
+  const { dispatcher, localCalls, remote } = await setup([0, 1, 2, 0, 3, 3], undefined, "dies");
+  // Whichever replica comes first, every call succeeds and lands locally in the end.
+  for (let i = 0; i < 4; i++) {
+    const out = await dispatcher.run(expert(0), Float32Array.of(1, 1), 1);
+    assert.deepEqual([...out], [2, 2]);
+  }
+  assert.equal(remote.calls.length, 1, "the dead peer is not tried again");
+  assert.equal(localCalls.length, 4);
+  assert.equal(dispatcher.counters.retries, 1);
+});
+
+Deno.test("ExpertDispatcher answers 503 naming the expert when no replica is reachable", async () => {
+  const { dispatcher } = await setup([0, 1, 2, 3], undefined, "down");
+  await assert.rejects(dispatcher.run(expert(2), Float32Array.of(1, 1), 1), (error) => {
+    assert.ok(error instanceof ApiError);
+    assert.equal(error.status, 503);
+    assert.match(error.message, /expert L0\/E2 has no reachable replica/);
+    return true;
+  });
+  // Experts with a local replica still work.
+  assert.deepEqual([...(await dispatcher.run(expert(1), Float32Array.of(0, 0), 1))], [2, 2]);
+});

@@ -1,0 +1,70 @@
+/**
+ * @module The backend's placement endpoints (internal; the router drives them):
+ * `PUT /v2/plan` stages a plan (loads and warms this backend's experts),
+ * `POST /v2/plan/activate` switches to it, `POST /v2/plan/release` unloads what the
+ * active plan no longer places here, `GET /v2/plan` says which versions are where.
+ */
+import type { Hono } from "hono";
+import { ApiError } from "../../shared/errors.ts";
+import { PlacementPlanSchema, PlanVersionBodySchema } from "../../shared/placement_plan.ts";
+import type { PeerRegistry } from "../peer/peer_registry.ts";
+import type { PlacementState } from "../placement/placement_state.ts";
+
+async function parseBody<T>(
+  request: Request,
+  schema: {
+    safeParse(
+      v: unknown,
+    ): { success: true; data: T } | {
+      success: false;
+      error: { issues: { path: PropertyKey[]; message: string }[] };
+    };
+  },
+  action: string,
+): Promise<T> {
+  let raw: unknown;
+  try {
+    raw = await request.json();
+  } catch {
+    throw new ApiError("bad_request", `Cannot ${action}: body is not valid JSON`);
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ApiError(
+      "bad_request",
+      `Cannot ${action}: ${issue.path.join(".") || "body"}: ${issue.message}`,
+    );
+  }
+  return parsed.data;
+}
+
+/** Registers the plan endpoints on the backend app (behind its internal-token check). */
+export function registerPlanRoutes(
+  app: Hono,
+  deps: { placement: PlacementState; peers: PeerRegistry },
+): void {
+  const { placement, peers } = deps;
+  app.get("/v2/plan", (c) =>
+    c.json({
+      active: placement.active?.version ?? null,
+      staged: placement.staged?.version ?? null,
+      cold_starts: placement.coldStarts,
+      peers: peers.stats(),
+    }));
+  app.put("/v2/plan", async (c) => {
+    const plan = await parseBody(c.req.raw, PlacementPlanSchema, "stage plan");
+    peers.update(plan.backends);
+    const { loaded, ms } = await placement.stage(plan);
+    return c.json({ staged: plan.version, loaded, ms: Math.round(ms) });
+  });
+  app.post("/v2/plan/activate", async (c) => {
+    const { version } = await parseBody(c.req.raw, PlanVersionBodySchema, "activate plan");
+    placement.activate(version);
+    return c.json({ active: version });
+  });
+  app.post("/v2/plan/release", async (c) => {
+    const { version } = await parseBody(c.req.raw, PlanVersionBodySchema, "release plan");
+    return c.json({ unloaded: await placement.release(version) });
+  });
+}

@@ -1,0 +1,171 @@
+/**
+ * Expert parallelism over real processes: three backends each hosting part of the
+ * experts under a placement plan, requests entering anywhere, rows for remote experts
+ * travelling over the peer channel. Outputs must equal single-backend execution; a plan
+ * switch under load must lose nothing; a dead peer's experts must be served by other
+ * replicas, or fail with a 503 naming the expert.
+ */
+import assert from "node:assert/strict";
+import type { PlacementPlan } from "../shared/placement_plan.ts";
+import { createRandom } from "../tools/model/prng.ts";
+import { loadReferenceModel } from "../tools/model/reference.ts";
+import { demoTokens, loadDemoTraffic } from "../tools/model/traffic.ts";
+import { startPool, type TestPool } from "../tools/pool/processes.ts";
+import { infer, maxAbsDiff } from "./_support/client.ts";
+import { makeTinyModel, TINY } from "./_support/tiny_model.ts";
+
+function plan(pool: TestPool, version: number, layers: number[][]): PlacementPlan {
+  return {
+    model: TINY.name,
+    version,
+    createdAt: Date.now(),
+    reason: "test",
+    backends: pool.backends.map((b, i) => ({ id: `backend-${i + 1}`, url: b.url })),
+    slotsPerBackend: layers[0]!.length / pool.backends.length,
+    layers: layers.map((phy2log) => ({ phy2log })),
+  };
+}
+
+async function call(pool: TestPool, backend: number, path: string, method: string, body?: unknown) {
+  const response = await fetch(`${pool.backends[backend]!.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${pool.token}`, "content-type": "application/json" },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const json = await response.json();
+  assert.equal(response.status, 200, JSON.stringify(json));
+  return json;
+}
+
+/** Stage on all, then activate on all, then release on all — the router's protocol. */
+async function switchTo(pool: TestPool, next: PlacementPlan): Promise<void> {
+  await Promise.all(pool.backends.map((_, i) => call(pool, i, "/v2/plan", "PUT", next)));
+  await Promise.all(
+    pool.backends.map((_, i) =>
+      call(pool, i, "/v2/plan/activate", "POST", { version: next.version })
+    ),
+  );
+  await Promise.all(
+    pool.backends.map((_, i) =>
+      call(pool, i, "/v2/plan/release", "POST", { version: next.version })
+    ),
+  );
+}
+
+// 8 experts, 3 backends × 4 slots: each backend hosts a different subset; some replicated.
+const SPREAD = [[0, 1, 2, 3, 4, 5, 6, 7, 0, 2, 4, 6], [7, 6, 5, 4, 3, 2, 1, 0, 1, 3, 5, 7]];
+const SHIFTED = [[4, 5, 6, 7, 0, 1, 2, 3, 1, 3, 5, 7], [0, 1, 2, 3, 4, 5, 6, 7, 7, 6, 5, 4]];
+// Expert 7 of layer 0 only on backend-3; every other expert also on backend-1 or -2.
+const LONELY = [[0, 1, 2, 3, 4, 5, 6, 0, 7, 1, 2, 3], [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3]];
+
+Deno.test("expert parallelism across 3 backends matches single-backend execution", async (t) => {
+  const modelDir = await makeTinyModel();
+  const reference = await loadReferenceModel(modelDir);
+  const traffic = (await loadDemoTraffic(modelDir))!;
+  const pool = await startPool({ modelDir, backends: 3 });
+  const random = createRandom(21);
+  const requests = Array.from({ length: 24 }, (_, i) => {
+    const rows = 1 + (i % 6);
+    return { rows, tokens: demoTokens(traffic, ["chat", "code", "math"][i % 3]!, rows, random) };
+  });
+  try {
+    // Every backend hosts everything before any plan: the single-backend answers.
+    const single = await Promise.all(requests.map(async (r) => {
+      const res = await infer(pool.router.url, TINY.name, r.tokens, TINY.dModel);
+      return res.decoded!.tensors.get("output")!.data;
+    }));
+
+    await t.step("a spread plan gives the same answers and uses the peer channel", async () => {
+      await switchTo(pool, plan(pool, 1, SPREAD));
+      const status = await call(pool, 0, "/v2/plan", "GET");
+      assert.equal(status.active, 1);
+      const calls = await Promise.all(
+        requests.map((r) =>
+          infer(pool.router.url, TINY.name, r.tokens, TINY.dModel, {
+            binaryInput: true,
+            binaryOutputs: true,
+          })
+        ),
+      );
+      calls.forEach((res, i) => {
+        assert.equal(res.status, 200, JSON.stringify(res.error));
+        const output = res.decoded!.tensors.get("output")!.data;
+        assert.ok(maxAbsDiff(output, single[i]!) <= 1e-5, `request ${i} vs single backend`);
+        const expected = reference.forward(requests[i]!.tokens, requests[i]!.rows).output;
+        assert.ok(maxAbsDiff(output, expected) <= 1e-4, `request ${i} vs reference`);
+      });
+      const peers = await Promise.all(
+        pool.backends.map((_, i) => call(pool, i, "/v2/plan", "GET")),
+      );
+      const sent = peers.flatMap((p) =>
+        Object.values(p.peers) as { frames: number; items: number }[]
+      );
+      const frames = sent.reduce((sum, s) => sum + s.frames, 0);
+      const items = sent.reduce((sum, s) => sum + s.items, 0);
+      assert.ok(frames > 0, "rows crossed the peer channel");
+      assert.ok(items > frames, `frames carry several items (${items} items in ${frames} frames)`);
+    });
+
+    await t.step("a plan switch under load loses nothing and answers correctly", async () => {
+      let stop = false;
+      let sent = 0;
+      const failures: string[] = [];
+      const loops = Array.from({ length: 4 }, async (_, loop) => {
+        while (!stop) {
+          const r = requests[(sent++ + loop) % requests.length]!;
+          const res = await infer(pool.router.url, TINY.name, r.tokens, TINY.dModel);
+          if (res.status !== 200) failures.push(JSON.stringify(res.error));
+          else {
+            const expected = reference.forward(r.tokens, r.rows).output;
+            const diff = maxAbsDiff(res.decoded!.tensors.get("output")!.data, expected);
+            if (diff > 1e-4) failures.push(`wrong answer (max diff ${diff})`);
+          }
+        }
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await switchTo(pool, plan(pool, 2, SHIFTED));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await switchTo(pool, plan(pool, 3, SPREAD));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      stop = true;
+      await Promise.all(loops);
+      assert.deepEqual(failures, []);
+      assert.ok(sent > 20, `only ${sent} requests during the switches`);
+    });
+
+    await t.step(
+      "a dead peer's experts are served by other replicas, or fail naming the expert",
+      async () => {
+        await switchTo(pool, plan(pool, 4, LONELY));
+        await pool.backends[2]!.kill();
+        // Tokens of every type: some select expert 7 in layer 0 (only on the dead backend).
+        let ok = 0;
+        const unavailable = new Set<string>();
+        for (const r of requests) {
+          const res = await infer(pool.router.url, TINY.name, r.tokens, TINY.dModel);
+          if (res.status === 200) {
+            ok++;
+            const expected = reference.forward(r.tokens, r.rows).output;
+            assert.ok(maxAbsDiff(res.decoded!.tensors.get("output")!.data, expected) <= 1e-4);
+          } else {
+            assert.equal(res.status, 503, JSON.stringify(res.error));
+            unavailable.add(res.error!.error);
+          }
+        }
+        for (const message of unavailable) {
+          assert.match(message, /expert L0\/E7 has no reachable replica/);
+        }
+        // Requests that never touch expert L0/E7 still succeed.
+        const uses7 = requests.map((r) => {
+          const ids = reference.forward(r.tokens, r.rows).expertIds;
+          return [...ids.subarray(0, r.rows * TINY.topK)].includes(7);
+        });
+        assert.ok(uses7.some(Boolean), "some requests need the lonely expert");
+      assert.equal(ok, uses7.filter((u) => !u).length);
+      },
+    );
+  } finally {
+    await pool.close();
+    await Deno.remove(modelDir, { recursive: true });
+  }
+});
