@@ -1,13 +1,19 @@
 /**
  * @module Runs the router in-process: wires the pool, the load collector and its KV
- * history, the policy, logger and app, reads the TLS files when configured, and serves
- * with `Deno.serve` (HTTPS when a cert/key pair is configured). `main.ts` uses it; so
- * can tests and the local launcher.
+ * history, the balancer (plans in KV, admin routes), the policy, logger and app, reads
+ * the TLS files when configured, and serves with `Deno.serve` (HTTPS when a cert/key
+ * pair is configured). `main.ts` uses it; so can tests and the local launcher.
  */
 import { dirname } from "node:path";
 import { type Config, ConfigError } from "../shared/config.ts";
 import { createApp } from "./app.ts";
 import { createJsonLogger, type Logger } from "../shared/logger.ts";
+import { registerPlanRoutes } from "./admin/plan_routes.ts";
+import { Balancer } from "./balancer/balancer.ts";
+import { PlanClient } from "./balancer/plan_client.ts";
+import { PlanStore } from "./balancer/plan_store.ts";
+import { modelShapeFromMetadata } from "./balancer/rebalancer.ts";
+import type { PoolLoad } from "./load/pool_load.ts";
 import { LoadCollector } from "./load/load_collector.ts";
 import { LoadHistory } from "./load/load_history.ts";
 import { BackendPool } from "./pool/backend_pool.ts";
@@ -43,6 +49,8 @@ export interface RunningRouter {
   pool: BackendPool;
   /** The load collector (`GET /api/load`), for tests and tools. */
   load: LoadCollector;
+  /** The balancer, when Deno KV is available (plans live there). */
+  balancer: Balancer | undefined;
   /** Stops health checks and shuts the server down gracefully (idempotent). */
   close(): Promise<void>;
   /** Settles when the server has stopped. */
@@ -106,13 +114,16 @@ export async function startRouter(
   const tls = await readTls(config);
   const pool = BackendPool.fromConfig(config, { fetch, clock, logger });
   const store = await openStateKv(config, options, logger);
-  const history = store && new LoadHistory(store.kv, { clock });
+  const loadIntervalMs = options.loadIntervalMs ?? 1000;
+  // The planner sees an EWMA whose time constant is `expert_balancer.window`.
+  const alpha = 1 - Math.exp(-loadIntervalMs / Math.max(config.expert_balancer.window, 1));
+  const history = store && new LoadHistory(store.kv, { clock, alpha });
   const collector = new LoadCollector(pool, {
     fetch,
     clock,
     logger,
     internalToken: config.auth.internal_token,
-    ...(options.loadIntervalMs !== undefined ? { intervalMs: options.loadIntervalMs } : {}),
+    intervalMs: loadIntervalMs,
     ...(history ? { onRound: (load) => history.recordPool(load) } : {}),
   });
   const policy = createPolicy(config.router.policy, {
@@ -124,13 +135,32 @@ export async function startRouter(
     ewma: (model: string, layer: number) => history?.ewma(model, layer),
   };
   const app = createApp({ config, pool, policy, logger, fetch, clock, load });
+  const balancer = store && createBalancer(config, {
+    kv: store.kv,
+    pool,
+    fetch,
+    clock,
+    logger,
+    observed: (model) => observedLoad(model, collector.snapshot(), history),
+  });
+  if (balancer) {
+    registerPlanRoutes(app, {
+      balancer: balancer.balancer,
+      store: balancer.store,
+      adminToken: config.auth.admin_token,
+      logger,
+      maxBodyBytes: config.limits.max_body_bytes,
+    });
+  }
   const stopAll = async () => {
+    await balancer?.balancer.stop();
     await collector.stop();
     await pool.stop();
     if (store?.owned) store.kv.close();
   };
   await pool.start();
   void collector.start();
+  balancer?.balancer.start();
   let server: Deno.HttpServer<Deno.NetAddr>;
   try {
     server = Deno.serve({
@@ -155,6 +185,7 @@ export async function startRouter(
     url,
     pool,
     load: collector,
+    balancer: balancer?.balancer,
     finished: server.finished,
     close: () =>
       closing ??= (async () => {
@@ -163,4 +194,56 @@ export async function startRouter(
         logger.info("router stopped", { url });
       })(),
   };
+}
+
+/** Per-layer expert load of `model`: the KV-history EWMA, else the latest rates. */
+function observedLoad(
+  model: string,
+  snapshot: PoolLoad,
+  history: LoadHistory | undefined,
+): number[][] | null {
+  const layers = snapshot.models.find((m) => m.model === model)?.layers;
+  if (!layers || layers.length === 0) return null;
+  const smoothed = layers.map((layer) => history?.ewma(model, layer.layer));
+  if (smoothed.every((v) => v !== undefined)) return smoothed.map((v) => [...v!]);
+  return layers.map((layer) => [...layer.expertTokensPerS]);
+}
+
+/** The balancer and its plan store, for the first model the pool serves. */
+function createBalancer(
+  config: Config,
+  deps: {
+    kv: Deno.Kv;
+    pool: BackendPool;
+    fetch: FetchLike;
+    clock: Clock;
+    logger: Logger;
+    observed: (model: string) => number[][] | null;
+  },
+): { balancer: Balancer; store: PlanStore } {
+  const store = new PlanStore(deps.kv);
+  const balancer = new Balancer({
+    store,
+    client: new PlanClient({
+      fetch: deps.fetch,
+      clock: deps.clock,
+      ...(config.auth.internal_token ? { internalToken: config.auth.internal_token } : {}),
+    }),
+    logger: deps.logger,
+    clock: deps.clock,
+    settings: config.expert_balancer,
+    loadSource: deps.observed,
+    // Every configured member, healthy or not (a flapping backend must not re-place),
+    // named as the backends name themselves; none until every one has said its name.
+    backends: () => {
+      const views = deps.pool.views();
+      if (views.some((view) => typeof view.details?.["backend_id"] !== "string")) return [];
+      return views.map(({ name, url }) => ({ id: name, url }));
+    },
+    modelShape: () => {
+      const [entry] = deps.pool.catalog().values();
+      return entry ? modelShapeFromMetadata(entry.metadata) : null;
+    },
+  });
+  return { balancer, store };
 }

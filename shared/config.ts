@@ -94,6 +94,12 @@ export const ConfigSchema = z.object({
     redundancy: z.number().min(0).max(4).default(0.25),
     /** Load window the planner sees (EWMA time constant of expert load). */
     window: DurationSchema.default(60_000),
+    /**
+     * When no replica of an expert is reachable: `load_local` loads it on the entry
+     * backend on demand (every backend has the model files; slower, never wrong),
+     * `fail` answers 503 naming the expert.
+     */
+    on_unreachable: z.enum(["load_local", "fail"]).default("load_local"),
   }).prefault({}),
   state: z.object({
     /**

@@ -20,6 +20,7 @@ Deno.test("resolveConfig() applies defaults, including the operator blocks", () 
     adjust_interval: 60_000,
     redundancy: 0.25,
     window: 60_000,
+    on_unreachable: "load_local",
   });
   assert.equal(config.state.kv, "data/switchyard.kv");
   assert.equal(config.gate.temperature, 1);

@@ -8,7 +8,9 @@
  * the expert's rows (the planner's assumption), while one request's group for an
  * expert stays whole (one execution, not one per replica). A replica whose peer is
  * unreachable is skipped; rows already sent to a peer that dies are re-sent to the next
- * replica. With no reachable replica left, the request fails with 503 naming the expert.
+ * replica. With no reachable replica left, `onUnreachable: "load_local"` runs the rows
+ * here after loading the expert on demand (every backend has the model files: slower,
+ * never wrong), and `"fail"` answers 503 naming the expert.
  */
 import { ApiError } from "../../shared/errors.ts";
 import type { ModelPart } from "../../shared/model_manifest.ts";
@@ -25,6 +27,8 @@ export interface ExpertDispatcherOptions {
   placement: PlacementState;
   /** The channel to a peer backend, by id. */
   peer: (id: string) => PeerClient | undefined;
+  /** What to do when no replica is reachable (default `load_local`). */
+  onUnreachable?: "load_local" | "fail";
 }
 
 /** Rows routed per destination, for load accounting. */
@@ -33,11 +37,19 @@ export interface DispatchCounters {
   remoteRows: number;
   retries: number;
   unavailable: number;
+  /** Rows run here because no replica was reachable. */
+  fallbackRows: number;
 }
 
 /** Routes expert work to local or remote replicas. */
 export class ExpertDispatcher implements PartRunner {
-  readonly counters: DispatchCounters = { localRows: 0, remoteRows: 0, retries: 0, unavailable: 0 };
+  readonly counters: DispatchCounters = {
+    localRows: 0,
+    remoteRows: 0,
+    retries: 0,
+    unavailable: 0,
+    fallbackRows: 0,
+  };
   readonly #options: ExpertDispatcherOptions;
   #credits = new Map<string, number[]>();
   #planVersion = 0;
@@ -64,6 +76,10 @@ export class ExpertDispatcher implements PartRunner {
       const replica = this.#pick(part, replicas, rows, tried);
       if (!replica) {
         this.counters.unavailable++;
+        if ((this.#options.onUnreachable ?? "load_local") === "load_local") {
+          this.counters.fallbackRows += rows;
+          return await this.runLocal(part, input, rows);
+        }
         throw new ApiError(
           "overloaded",
           `Cannot run inference: expert L${part.layer}/E${part.expert} has no reachable replica (${

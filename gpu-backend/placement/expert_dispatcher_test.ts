@@ -53,6 +53,7 @@ async function setup(
   phy2log: number[],
   weights?: number[],
   peerBehaviour: "ok" | "down" | "dies" = "ok",
+  onUnreachable: "load_local" | "fail" = "fail",
 ) {
   const placement = new PlacementState({
     manifest,
@@ -82,6 +83,7 @@ async function setup(
     local,
     placement,
     peer: (id) => (id === "b2" ? remote.peer : undefined),
+    onUnreachable,
   });
   await placement.stage(plan);
   placement.activate(1);
@@ -132,4 +134,11 @@ Deno.test("ExpertDispatcher answers 503 naming the expert when no replica is rea
   });
   // Experts with a local replica still work.
   assert.deepEqual([...(await dispatcher.run(expert(1), Float32Array.of(0, 0), 1))], [2, 2]);
+});
+
+Deno.test("ExpertDispatcher runs an unreachable expert locally under load_local", async () => {
+  const { dispatcher, localCalls } = await setup([0, 1, 2, 3], undefined, "down", "load_local");
+  assert.deepEqual([...(await dispatcher.run(expert(2), Float32Array.of(1, 1), 1))], [4, 4]);
+  assert.equal(localCalls.length, 1);
+  assert.equal(dispatcher.counters.fallbackRows, 1);
 });

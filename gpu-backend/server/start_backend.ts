@@ -90,6 +90,7 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     local: batcher,
     placement,
     peer: (id) => peers.get(id),
+    onUnreachable: config.expert_balancer.on_unreachable,
   });
   const engine = new MoeEngine({
     manifest,

@@ -97,6 +97,8 @@ export interface TestPool {
   router: PoolProcess;
   backends: PoolProcess[];
   token: string;
+  /** Kills the router and starts a new one with the same settings and port. */
+  restartRouter(): Promise<PoolProcess>;
   close(): Promise<void>;
 }
 
@@ -124,25 +126,33 @@ export async function startPool(options: StartPoolOptions): Promise<TestPool> {
     });
   }));
   const routerPort = freePort();
-  const router = await startProcess("router/main.ts", {
-    url: `http://127.0.0.1:${routerPort}`,
-    env: {
-      ...common,
-      SWITCHYARD_ROUTER__HOST: "127.0.0.1",
-      SWITCHYARD_ROUTER__PORT: String(routerPort),
-      SWITCHYARD_ROUTER__BACKENDS: JSON.stringify(backends.map((b) => b.url)),
-      SWITCHYARD_ROUTER__HEALTH_INTERVAL: "200ms",
-    },
-  }).catch(async (error) => {
+  const startRouter = () =>
+    startProcess("router/main.ts", {
+      url: `http://127.0.0.1:${routerPort}`,
+      env: {
+        ...common,
+        SWITCHYARD_ROUTER__HOST: "127.0.0.1",
+        SWITCHYARD_ROUTER__PORT: String(routerPort),
+        SWITCHYARD_ROUTER__BACKENDS: JSON.stringify(backends.map((b) => b.url)),
+        SWITCHYARD_ROUTER__HEALTH_INTERVAL: "200ms",
+      },
+    });
+  const router = await startRouter().catch(async (error) => {
     await Promise.all(backends.map((b) => b.kill()));
     throw error;
   });
-  return {
+  const pool: TestPool = {
     router,
     backends,
     token,
+    async restartRouter() {
+      await pool.router.kill();
+      pool.router = await startRouter();
+      return pool.router;
+    },
     async close() {
-      await Promise.all([router, ...backends].map((p) => p.kill()));
+      await Promise.all([pool.router, ...backends].map((p) => p.kill()));
     },
   };
+  return pool;
 }

@@ -1,0 +1,2 @@
+/** @module Admin API routes (state changes need `auth.admin_token`). */
+export * from "./plan_routes.ts";

@@ -1,0 +1,241 @@
+/**
+ * @module Placement-plan endpoints of the router's admin API.
+ *
+ * - `GET /api/plan` (read-only, no auth): the current plan, its predicted balancedness
+ *   under the observed load, the pin and the last balancer decisions.
+ * - `POST /api/plan/preview`, `POST /api/plan/apply`, `POST /api/plan/pin`,
+ *   `DELETE /api/plan/pin`: admin only (`authorization: Bearer <auth.admin_token>`).
+ *
+ * Every state change is logged as an audit line (`who`, `what`, `version`), never with
+ * the token.
+ */
+import type { Context, Env, Hono } from "hono";
+import { z } from "zod";
+import { ApiError, errorResponse } from "../../shared/errors.ts";
+import { hasBearerToken } from "../../shared/bearer_token.ts";
+import { readLimitedBody } from "../../shared/read_body.ts";
+import type { Logger } from "../../shared/logger.ts";
+import { hostedExperts, type PlacementPlan } from "../../shared/placement_plan.ts";
+import type { Balancer } from "../balancer/balancer.ts";
+import { BalancerError, type DecisionRecord } from "../balancer/balancer_types.ts";
+import { PlanCallError } from "../balancer/plan_client.ts";
+import { predictedBalance } from "../balancer/plan_math.ts";
+import type { PlanStore } from "../balancer/plan_store.ts";
+
+/** What the plan routes need. */
+export interface PlanRoutesDeps {
+  balancer: Balancer;
+  store: PlanStore;
+  /** `auth.admin_token`; without it every state-changing route answers 403. */
+  adminToken: string | undefined;
+  logger: Logger;
+  /** Body limit, `limits.max_body_bytes`; default 16 MiB. */
+  maxBodyBytes?: number;
+}
+
+const Matrix = z.array(z.array(z.number().min(0)));
+const PreviewBodySchema = z.strictObject({ weight: Matrix.min(1).optional() });
+const ApplyBodySchema = z.strictObject({ phy2log: z.array(z.array(z.int().min(0))).optional() });
+const PinBodySchema = z.strictObject({ version: z.int().positive() });
+
+/** Adds the plan routes to `app`; see the module doc. */
+export function registerPlanRoutes<E extends Env>(app: Hono<E>, deps: PlanRoutesDeps): void {
+  const { balancer, store, logger } = deps;
+  const maxBytes = deps.maxBodyBytes ?? 16 * 1024 * 1024;
+  const audit = (what: string, fields: Record<string, unknown>) =>
+    logger.info("admin action", { who: "admin", what, ...fields });
+
+  app.get("/api/plan", (c) => handle(c, () => planSummary(balancer, store)));
+
+  app.post("/api/plan/preview", (c) =>
+    handle(c, async () => {
+      requireAdmin(c.req.raw.headers, deps.adminToken);
+      const body = await readBody(c.req.raw, maxBytes, PreviewBodySchema, "preview plan");
+      const preview = await balancer.preview(body.weight);
+      return {
+        model: preview.model,
+        current: preview.current,
+        proposed: {
+          phy2log: preview.proposed.phy2log,
+          slots_per_backend: preview.proposed.slotsPerBackend,
+          balancedness: preview.proposed.balancedness,
+        },
+        moved: preview.moved,
+      };
+    }));
+
+  app.post("/api/plan/apply", (c) =>
+    handle(c, async () => {
+      requireAdmin(c.req.raw.headers, deps.adminToken);
+      const body = await readBody(c.req.raw, maxBytes, ApplyBodySchema, "apply plan");
+      const result = await balancer.apply(body.phy2log ? { phy2log: body.phy2log } : {});
+      audit("apply plan", {
+        model: balancer.modelShape()?.name ?? null,
+        version: result.version,
+        previous: result.previous,
+        source: body.phy2log ? "phy2log" : "observed load",
+      });
+      return {
+        version: result.version,
+        previous: result.previous,
+        reason: result.reason,
+        moved: result.moved,
+        balancedness: result.predicted,
+        pending_activation: result.pendingActivation,
+      };
+    }));
+
+  app.post("/api/plan/pin", (c) =>
+    handle(c, async () => {
+      requireAdmin(c.req.raw.headers, deps.adminToken);
+      const body = await readBody(c.req.raw, maxBytes, PinBodySchema, "pin plan");
+      const result = await balancer.pin(body.version);
+      audit("pin plan", {
+        model: balancer.modelShape()?.name ?? null,
+        version: result.pinned,
+        restored_from: result.restoredFrom,
+      });
+      return { pinned: result.pinned, restored_from: result.restoredFrom };
+    }));
+
+  app.delete("/api/plan/pin", (c) =>
+    handle(c, async () => {
+      requireAdmin(c.req.raw.headers, deps.adminToken);
+      const was = await balancer.unpin();
+      audit("unpin plan", { model: balancer.modelShape()?.name ?? null, version: was });
+      return { pinned: null, was };
+    }));
+}
+
+/** Throws 403 when no admin token is configured, 401 when the request lacks it. */
+function requireAdmin(headers: Headers, adminToken: string | undefined): void {
+  if (adminToken === undefined || adminToken === "") {
+    throw new ApiError("forbidden", "Cannot change state: auth.admin_token is not configured");
+  }
+  if (!hasBearerToken(headers, adminToken)) {
+    throw new ApiError("unauthorized", "Cannot change state: missing or wrong admin token");
+  }
+}
+
+/** Runs a handler; maps balancer and backend errors to the JSON error body. */
+async function handle<E extends Env>(c: Context<E>, work: () => Promise<unknown>) {
+  try {
+    return c.json(await work());
+  } catch (error) {
+    const api = asApiError(error);
+    if (api === undefined) throw error;
+    return errorResponse(api);
+  }
+}
+
+function asApiError(error: unknown): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  if (error instanceof BalancerError) {
+    const code = ({
+      invalid: "bad_request",
+      conflict: "conflict",
+      not_found: "not_found",
+      unavailable: "no_healthy_backend",
+    } as const)[error.kind];
+    return new ApiError(code, error.message);
+  }
+  if (error instanceof PlanCallError) {
+    return new ApiError("backend_error", `${error.message}; the current plan is unchanged`);
+  }
+  return undefined;
+}
+
+/** Reads a JSON body (empty means `{}`) under `maxBytes` and validates it; 400 names the field. */
+async function readBody<T>(
+  request: Request,
+  maxBytes: number,
+  schema: z.ZodType<T>,
+  action: string,
+): Promise<T> {
+  const text = new TextDecoder().decode(await readLimitedBody(request, maxBytes));
+  let raw: unknown = {};
+  if (text.trim() !== "") {
+    try {
+      raw = JSON.parse(text);
+    } catch {
+      throw new ApiError("bad_request", `Cannot ${action}: body is not valid JSON`);
+    }
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = issue.path.reduce<string>(
+      (name, key) =>
+        typeof key === "number" ? `${name}[${key}]` : name ? `${name}.${String(key)}` : String(key),
+      "",
+    );
+    throw new ApiError(
+      "bad_request",
+      `Cannot ${action}: ${field || "body"}: ${issue.message}`,
+    );
+  }
+  return parsed.data;
+}
+
+function round(value: number | null): number | null {
+  return value === null ? null : Math.round(value * 1000) / 1000;
+}
+
+function decisionBody(decision: DecisionRecord) {
+  return {
+    at: decision.at,
+    trigger: decision.trigger,
+    action: decision.action,
+    reason: decision.reason,
+    outcome: decision.outcome,
+    version: decision.version,
+    before: round(decision.before),
+    after: round(decision.after),
+    moved: decision.moved,
+    error: decision.error ?? null,
+  };
+}
+
+/** The `GET /api/plan` body. */
+async function planSummary(balancer: Balancer, store: PlanStore) {
+  const model = balancer.modelShape();
+  const settings = balancer.settings;
+  const [plan, pinned] = model === null
+    ? [null, null]
+    : await Promise.all([store.current(model.name), store.pinned(model.name)]);
+  const loads = balancer.observedLoads();
+  let predicted: { perLayer: number[]; pool: number } | null = null;
+  if (plan !== null && loads !== null) {
+    try {
+      predicted = predictedBalance(plan, loads);
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+    }
+  }
+  return {
+    model: model?.name ?? null,
+    strategy: settings.enabled ? settings.strategy : "off",
+    threshold: settings.threshold,
+    version: plan?.version ?? null,
+    reason: plan?.reason ?? null,
+    created_at: plan?.createdAt ?? null,
+    backends: plan?.backends ?? [],
+    slots_per_backend: plan?.slotsPerBackend ?? null,
+    balancedness: round(predicted?.pool ?? null),
+    layers: plan === null ? [] : layerSummaries(plan, predicted),
+    pinned,
+    decisions: balancer.decisions().map(decisionBody),
+  };
+}
+
+function layerSummaries(plan: PlacementPlan, predicted: { perLayer: number[] } | null) {
+  const hosted = plan.backends.map((backend) => hostedExperts(plan, backend.id));
+  return plan.layers.map((_, layer) => ({
+    layer,
+    balancedness: round(predicted?.perLayer[layer] ?? null),
+    hosted: plan.backends.map((backend, b) => ({
+      backend: backend.id,
+      experts: hosted[b]![layer] ?? [],
+    })),
+  }));
+}

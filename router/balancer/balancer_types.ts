@@ -1,0 +1,96 @@
+/**
+ * @module Types of the `Balancer` adapter: its options and settings, the
+ * decision records `GET /api/plan` lists, switch and preview results, and its error.
+ */
+import type { Logger } from "../../shared/logger.ts";
+import type { PlanBackend } from "../../shared/placement_plan.ts";
+import type { Clock } from "../runtime/clock.ts";
+import type { PlanClient } from "./plan_client.ts";
+import type { PlanStore } from "./plan_store.ts";
+import type { BalancerStrategy, ModelShape, RebalanceDecision } from "./rebalancer.ts";
+
+/** The `expert_balancer` settings the balancer reads (the resolved config block fits). */
+export interface BalancerSettings {
+  enabled: boolean;
+  strategy: BalancerStrategy;
+  threshold: number;
+  /** Milliseconds between ticks. */
+  adjust_interval: number;
+  redundancy: number;
+}
+
+/** Options of {@linkcode Balancer}. */
+export interface BalancerOptions {
+  store: PlanStore;
+  /** Plan calls to backends (stage, activate, release). */
+  client: Pick<PlanClient, "stage" | "activate" | "release">;
+  logger: Logger;
+  clock: Clock;
+  settings: BalancerSettings;
+  /** Observed load of `model`: `[layers][logical experts]` tokens/s, or null when unknown. */
+  loadSource: (model: string) => number[][] | null;
+  /** Pool members in slot order (configured members, healthy or not). */
+  backends: () => PlanBackend[];
+  /** The served model's shape, or null before any backend described it. */
+  modelShape: () => ModelShape | null;
+  /** Decisions kept for the API; default 20. */
+  decisionsKept?: number;
+}
+
+/** How a decision ended. */
+export type DecisionOutcome =
+  | "kept"
+  | "switched"
+  | "stage_failed"
+  | "conflict"
+  | "activate_partial"
+  | "error";
+
+/** One decision, as `GET /api/plan` lists it. */
+export interface DecisionRecord {
+  at: number;
+  trigger: "tick" | "admin";
+  model: string | null;
+  action: RebalanceDecision["action"] | "apply" | "restore";
+  reason: string;
+  outcome: DecisionOutcome;
+  /** Version created for the switch, if any. */
+  version: number | null;
+  /** Predicted pool balancedness before and after. */
+  before: number | null;
+  after: number | null;
+  /** Experts backends had to newly load. */
+  moved: number | null;
+  /** What went wrong, for failed outcomes. */
+  error?: string;
+}
+
+/** Result of a successful switch. */
+export interface SwitchResult {
+  version: number;
+  previous: number | null;
+  reason: string;
+  moved: number;
+  predicted: { before: number | null; after: number | null };
+  /** Backends that have not activated yet (retried every tick). */
+  pendingActivation: string[];
+}
+
+/** Result of {@linkcode Balancer.preview}. */
+export interface PlanPreview {
+  model: string;
+  current: { version: number | null; balancedness: number | null };
+  proposed: { phy2log: number[][]; slotsPerBackend: number; balancedness: number };
+  moved: number;
+}
+
+/** A request the balancer refuses; `kind` maps to an HTTP status in the admin routes. */
+export class BalancerError extends Error {
+  readonly kind: "invalid" | "conflict" | "not_found" | "unavailable";
+
+  constructor(kind: BalancerError["kind"], message: string) {
+    super(message);
+    this.name = "BalancerError";
+    this.kind = kind;
+  }
+}

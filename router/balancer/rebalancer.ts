@@ -1,0 +1,282 @@
+/**
+ * @module The balancer's pure decision: given the strategy, the current plan, the pin,
+ * the live backends and the observed expert load, keep the plan, place statically, or
+ * re-plan with {@linkcode planPlacement}.
+ *
+ * Design.
+ * - Idea: a plan is only worth switching to when it is predicted to spread the *observed*
+ *   load better. Both plans are scored with {@linkcode predictedBalance} (pool
+ *   balancedness: mean ÷ max of backend loads summed over layers); the balancer acts when
+ *   the current plan scores below `threshold` and the planned one scores higher.
+ * - Rules, first match wins:
+ *   1. disabled or strategy `off` → none;
+ *   2. no backends → none;
+ *   3. no current plan, its backends differ from the live pool (ids and urls, in order), or
+ *      it does not fit the model → `initial` with the static plan (this overrides a pin:
+ *      a plan naming gone backends cannot be kept);
+ *   4. pinned → none;
+ *   5. strategy `static` → none, or `initial` when the current plan is not the static one;
+ *   6. no usable load (absent, wrong shape, all zero) → none;
+ *   7. current balancedness ≥ threshold → none;
+ *   8. planned balancedness > current → `rebalance`, else none.
+ * - Knobs: `threshold`, `redundancy` (spare slots per backend, {@linkcode slotsPerBackend}).
+ */
+import type { ModelMetadata } from "../../shared/oip.ts";
+import {
+  type PlacementPlan,
+  type PlanBackend,
+  planProblem,
+  staticPlan,
+} from "../../shared/placement_plan.ts";
+import { planPlacement } from "./eplb_planner.ts";
+import { planFromPlacement, predictedBalance, slotsPerBackend } from "./plan_math.ts";
+
+/** What the balancer needs to know about a model. */
+export interface ModelShape {
+  name: string;
+  layers: number;
+  /** Routed experts per layer. */
+  experts: number;
+  /** Expert groups (group-limited routing); 1 when the model has none. */
+  groups: number;
+}
+
+/** The model shape from a backend's model metadata (`parameters.layers/experts/groups`). */
+export function modelShapeFromMetadata(metadata: ModelMetadata): ModelShape | null {
+  const parameters = metadata.parameters ?? {};
+  const positive = (value: unknown) =>
+    typeof value === "number" && Number.isInteger(value) && value > 0 ? value : undefined;
+  const layers = positive(parameters["layers"]);
+  const experts = positive(parameters["experts"]);
+  if (layers === undefined || experts === undefined) return null;
+  return { name: metadata.name, layers, experts, groups: positive(parameters["groups"]) ?? 1 };
+}
+
+/** A plan before the store gives it a version and a creation time. */
+export type UnversionedPlan = Omit<PlacementPlan, "version" | "createdAt">;
+
+/** The balancer strategies of `expert_balancer.strategy`. */
+export type BalancerStrategy = "dynamic" | "static" | "off";
+
+/** Input of {@linkcode decideRebalance}. */
+export interface RebalanceInput {
+  /** `expert_balancer.enabled`; default true. */
+  enabled?: boolean;
+  strategy: BalancerStrategy;
+  /** Re-plan when the current plan's predicted pool balancedness falls below this. */
+  threshold: number;
+  /** Pinned version, or null. */
+  pinned: number | null;
+  current: PlacementPlan | null;
+  /** `[layers][experts]` observed load (tokens/s), or null when none is known yet. */
+  loads: readonly (readonly number[])[] | null;
+  model: ModelShape;
+  /** Live pool members, in slot order. */
+  backends: readonly PlanBackend[];
+  /** Spare slots per backend as a fraction of `experts / backends`. */
+  redundancy: number;
+}
+
+/** What to do, why, and the predicted pool balancedness before and after. */
+export interface RebalanceDecision {
+  action: "none" | "initial" | "rebalance";
+  reason: string;
+  /** The plan to switch to (for `initial` and `rebalance`). */
+  plan?: UnversionedPlan;
+  /** Pool balancedness of the current and the new plan under the observed load, when known. */
+  predicted: { before: number | null; after: number | null };
+}
+
+/** Improvements smaller than this are noise, not a reason to move experts. */
+const MIN_GAIN = 1e-9;
+
+/** Decides whether to keep the plan, place statically, or re-plan; see the module doc. */
+export function decideRebalance(input: RebalanceInput): RebalanceDecision {
+  const { current, model, pinned } = input;
+  const none = (reason: string, before: number | null = null): RebalanceDecision => ({
+    action: "none",
+    reason,
+    predicted: { before, after: null },
+  });
+  // Step 1: off.
+  if (input.enabled === false) return none("balancer disabled (expert_balancer.enabled is false)");
+  if (input.strategy === "off") return none("strategy off: every backend hosts every expert");
+  // Step 2: nothing to place on.
+  if (input.backends.length === 0) return none("no backends in the pool");
+
+  const loadProblem = loadShapeProblem(input.loads, model);
+  const loads = loadProblem === null ? input.loads! : null;
+  const score = (plan: UnversionedPlan | PlacementPlan | null): number | null =>
+    plan === null || loads === null || !hasLoad(loads)
+      ? null
+      : predictedBalance(asPlan(plan), loads).pool;
+  const fixed = staticPlacement(input);
+
+  // Step 3: a plan that cannot be used as it is.
+  const unusable = unusableReason(current, input);
+  if (unusable !== null) {
+    const pin = pinned === null ? "" : ` (drops the pin of version ${pinned})`;
+    return {
+      action: "initial",
+      reason: `${unusable}: static placement${pin}`,
+      plan: fixed,
+      predicted: {
+        before: current !== null && planProblem(current, model) === null ? score(current) : null,
+        after: score(fixed),
+      },
+    };
+  }
+  const plan = current!;
+  // Step 4: the operator holds the plan.
+  if (pinned !== null) return none(`pinned to version ${pinned}`, score(plan));
+  // Step 5: static placement never moves.
+  if (input.strategy === "static") {
+    if (samePlacement(plan, fixed)) return none("strategy static: placement stays fixed");
+    return {
+      action: "initial",
+      reason: `strategy static: version ${plan.version} is not the static placement`,
+      plan: fixed,
+      predicted: { before: score(plan), after: score(fixed) },
+    };
+  }
+  // Step 6: nothing observed to plan on.
+  if (loads === null) return none(`no usable expert load: ${loadProblem}`);
+  if (!hasLoad(loads)) return none("no expert load observed yet");
+  // Step 7: good enough.
+  const before = predictedBalance(plan, loads).pool;
+  if (before >= input.threshold) {
+    return none(
+      `balancedness ${fmt(before)} ≥ threshold ${fmt(input.threshold)} (version ${plan.version})`,
+      before,
+    );
+  }
+  // Step 8: re-plan on the observed load; switch only when it is predicted to help.
+  const proposed = proposePlacement(loads, {
+    model,
+    backends: input.backends,
+    redundancy: input.redundancy,
+    reason: `rebalance: balancedness ${fmt(before)} < threshold ${fmt(input.threshold)}`,
+  });
+  const after = predictedBalance(asPlan(proposed), loads).pool;
+  if (after <= before + MIN_GAIN) {
+    return {
+      action: "none",
+      reason: `balancedness ${fmt(before)} < threshold ${fmt(input.threshold)}, but the planned ` +
+        `placement would reach only ${fmt(after)}`,
+      predicted: { before, after },
+    };
+  }
+  return {
+    action: "rebalance",
+    reason: `balancedness ${fmt(before)} < threshold ${fmt(input.threshold)}; planned ${
+      fmt(after)
+    }`,
+    plan: proposed,
+    predicted: { before, after },
+  };
+}
+
+/** Options of {@linkcode proposePlacement}. */
+export interface ProposePlacementOptions {
+  model: ModelShape;
+  backends: readonly PlanBackend[];
+  redundancy: number;
+  reason: string;
+}
+
+/**
+ * The planner's placement for `loads` on `backends`: `B · slotsPerBackend` replicas, one
+ * node, one "GPU" per backend, the model's groups when they divide the experts.
+ */
+export function proposePlacement(
+  loads: readonly (readonly number[])[],
+  options: ProposePlacementOptions,
+): UnversionedPlan {
+  const { model, backends } = options;
+  const perBackend = slotsPerBackend(model.experts, backends.length, options.redundancy);
+  const groups = model.groups >= 1 && model.experts % model.groups === 0 ? model.groups : 1;
+  const placement = planPlacement({
+    weight: loads.map((row) => [...row]),
+    num_replicas: backends.length * perBackend,
+    num_groups: groups,
+    num_nodes: 1,
+    num_gpus: backends.length,
+  });
+  const { version: _version, createdAt: _createdAt, ...plan } = planFromPlacement(placement, {
+    model: model.name,
+    version: 1,
+    backends: [...backends],
+    reason: options.reason,
+    now: 0,
+  });
+  return plan;
+}
+
+/** Why `current` cannot stay as it is (absent, other backends, wrong shape), or null. */
+function unusableReason(current: PlacementPlan | null, input: RebalanceInput): string | null {
+  if (current === null) return "no plan yet";
+  if (!sameBackends(current.backends, input.backends)) {
+    const ids = (list: readonly PlanBackend[]) => list.map((b) => b.id).join(", ");
+    return `backends changed from [${ids(current.backends)}] to [${ids(input.backends)}]`;
+  }
+  const problem = planProblem(current, input.model);
+  if (problem !== null) return `version ${current.version} does not fit the model: ${problem}`;
+  return null;
+}
+
+function staticPlacement(input: RebalanceInput): UnversionedPlan {
+  const { version: _version, createdAt: _createdAt, ...plan } = staticPlan({
+    model: input.model.name,
+    layers: input.model.layers,
+    experts: input.model.experts,
+    backends: input.backends.map(({ id, url }) => ({ id, url })),
+    slotsPerBackend: slotsPerBackend(input.model.experts, input.backends.length, input.redundancy),
+  });
+  return { ...plan, reason: "static placement" };
+}
+
+/** Whether two backend lists name the same ids and urls in the same order. */
+export function sameBackends(a: readonly PlanBackend[], b: readonly PlanBackend[]): boolean {
+  return a.length === b.length && a.every((x, i) => x.id === b[i]!.id && x.url === b[i]!.url);
+}
+
+function samePlacement(a: UnversionedPlan, b: UnversionedPlan): boolean {
+  return a.slotsPerBackend === b.slotsPerBackend && a.layers.length === b.layers.length &&
+    a.layers.every((layer, l) => {
+      const other = b.layers[l]!;
+      return layer.replicaWeights === undefined && other.replicaWeights === undefined &&
+        layer.phy2log.length === other.phy2log.length &&
+        layer.phy2log.every((expert, slot) => expert === other.phy2log[slot]);
+    });
+}
+
+/** Why `loads` cannot be planned on for `model`, or null when it can. */
+export function loadShapeProblem(
+  loads: readonly (readonly number[])[] | null,
+  model: ModelShape,
+): string | null {
+  if (loads === null) return "none reported yet";
+  if (loads.length !== model.layers) {
+    return `load has ${loads.length} layers, model "${model.name}" has ${model.layers}`;
+  }
+  for (const [layer, row] of loads.entries()) {
+    if (row.length !== model.experts) {
+      return `load of layer ${layer} has ${row.length} experts, model "${model.name}" has ${model.experts}`;
+    }
+    const bad = row.findIndex((value) => !Number.isFinite(value) || value < 0);
+    if (bad >= 0) return `load of layer ${layer}, expert ${bad} is ${row[bad]}, not a number ≥ 0`;
+  }
+  return null;
+}
+
+function hasLoad(loads: readonly (readonly number[])[]): boolean {
+  return loads.some((row) => row.some((value) => value > 0));
+}
+
+function asPlan(plan: UnversionedPlan | PlacementPlan): PlacementPlan {
+  return { version: 1, createdAt: 0, ...plan };
+}
+
+function fmt(value: number): string {
+  return value.toFixed(3);
+}

@@ -1,0 +1,149 @@
+/** @module decideRebalance(): the balancer's decision table on crafted loads. */
+import assert from "node:assert/strict";
+import { type PlacementPlan, planProblem, staticPlan } from "../../shared/placement_plan.ts";
+import { predictedBalance } from "./plan_math.ts";
+import { decideRebalance, type RebalanceInput } from "./rebalancer.ts";
+
+const backends = [
+  { id: "127.0.0.1:9001", url: "http://127.0.0.1:9001" },
+  { id: "127.0.0.1:9002", url: "http://127.0.0.1:9002" },
+];
+const model = { name: "m", layers: 2, experts: 8, groups: 1 };
+/** 8 experts over 2 backends with redundancy 0.25: 4 + 1 slots each. */
+const current: PlacementPlan = {
+  ...staticPlan({ model: "m", layers: 2, experts: 8, backends, slotsPerBackend: 5, version: 3 }),
+  createdAt: 0,
+};
+const uniform = [Array(8).fill(10), Array(8).fill(10)];
+const hot = [[10, 10, 100, 10, 10, 10, 10, 10], [10, 10, 100, 10, 10, 10, 10, 10]];
+
+function input(overrides: Partial<RebalanceInput> = {}): RebalanceInput {
+  return {
+    strategy: "dynamic",
+    threshold: 0.75,
+    pinned: null,
+    current,
+    loads: uniform,
+    model,
+    backends,
+    redundancy: 0.25,
+    ...overrides,
+  };
+}
+
+Deno.test("decideRebalance() does nothing when the balancer is off or disabled", () => {
+  assert.equal(decideRebalance(input({ strategy: "off", current: null })).action, "none");
+  const disabled = decideRebalance(input({ enabled: false, current: null, loads: hot }));
+  assert.equal(disabled.action, "none");
+  assert.match(disabled.reason, /disabled/);
+  assert.equal(decideRebalance(input({ backends: [] })).reason, "no backends in the pool");
+});
+
+Deno.test("decideRebalance() starts from the static plan when there is none", () => {
+  for (const strategy of ["dynamic", "static"] as const) {
+    const decision = decideRebalance(input({ strategy, current: null, loads: null }));
+    assert.equal(decision.action, "initial");
+    assert.match(decision.reason, /^no plan yet: static placement$/);
+    assert.deepEqual(decision.plan?.layers, current.layers);
+    assert.equal(decision.plan?.slotsPerBackend, 5);
+    assert.deepEqual(decision.predicted, { before: null, after: null });
+  }
+});
+
+Deno.test("decideRebalance() re-places statically when the pool's backends changed", () => {
+  const moved = [backends[0]!, { id: "127.0.0.1:9003", url: "http://127.0.0.1:9003" }];
+  const decision = decideRebalance(input({ backends: moved, loads: hot }));
+  assert.equal(decision.action, "initial");
+  assert.match(decision.reason, /backends changed from \[127.0.0.1:9001, 127.0.0.1:9002\] to/);
+  assert.deepEqual(decision.plan?.backends, moved);
+  assert.ok(decision.predicted.before !== null && decision.predicted.after !== null);
+  // Same ids, other url: changed too. A pin cannot keep a plan naming gone backends.
+  const renamed = [backends[0]!, { ...backends[1]!, url: "http://10.0.0.2:9002" }];
+  const pinned = decideRebalance(input({ backends: renamed, pinned: 3 }));
+  assert.equal(pinned.action, "initial");
+  assert.match(pinned.reason, /drops the pin of version 3/);
+});
+
+Deno.test("decideRebalance() re-places a plan that does not fit the model", () => {
+  const decision = decideRebalance(input({ model: { ...model, experts: 10 } }));
+  assert.equal(decision.action, "initial");
+  assert.match(decision.reason, /version 3 does not fit the model: layers\[0\] places no replica/);
+});
+
+Deno.test("decideRebalance() keeps a balanced plan under uniform load", () => {
+  const decision = decideRebalance(input());
+  assert.equal(decision.action, "none");
+  // Backend a: 5 + 5 + 10 + 10 + 5; backend b: 4 · 10 + 5, summed over two layers.
+  assert.equal(decision.predicted.before, 80 / 90);
+  assert.match(decision.reason, /balancedness 0\.889 ≥ threshold 0\.750 \(version 3\)/);
+});
+
+Deno.test("decideRebalance() re-plans around one hot expert", () => {
+  const before = predictedBalance(current, hot).pool;
+  assert.ok(before < 0.75);
+  const decision = decideRebalance(input({ loads: hot }));
+  assert.equal(decision.action, "rebalance");
+  assert.equal(decision.predicted.before, before);
+  assert.ok(decision.predicted.after! > before);
+  assert.ok(decision.predicted.after! >= 0.95, `after ${decision.predicted.after}`);
+  assert.match(decision.reason, /^balancedness 0\.680 < threshold 0\.750; planned /);
+  const plan = { ...decision.plan!, version: 4, createdAt: 0 };
+  assert.equal(planProblem(plan, model), null);
+  assert.equal(plan.slotsPerBackend, 5);
+  assert.deepEqual(plan.backends, backends);
+  // The hot expert is on both backends.
+  const perBackend = plan.layers[0]!.phy2log;
+  assert.ok(perBackend.slice(0, 5).includes(2) && perBackend.slice(5).includes(2));
+  assert.equal(predictedBalance(plan, hot).pool, decision.predicted.after);
+});
+
+Deno.test("decideRebalance() keeps the plan when planning cannot improve it", () => {
+  const tiny = { name: "t", layers: 1, experts: 2, groups: 1 };
+  const plan: PlacementPlan = {
+    ...staticPlan({ model: "t", layers: 1, experts: 2, backends }),
+    createdAt: 0,
+  };
+  const decision = decideRebalance(
+    input({ model: tiny, current: plan, loads: [[100, 10]], redundancy: 0 }),
+  );
+  assert.equal(decision.action, "none");
+  assert.match(decision.reason, /but the planned placement would reach only 0\.550/);
+  assert.deepEqual(decision.predicted, { before: 0.55, after: 0.55 });
+});
+
+Deno.test("decideRebalance() honours a pin", () => {
+  const decision = decideRebalance(input({ pinned: 3, loads: hot }));
+  assert.equal(decision.action, "none");
+  assert.equal(decision.reason, "pinned to version 3");
+});
+
+Deno.test("decideRebalance() never moves a static placement after the initial one", () => {
+  const decision = decideRebalance(input({ strategy: "static", loads: hot }));
+  assert.equal(decision.action, "none");
+  assert.equal(decision.reason, "strategy static: placement stays fixed");
+  // A dynamic plan left from before a config change goes back to static.
+  const rebalanced = decideRebalance(input({ loads: hot }));
+  const dynamicPlan = { ...rebalanced.plan!, version: 4, createdAt: 0 };
+  const back = decideRebalance(input({ strategy: "static", current: dynamicPlan, loads: hot }));
+  assert.equal(back.action, "initial");
+  assert.match(back.reason, /strategy static: version 4 is not the static placement/);
+  assert.deepEqual(back.plan?.layers, current.layers);
+});
+
+Deno.test("decideRebalance() waits for usable load", () => {
+  assert.match(decideRebalance(input({ loads: null })).reason, /no usable expert load: none/);
+  const zero = decideRebalance(input({ loads: [Array(8).fill(0), Array(8).fill(0)] }));
+  assert.equal(zero.reason, "no expert load observed yet");
+  const short = decideRebalance(input({ loads: [Array(8).fill(1)] }));
+  assert.equal(short.action, "none");
+  assert.match(short.reason, /load has 1 layers, model "m" has 2/);
+  const bad = decideRebalance(input({ loads: [Array(8).fill(1), [1, 1, -1, 1, 1, 1, 1, 1]] }));
+  assert.match(bad.reason, /layer 1, expert 2 is -1/);
+});
+
+Deno.test("decideRebalance() plans with groups that do not divide the experts", () => {
+  const decision = decideRebalance(input({ loads: hot, model: { ...model, groups: 3 } }));
+  assert.equal(decision.action, "rebalance");
+  const grouped = decideRebalance(input({ loads: hot, model: { ...model, groups: 4 } }));
+  assert.equal(grouped.action, "rebalance");
+});
