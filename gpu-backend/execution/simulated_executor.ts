@@ -73,6 +73,7 @@ export class SimulatedExecutor implements ExpertExecutor {
   readonly depth: number;
   readonly #manifest: ModelManifest;
   readonly #timing: SimulatedTiming;
+  readonly #gateScale: number;
   readonly #now: () => number;
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #devices: Device[];
@@ -98,6 +99,7 @@ export class SimulatedExecutor implements ExpertExecutor {
     this.depth = options.slots;
     this.#manifest = options.manifest;
     this.#timing = { fixedMs: options.fixedMs, perRowMs: options.perRowMs };
+    this.#gateScale = Math.min(1, options.manifest.experts / (2 * options.manifest.d_ff));
     this.#now = options.now ?? (() => performance.now());
     this.#sleep = options.sleep ??
       ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
@@ -105,9 +107,15 @@ export class SimulatedExecutor implements ExpertExecutor {
     this.#devices = Array.from({ length: options.slots }, () => ({ busy: false, freeAt: start }));
   }
 
-  /** Simulated device milliseconds of one execution of `rows` rows. */
-  durationMs(rows: number): number {
-    return this.#timing.fixedMs + this.#timing.perRowMs * rows;
+  /**
+   * Simulated device milliseconds of one execution of `rows` rows. The timing describes
+   * an expert; a gate costs its FLOPs relative to an expert's (`E / (2·d_ff)`: a
+   * `[d, E]` projection against a `[d, d_ff]` + `[d_ff, d]` MLP), so pools of many
+   * small experts are not dominated by simulated gate time no real gate would take.
+   */
+  durationMs(rows: number, part?: ModelPart): number {
+    const scale = part?.kind === "gate" ? this.#gateScale : 1;
+    return scale * (this.#timing.fixedMs + this.#timing.perRowMs * rows);
   }
 
   execute(part: ModelPart, input: Float32Array, rows: number): Promise<Execution> {
@@ -176,7 +184,7 @@ export class SimulatedExecutor implements ExpertExecutor {
   }
 
   async #run(device: Device, job: Job): Promise<void> {
-    const ms = this.durationMs(job.rows);
+    const ms = this.durationMs(job.rows, job.part);
     const end = Math.max(job.arrivedAt, device.freeAt) + ms;
     device.freeAt = end;
     try {

@@ -259,3 +259,18 @@ Deno.test("createExecutor() builds a simulated executor with one device per work
   await executor.close();
   await assert.rejects(createExecutor(options), /timing is missing/);
 });
+
+Deno.test("SimulatedExecutor charges a gate its FLOPs relative to an expert", () => {
+  const wide = ModelManifestSchema.parse({
+    name: "w",
+    d_model: 8,
+    d_ff: 64,
+    layers: 1,
+    experts: 16,
+    top_k: 2,
+  });
+  const executor = new SimulatedExecutor({ manifest: wide, slots: 1, fixedMs: 1, perRowMs: 0.5 });
+  assert.equal(executor.durationMs(4, { kind: "expert", layer: 0, expert: 3 }), 3);
+  // E / (2·d_ff) = 16 / 128 = 1/8 of an expert's time.
+  assert.equal(executor.durationMs(4, { kind: "gate", layer: 0 }), 3 / 8);
+});

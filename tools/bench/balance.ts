@@ -1,0 +1,209 @@
+// deno-lint-ignore-file no-console
+/**
+ * @module `deno task bench:balance`: static placement vs online rebalancing on the same
+ * pool and the same skewed traffic, in one run.
+ *
+ * For each strategy (static, then dynamic):
+ *   Step 1: start N backends and a router with that `expert_balancer.strategy`.
+ *   Step 2: warm up with Zipf-skewed request types (open loop) until load reports are
+ *           in — and, for dynamic, until the balancer has switched to a planned placement.
+ *   Step 3: saturate (closed loop) → tokens/s; read the plan's predicted balancedness
+ *           (per-backend expert load, mean/max) and the measured utilisation balancedness.
+ *   Step 4: open loop at 70 % of the static saturation rate → p50/p99.
+ *
+ * `--executor onnx` runs the demo model on real onnxruntime Workers; `--executor
+ * simulated` runs calibrated device time per execution (a + b·rows) so many backends can
+ * behave like separate accelerators on this machine (outputs are not model outputs).
+ */
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { existsSync } from "node:fs";
+import { generateModel } from "../model/generate.ts";
+import { loadDemoTraffic } from "../model/traffic.ts";
+import { startPool, type TestPool } from "../pool/processes.ts";
+import { closedLoop, type LoadResult, openLoop } from "./load_generator.ts";
+import { formatTable, round, summarize } from "./stats.ts";
+import { prepareWorkload } from "./workload.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    executor: { type: "string", default: "onnx" },
+    backends: { type: "string" },
+    experts: { type: "string", default: "64" },
+    model: { type: "string" },
+    duration: { type: "string", default: "10" },
+    concurrency: { type: "string", default: "48" },
+    zipf: { type: "string", default: "1.2" },
+    "fixed-ms": { type: "string", default: "1" },
+    "per-row-ms": { type: "string", default: "2" },
+    out: { type: "string", default: "out/bench-balance.csv" },
+  },
+});
+const simulated = values.executor === "simulated";
+const backends = Number(values.backends ?? (simulated ? 8 : 2));
+const durationS = Number(values.duration);
+const concurrency = Number(values.concurrency);
+
+// The model: the demo model for onnx; a small wide one for simulated pools.
+const modelDir = values.model ?? (simulated ? `models/sim-${values.experts}-top6` : "models/demo");
+if (!existsSync(join(modelDir, "moe.json"))) {
+  await generateModel(
+    modelDir,
+    simulated
+      ? {
+        dModel: 64,
+        dFf: 256,
+        experts: Number(values.experts),
+        topK: 6,
+        groups: 8,
+        topkGroup: 4,
+        name: "sim-moe",
+      }
+      : {},
+  );
+}
+const manifest = JSON.parse(await Deno.readTextFile(join(modelDir, "moe.json")));
+const requests = prepareWorkload({
+  dModel: manifest.d_model,
+  traffic: await loadDemoTraffic(modelDir),
+  zipf: Number(values.zipf),
+});
+const path = `/v2/models/${manifest.name}/infer`;
+const admin = "bench-admin-token-0123456789";
+
+async function json(url: string) {
+  return await (await fetch(url)).json();
+}
+
+async function waitFor<T>(probe: () => Promise<T | undefined>, ms: number): Promise<T | undefined> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return undefined;
+}
+
+interface Outcome {
+  strategy: string;
+  planVersion: number;
+  planReason: string;
+  predictedBalancedness: number;
+  utilisationBalancedness: number;
+  saturated: LoadResult;
+  at70: LoadResult;
+}
+
+/** Runs one strategy; the 70 % point defaults to 70 % of its own saturation rate. */
+async function run(
+  strategy: "static" | "dynamic",
+  rate70?: number,
+): Promise<Outcome & { rate70: number }> {
+  const pool: TestPool = await startPool({
+    modelDir,
+    backends,
+    executors: 1,
+    env: {
+      SWITCHYARD_EXPERT_BALANCER__STRATEGY: strategy,
+      SWITCHYARD_EXPERT_BALANCER__ADJUST_INTERVAL: "2s",
+      SWITCHYARD_EXPERT_BALANCER__WINDOW: "3s",
+      SWITCHYARD_EXPERT_BALANCER__THRESHOLD: "0.9",
+      SWITCHYARD_AUTH__ADMIN_TOKEN: admin,
+      ...(simulated
+        ? {
+          SWITCHYARD_BACKEND__EXECUTOR: "simulated",
+          SWITCHYARD_BACKEND__SIMULATED__FIXED_MS: values["fixed-ms"],
+          SWITCHYARD_BACKEND__SIMULATED__PER_ROW_MS: values["per-row-ms"],
+        }
+        : {}),
+    },
+  });
+  try {
+    const url = pool.router.url;
+    await waitFor(
+      async () => ((await json(`${url}/api/plan`)).version >= 1 ? true : undefined),
+      20_000,
+    );
+    // Warm up on skewed traffic; dynamic waits for the balancer's switch.
+    const warm = openLoop({ url: url + path, requests, rate: simulated ? 60 : 150, durationS: 6 });
+    if (strategy === "dynamic") {
+      await waitFor(async () => {
+        const plan = await json(`${url}/api/plan`);
+        return plan.decisions?.some((d: { action: string; outcome: string }) =>
+            d.action === "rebalance" && d.outcome === "switched"
+          )
+          ? true
+          : undefined;
+      }, 30_000);
+    }
+    await warm;
+    const saturated = await closedLoop({ url: url + path, requests, concurrency, durationS });
+    const plan = await json(`${url}/api/plan`);
+    const load = await json(`${url}/api/load`);
+    const rate = rate70 ?? 0.7 * saturated.ok / saturated.seconds;
+    const at70 = await openLoop({ url: url + path, requests, rate, durationS });
+    return {
+      strategy,
+      planVersion: plan.version,
+      planReason: plan.reason,
+      predictedBalancedness: plan.balancedness,
+      utilisationBalancedness: load.pool.balancedness,
+      saturated,
+      at70,
+      rate70: rate,
+    };
+  } finally {
+    await pool.close();
+  }
+}
+
+console.log(
+  `bench:balance — ${values.executor} executors, ${backends} backends, model ${manifest.name} ` +
+    `(${manifest.layers} layers × ${manifest.experts} experts, top-${manifest.top_k}), Zipf ${values.zipf} ` +
+    `request types, closed loop ${concurrency} clients × ${durationS} s` +
+    (simulated ? `, device time ${values["fixed-ms"]} ms + ${values["per-row-ms"]} ms/row` : ""),
+);
+const staticRun = await run("static");
+const rate70 = staticRun.rate70;
+const dynamicRun = await run("dynamic", rate70);
+
+const rows = [staticRun, dynamicRun].map((o) => {
+  const sat = summarize(o.saturated.latencies);
+  const p70 = summarize(o.at70.latencies);
+  return [
+    o.strategy,
+    o.planVersion,
+    round(o.predictedBalancedness, 3),
+    round(o.utilisationBalancedness, 3),
+    round(o.saturated.rows / o.saturated.seconds, 0),
+    round(sat.p99),
+    round(p70.p50),
+    round(p70.p99),
+    o.saturated.errors + o.at70.errors,
+  ];
+});
+const header = [
+  "strategy",
+  "plan_version",
+  "predicted_balancedness",
+  "utilisation_balancedness",
+  "saturated_tokens_s",
+  "saturated_p99_ms",
+  "p50_at_70pct_ms",
+  "p99_at_70pct_ms",
+  "errors",
+];
+console.log("\n" + formatTable(header, rows));
+await Deno.mkdir("out", { recursive: true });
+await Deno.writeTextFile(values.out, [header, ...rows].map((r) => r.join(",")).join("\n") + "\n");
+const gain = (dynamicRun.saturated.rows / dynamicRun.saturated.seconds) /
+  (staticRun.saturated.rows / staticRun.saturated.seconds);
+console.log(
+  `\nthroughput dynamic / static: ${
+    round(gain)
+  }×; plan after rebalancing: "${dynamicRun.planReason}"`,
+);
+console.log(`offered load at 70 %: ${round(rate70, 1)} req/s; wrote ${values.out}`);
+Deno.exit(0);
