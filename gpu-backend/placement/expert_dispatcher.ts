@@ -3,10 +3,13 @@
  * one of that expert's replicas under the active placement plan — this backend's own
  * micro-batcher, or a peer over its expert channel.
  *
- * Replica choice: smooth weighted round-robin per (layer, expert), weighted by the
- * plan's replica weights and by rows, so over time every replica receives its share of
- * the expert's rows (the planner's assumption), while one request's group for an
- * expert stays whole (one execution, not one per replica). A replica whose peer is
+ * Replica choice: a replica on this backend first — the router already spreads entry
+ * traffic evenly, so local replicas of an expert replicated everywhere share its rows in
+ * that proportion, without a network hop and without halving its batches. Otherwise
+ * smooth weighted round-robin per (layer, expert) over the remote replicas, weighted by
+ * the plan's replica weights and by rows, so each receives its share of the rows (the
+ * planner's assumption), while one request's group for an expert stays whole (one
+ * execution, not one per replica). A replica whose peer is
  * unreachable is skipped; rows already sent to a peer that dies are re-sent to the next
  * replica. With no reachable replica left, `onUnreachable: "load_local"` runs the rows
  * here after loading the expert on demand (every backend has the model files: slower,
@@ -125,6 +128,8 @@ export class ExpertDispatcher implements PartRunner {
       credits = replicas.map(() => 0);
       this.#credits.set(key, credits);
     }
+    const local = replicas.find((r) => r.backend === this.#options.selfId && r.weight > 0);
+    if (local && !tried.has(local.backend)) return local;
     let best = -1;
     let total = 0;
     replicas.forEach((replica, i) => {

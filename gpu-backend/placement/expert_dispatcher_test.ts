@@ -49,11 +49,13 @@ function fakePeer(id: string, behaviour: "ok" | "down" | "dies") {
   return { peer: peer as unknown as PeerClient, calls };
 }
 
+/** A dispatcher on b1 with peers b2 and b3; `phy2log` spans the three backends. */
 async function setup(
   phy2log: number[],
   weights?: number[],
   peerBehaviour: "ok" | "down" | "dies" = "ok",
   onUnreachable: "load_local" | "fail" = "fail",
+  b3Behaviour: "ok" | "down" | "dies" = "ok",
 ) {
   const placement = new PlacementState({
     manifest,
@@ -66,8 +68,8 @@ async function setup(
     version: 1,
     createdAt: 0,
     reason: "test",
-    backends: [{ id: "b1", url: "http://127.0.0.1:1" }, { id: "b2", url: "http://127.0.0.1:2" }],
-    slotsPerBackend: phy2log.length / 2,
+    backends: ["b1", "b2", "b3"].map((id, i) => ({ id, url: `http://127.0.0.1:${i + 1}` })),
+    slotsPerBackend: phy2log.length / 3,
     layers: [{ phy2log, ...(weights ? { replicaWeights: weights } : {}) }],
   };
   const localCalls: number[] = [];
@@ -78,23 +80,24 @@ async function setup(
     },
   };
   const remote = fakePeer("b2", peerBehaviour);
+  const third = fakePeer("b3", b3Behaviour);
   const dispatcher = new ExpertDispatcher({
     selfId: "b1",
     local,
     placement,
-    peer: (id) => (id === "b2" ? remote.peer : undefined),
+    peer: (id) => (id === "b2" ? remote.peer : id === "b3" ? third.peer : undefined),
     onUnreachable,
   });
   await placement.stage(plan);
   placement.activate(1);
-  return { dispatcher, localCalls, remote };
+  return { dispatcher, localCalls, remote, third };
 }
 
 const expert = (e: number): ModelPart => ({ kind: "expert", layer: 0, expert: e });
 
 Deno.test("ExpertDispatcher sends experts hosted elsewhere to the peer and keeps local ones", async () => {
-  // b1 hosts experts 0,1; b2 hosts 2,3.
-  const { dispatcher, localCalls, remote } = await setup([0, 1, 2, 3]);
+  // b1 hosts experts 0,1; b2 hosts 2,3; b3 hosts 0,1.
+  const { dispatcher, localCalls, remote } = await setup([0, 1, 2, 3, 0, 1]);
   assert.deepEqual([...(await dispatcher.run(expert(0), Float32Array.of(1, 2), 1))], [2, 3]);
   assert.deepEqual([...(await dispatcher.run(expert(3), Float32Array.of(1, 2), 1))], [401, 402]);
   assert.deepEqual(localCalls, [1]);
@@ -104,28 +107,34 @@ Deno.test("ExpertDispatcher sends experts hosted elsewhere to the peer and keeps
   assert.equal(localCalls.length, 2);
 });
 
-Deno.test("ExpertDispatcher splits an expert's rows over its replicas by replica weight", async () => {
-  // Expert 0 on both backends (slots 0 and 3), weights 3:1 toward b1.
-  const plan = await setup([0, 1, 2, 0, 3, 3], [3, 1, 1, 1, 1, 1]);
-  for (let i = 0; i < 40; i++) await plan.dispatcher.run(expert(0), Float32Array.of(0, 0), 1);
-  assert.equal(plan.localCalls.length, 30);
-  assert.equal(plan.remote.calls.length, 10);
+Deno.test("ExpertDispatcher prefers a local replica and spreads remote ones by weight", async () => {
+  // Expert 0 on b1 and b2: always local. Expert 3 on b2 (weight 3) and b3 (weight 1).
+  const { dispatcher, localCalls, remote, third } = await setup(
+    [0, 1, 0, 3, 3, 2],
+    [1, 1, 1, 3, 1, 1],
+  );
+  for (let i = 0; i < 20; i++) await dispatcher.run(expert(0), Float32Array.of(0, 0), 1);
+  assert.equal(localCalls.length, 20);
+  assert.equal(remote.calls.length, 0);
+  for (let i = 0; i < 40; i++) await dispatcher.run(expert(3), Float32Array.of(0, 0), 1);
+  assert.equal(remote.calls.length, 30);
+  assert.equal(third.calls.length, 10);
 });
 
 Deno.test("ExpertDispatcher re-sends rows to another replica when a peer dies", async () => {
-  const { dispatcher, localCalls, remote } = await setup([0, 1, 2, 0, 3, 3], undefined, "dies");
-  // Whichever replica comes first, every call succeeds and lands locally in the end.
+  // Expert 3 on b2 (dies on first use) and b3.
+  const { dispatcher, remote, third } = await setup([0, 1, 3, 2, 3, 1], undefined, "dies");
   for (let i = 0; i < 4; i++) {
-    const out = await dispatcher.run(expert(0), Float32Array.of(1, 1), 1);
-    assert.deepEqual([...out], [2, 2]);
+    const out = await dispatcher.run(expert(3), Float32Array.of(1, 1), 1);
+    assert.deepEqual([...out], [401, 401]);
   }
   assert.equal(remote.calls.length, 1, "the dead peer is not tried again");
-  assert.equal(localCalls.length, 4);
+  assert.equal(third.calls.length, 4);
   assert.equal(dispatcher.counters.retries, 1);
 });
 
 Deno.test("ExpertDispatcher answers 503 naming the expert when no replica is reachable", async () => {
-  const { dispatcher } = await setup([0, 1, 2, 3], undefined, "down");
+  const { dispatcher } = await setup([0, 1, 2, 3, 0, 1], undefined, "down");
   await assert.rejects(dispatcher.run(expert(2), Float32Array.of(1, 1), 1), (error) => {
     assert.ok(error instanceof ApiError);
     assert.equal(error.status, 503);
@@ -137,7 +146,12 @@ Deno.test("ExpertDispatcher answers 503 naming the expert when no replica is rea
 });
 
 Deno.test("ExpertDispatcher runs an unreachable expert locally under load_local", async () => {
-  const { dispatcher, localCalls } = await setup([0, 1, 2, 3], undefined, "down", "load_local");
+  const { dispatcher, localCalls } = await setup(
+    [0, 1, 2, 3, 0, 1],
+    undefined,
+    "down",
+    "load_local",
+  );
   assert.deepEqual([...(await dispatcher.run(expert(2), Float32Array.of(1, 1), 1))], [4, 4]);
   assert.equal(localCalls.length, 1);
   assert.equal(dispatcher.counters.fallbackRows, 1);
