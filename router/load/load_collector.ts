@@ -13,11 +13,12 @@ import type { LoadReport } from "../../shared/load_report.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { fetchLoadReport } from "../pool/backend_client.ts";
 import type { BackendView } from "../pool/backend_view.ts";
-import type { Clock, TimerHandle } from "../runtime/clock.ts";
+import type { Clock } from "../runtime/clock.ts";
 import type { FetchLike } from "../runtime/fetch_like.ts";
 import type { BackendLoadSignal } from "../routing/load_weighted.ts";
 import { type ReportRates, reportRates, sameRun } from "./load_rates.ts";
 import { aggregatePoolLoad, type BackendLoadSample, isFresh, type PoolLoad } from "./pool_load.ts";
+import { PeriodicRounds } from "../runtime/periodic_rounds.ts";
 
 /** Options of {@linkcode LoadCollector}. */
 export interface LoadCollectorOptions {
@@ -58,10 +59,7 @@ export class LoadCollector {
   readonly #options: LoadCollectorOptions;
   readonly #timeoutMs: number;
   readonly #states = new Map<string, BackendLoadState>();
-  #round: Promise<void> | undefined;
-  #timer: TimerHandle | undefined;
-  #running = false;
-  #lifetime = new AbortController();
+  readonly #rounds: PeriodicRounds;
 
   constructor(pool: { views(): readonly BackendView[] }, options: LoadCollectorOptions) {
     this.#pool = pool;
@@ -69,29 +67,22 @@ export class LoadCollector {
     this.intervalMs = options.intervalMs ?? 1000;
     this.#timeoutMs = options.timeoutMs ?? this.intervalMs;
     this.staleAfterMs = options.staleAfterMs ?? 3 * this.intervalMs;
+    this.#rounds = new PeriodicRounds(options.clock, this.intervalMs, () => this.#runRound());
   }
 
   /** Runs a first round, then one every interval until `stop()`. */
   start(): Promise<void> {
-    if (this.#running) return this.#round ?? Promise.resolve();
-    this.#running = true;
-    this.#lifetime = new AbortController();
-    return this.pollNow().finally(() => this.#schedule());
+    return this.#rounds.start();
   }
 
   /** Stops polling, aborts calls in progress and waits for the current round to end. */
-  async stop(): Promise<void> {
-    this.#running = false;
-    if (this.#timer !== undefined) this.#options.clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#lifetime.abort();
-    await this.#round;
+  stop(): Promise<void> {
+    return this.#rounds.stop();
   }
 
   /** Polls every backend once (joins the round in progress, if any). */
   pollNow(): Promise<void> {
-    this.#round ??= this.#runRound().finally(() => this.#round = undefined);
-    return this.#round;
+    return this.#rounds.runNow();
   }
 
   /** The pool's load now. */
@@ -154,17 +145,9 @@ export class LoadCollector {
     return state;
   }
 
-  #schedule(): void {
-    if (!this.#running) return;
-    this.#timer = this.#options.clock.setTimeout(() => {
-      this.#timer = undefined;
-      void this.pollNow().finally(() => this.#schedule());
-    }, this.intervalMs);
-  }
-
   async #runRound(): Promise<void> {
     await Promise.all(this.#pool.views().map((view) => this.#poll(view)));
-    if (this.#lifetime.signal.aborted || this.#options.onRound === undefined) return;
+    if (this.#rounds.signal.aborted || this.#options.onRound === undefined) return;
     try {
       await this.#options.onRound(this.snapshot());
     } catch (error) {
@@ -174,7 +157,7 @@ export class LoadCollector {
 
   async #poll(view: BackendView): Promise<void> {
     const state = this.#state(view);
-    const signal = this.#lifetime.signal;
+    const signal = this.#rounds.signal;
     let result;
     try {
       result = await fetchLoadReport(view.url, {

@@ -13,7 +13,7 @@
  */
 import type { Config } from "../../shared/config.ts";
 import type { Logger } from "../../shared/logger.ts";
-import type { Clock, TimerHandle } from "../runtime/clock.ts";
+import type { Clock } from "../runtime/clock.ts";
 import type { FetchLike } from "../runtime/fetch_like.ts";
 import {
   type BackendClientOptions,
@@ -25,6 +25,7 @@ import { type BackendState, newBackendState, snapshot } from "./_backend_state.t
 import { ExpiringSet } from "./_expiring_set.ts";
 import type { BackendView } from "./backend_view.ts";
 import { announcedModels, type CatalogEntry, MODEL_NAME } from "./model_catalog.ts";
+import { PeriodicRounds } from "../runtime/periodic_rounds.ts";
 
 /** Options of {@linkcode BackendPool}. */
 export interface BackendPoolOptions {
@@ -48,13 +49,15 @@ export class BackendPool {
   readonly #knownModels = new Set<string>();
   readonly #misses = new ExpiringSet(1024);
   readonly #discoveries = new Map<string, Promise<CatalogEntry | undefined>>();
-  #round: Promise<void> | undefined;
-  #timer: TimerHandle | undefined;
-  #running = false;
-  #lifetime = new AbortController();
+  readonly #rounds: PeriodicRounds;
 
   constructor(urls: readonly string[], options: BackendPoolOptions) {
     this.#options = options;
+    this.#rounds = new PeriodicRounds(
+      options.clock,
+      options.healthIntervalMs,
+      () => this.#checkAll(),
+    );
     for (const name of options.models ?? []) this.#knownModels.add(name);
     for (const raw of urls) {
       const url = raw.replace(/\/+$/, "");
@@ -82,27 +85,17 @@ export class BackendPool {
 
   /** Runs a first check round, then keeps checking every interval until `stop()`. */
   start(): Promise<void> {
-    if (this.#running) return this.#round ?? Promise.resolve();
-    this.#running = true;
-    this.#lifetime = new AbortController();
-    return this.checkNow().finally(() => this.#schedule());
+    return this.#rounds.start();
   }
 
   /** Stops checking, aborts calls in progress and waits for the current round to end. */
-  async stop(): Promise<void> {
-    this.#running = false;
-    if (this.#timer !== undefined) this.#options.clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#lifetime.abort();
-    await this.#round;
+  stop(): Promise<void> {
+    return this.#rounds.stop();
   }
 
   /** Checks every backend once (joins the round in progress, if any). */
   checkNow(): Promise<void> {
-    this.#round ??= Promise.all(this.#backends.map((backend) => this.#check(backend)))
-      .then(() => undefined)
-      .finally(() => this.#round = undefined);
-    return this.#round;
+    return this.#rounds.runNow();
   }
 
   /** Snapshots of every backend, in config order. */
@@ -186,21 +179,17 @@ export class BackendPool {
       clock: this.#options.clock,
       timeoutMs: this.#options.healthTimeoutMs,
       internalToken: this.#options.internalToken,
-      signal: this.#lifetime.signal,
+      signal: this.#rounds.signal,
     };
   }
 
-  #schedule(): void {
-    if (!this.#running) return;
-    this.#timer = this.#options.clock.setTimeout(() => {
-      this.#timer = undefined;
-      void this.checkNow().finally(() => this.#schedule());
-    }, this.#options.healthIntervalMs);
+  async #checkAll(): Promise<void> {
+    await Promise.all(this.#backends.map((backend) => this.#check(backend)));
   }
 
   async #check(backend: BackendState): Promise<void> {
     try {
-      const signal = this.#lifetime.signal;
+      const signal = this.#rounds.signal;
       const result = await checkReady(backend.url, this.#client());
       if (signal.aborted) return;
       backend.checkedAt = this.#options.clock.now();
@@ -229,7 +218,7 @@ export class BackendPool {
     remember: boolean,
   ): Promise<MetadataResult["kind"]> {
     const result = await fetchModelMetadata(backend.url, name, this.#client());
-    if (this.#lifetime.signal.aborted) return "error";
+    if (this.#rounds.signal.aborted) return "error";
     if (result.kind === "found") {
       backend.models.set(name, result.entry);
       backend.missing.delete(name);

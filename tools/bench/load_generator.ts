@@ -40,7 +40,8 @@ async function send(url: string, request: PreparedRequest): Promise<number | str
   }
 }
 
-function emptyResult(): LoadResult {
+/** A result with nothing recorded yet. */
+export function emptyResult(): LoadResult {
   return {
     seconds: 0,
     sent: 0,
