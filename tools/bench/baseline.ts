@@ -23,7 +23,7 @@ import { MoeEngine } from "../../gpu-backend/moe/engine.ts";
 import { generateModel } from "../model/generate.ts";
 import { loadDemoTraffic } from "../model/traffic.ts";
 import { freePort, startProcess } from "../pool/processes.ts";
-import { closedLoop, type LoadResult } from "./load_generator.ts";
+import { closedLoop, emptyResult, type LoadResult } from "./load_generator.ts";
 import { formatTable, round, summarize } from "./stats.ts";
 import { prepareWorkload } from "./workload.ts";
 
@@ -93,17 +93,7 @@ const decoded = requests.map((r) =>
     maxTokens: 1 << 20,
   })
 );
-const inProcess: LoadResult = {
-  seconds: 0,
-  sent: 0,
-  ok: 0,
-  errors: 0,
-  errorKinds: {},
-  shed: 0,
-  rows: 0,
-  latencies: [],
-  timeline: [],
-};
+const inProcess: LoadResult = emptyResult();
 {
   const t0 = performance.now();
   let index = 0;
