@@ -12,6 +12,7 @@ import { registerPlanRoutes } from "./admin/plan_routes.ts";
 import { Balancer } from "./balancer/balancer.ts";
 import { PlanClient } from "./balancer/plan_client.ts";
 import { PlanStore } from "./balancer/plan_store.ts";
+import { ReplicaWeightsPusher } from "./balancer/replica_weights_pusher.ts";
 import { modelShapeFromMetadata } from "./balancer/rebalancer.ts";
 import type { PoolLoad } from "./load/pool_load.ts";
 import { LoadCollector } from "./load/load_collector.ts";
@@ -118,13 +119,18 @@ export async function startRouter(
   // The planner sees an EWMA whose time constant is `expert_balancer.window`.
   const alpha = 1 - Math.exp(-loadIntervalMs / Math.max(config.expert_balancer.window, 1));
   const history = store && new LoadHistory(store.kv, { clock, alpha });
+  // Declared before the collector so its round handler can use it once assigned.
+  let weights: ReplicaWeightsPusher | undefined;
   const collector = new LoadCollector(pool, {
     fetch,
     clock,
     logger,
     internalToken: config.auth.internal_token,
     intervalMs: loadIntervalMs,
-    ...(history ? { onRound: (load) => history.recordPool(load) } : {}),
+    onRound: async (load) => {
+      await history?.recordPool(load);
+      await weights?.onLoad(load, [...pool.catalog().keys()][0] ?? null);
+    },
   });
   const policy = createPolicy(config.router.policy, {
     ...(options.random ? { random: options.random } : {}),
@@ -144,6 +150,13 @@ export async function startRouter(
     observed: (model) => observedLoad(model, collector.snapshot(), history),
   });
   if (balancer) {
+    weights = new ReplicaWeightsPusher({
+      store: balancer.store,
+      fetch,
+      clock,
+      logger,
+      internalToken: config.auth.internal_token,
+    });
     registerPlanRoutes(app, {
       balancer: balancer.balancer,
       store: balancer.store,

@@ -44,6 +44,36 @@ export type PlacementPlan = z.infer<typeof PlacementPlanSchema>;
 /** A backend entry of a plan. */
 export type PlanBackend = z.infer<typeof PlanBackendSchema>;
 
+/**
+ * Body of `PUT /v2/plan/weights`: live replica weights for the active plan `version`,
+ * per layer per physical slot (the router derives them from load reports).
+ */
+export const ReplicaWeightsBodySchema = z.object({
+  version: z.int().positive(),
+  weights: z.array(z.array(z.number().min(0))),
+});
+
+/** Live replica weights pushed to backends. */
+export type ReplicaWeightsBody = z.infer<typeof ReplicaWeightsBodySchema>;
+
+/**
+ * Replica weights from measured backend utilisation: a slot's weight is the headroom of
+ * its backend, `max(floor, 1 − utilisation)`, so replicas on busy backends get fewer of
+ * their expert's rows. Backends without a fresh measurement count as half busy.
+ */
+export function replicaWeightsFromUtilisation(
+  plan: PlacementPlan,
+  utilisation: ReadonlyMap<string, number>,
+  floor = 0.05,
+): number[][] {
+  const perBackend = plan.backends.map((backend) =>
+    Math.max(floor, 1 - (utilisation.get(backend.id) ?? 0.5))
+  );
+  return plan.layers.map((placement) =>
+    placement.phy2log.map((_, slot) => perBackend[Math.floor(slot / plan.slotsPerBackend)]!)
+  );
+}
+
 /** Body of `POST /v2/plan/activate` and `POST /v2/plan/release`. */
 export const PlanVersionBodySchema = z.object({ version: z.int().positive() });
 

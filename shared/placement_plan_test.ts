@@ -4,6 +4,7 @@ import {
   PlacementPlanSchema,
   planProblem,
   replicasByExpert,
+  replicaWeightsFromUtilisation,
   staticPlan,
 } from "./placement_plan.ts";
 
@@ -71,4 +72,23 @@ Deno.test("staticPlan() refuses too few slots", () => {
     () => staticPlan({ model: "m", layers: 1, experts: 8, backends, slotsPerBackend: 3 }),
     /2 backends × 3 slots < 8 experts/,
   );
+});
+
+Deno.test("replicaWeightsFromUtilisation() gives busy backends' replicas less weight", () => {
+  const plan = staticPlan({
+    model: "m",
+    layers: 1,
+    experts: 4,
+    backends,
+    slotsPerBackend: 2,
+    now: 0,
+  });
+  const weights = replicaWeightsFromUtilisation(
+    plan,
+    new Map([["backend-1", 0.9], ["backend-2", 0.2]]),
+  );
+  assert.deepEqual(weights[0]!.map((w) => Math.round(w * 100) / 100), [0.1, 0.1, 0.8, 0.8]);
+  // Saturated backends keep a floor; unknown ones count as half busy.
+  const floored = replicaWeightsFromUtilisation(plan, new Map([["backend-1", 1]]));
+  assert.deepEqual(floored[0], [0.05, 0.05, 0.5, 0.5]);
 });

@@ -90,7 +90,7 @@ async function setup(
   });
   await placement.stage(plan);
   placement.activate(1);
-  return { dispatcher, localCalls, remote, third };
+  return { dispatcher, localCalls, remote, third, placement };
 }
 
 const expert = (e: number): ModelPart => ({ kind: "expert", layer: 0, expert: e });
@@ -155,4 +155,18 @@ Deno.test("ExpertDispatcher runs an unreachable expert locally under load_local"
   assert.deepEqual([...(await dispatcher.run(expert(2), Float32Array.of(1, 1), 1))], [4, 4]);
   assert.equal(localCalls.length, 1);
   assert.equal(dispatcher.counters.fallbackRows, 1);
+});
+
+Deno.test("live replica weights move rows off a busy local backend", async () => {
+  // Expert 0 on b1 (self) and b2. Equal weights: local.
+  const { dispatcher, localCalls, remote, placement } = await setup([0, 1, 0, 2, 3, 1]);
+  await dispatcher.run(expert(0), Float32Array.of(0, 0), 1);
+  assert.equal(localCalls.length, 1);
+  // The router reports b1 at 90 % and b2 at 20 % utilisation: weights 0.1 vs 0.8.
+  placement.setWeights(1, [[0.1, 0.1, 0.8, 0.8, 0.5, 0.5]]);
+  await dispatcher.run(expert(0), Float32Array.of(0, 0), 1);
+  assert.equal(remote.calls.length, 1);
+  // Weights for another version are refused.
+  assert.throws(() => placement.setWeights(2, [[1, 1, 1, 1, 1, 1]]), /active is 1/);
+  assert.throws(() => placement.setWeights(1, [[1, 1]]), /expected 1 layers × 6 slots/);
 });

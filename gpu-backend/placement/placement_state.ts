@@ -106,6 +106,36 @@ export class PlacementState {
     this.#options.logger.info("plan activated", { version, reason: staged.reason });
   }
 
+  /** Replaces the replica weights of the active plan `version` (live load feedback). */
+  setWeights(version: number, weights: number[][]): void {
+    const active = this.#active;
+    if (!active || active.version !== version) {
+      throw new ApiError(
+        "conflict",
+        `Cannot set replica weights for plan ${version}: active is ${
+          active ? active.version : "none"
+        }`,
+      );
+    }
+    const slots = active.backends.length * active.slotsPerBackend;
+    if (
+      weights.length !== active.layers.length || weights.some((layer) => layer.length !== slots)
+    ) {
+      throw new ApiError(
+        "bad_request",
+        `Cannot set replica weights: expected ${active.layers.length} layers × ${slots} slots`,
+      );
+    }
+    const weighted: PlacementPlan = {
+      ...active,
+      layers: active.layers.map((layer, i) => ({ ...layer, replicaWeights: weights[i]! })),
+    };
+    this.#replicas = weighted.layers.map((_, layer) =>
+      replicasByExpert(weighted, layer, this.#options.manifest.experts)
+    );
+    this.#active = weighted;
+  }
+
   /** Unloads experts that the active plan `version` does not place on this backend. */
   async release(version: number): Promise<string[]> {
     const active = this.#active;

@@ -1,12 +1,17 @@
 /**
  * @module The backend's placement endpoints (internal; the router drives them):
  * `PUT /v2/plan` stages a plan (loads and warms this backend's experts),
- * `POST /v2/plan/activate` switches to it, `POST /v2/plan/release` unloads what the
- * active plan no longer places here, `GET /v2/plan` says which versions are where.
+ * `POST /v2/plan/activate` switches to it, `PUT /v2/plan/weights` updates the active
+ * plan's replica weights, `POST /v2/plan/release` unloads what the active plan no longer
+ * places here, `GET /v2/plan` says which versions are where.
  */
 import type { Hono } from "hono";
 import { ApiError } from "../../shared/errors.ts";
-import { PlacementPlanSchema, PlanVersionBodySchema } from "../../shared/placement_plan.ts";
+import {
+  PlacementPlanSchema,
+  PlanVersionBodySchema,
+  ReplicaWeightsBodySchema,
+} from "../../shared/placement_plan.ts";
 import type { PeerRegistry } from "../peer/peer_registry.ts";
 import type { PlacementState } from "../placement/placement_state.ts";
 
@@ -62,6 +67,11 @@ export function registerPlanRoutes(
     const { version } = await parseBody(c.req.raw, PlanVersionBodySchema, "activate plan");
     placement.activate(version);
     return c.json({ active: version });
+  });
+  app.put("/v2/plan/weights", async (c) => {
+    const body = await parseBody(c.req.raw, ReplicaWeightsBodySchema, "set replica weights");
+    placement.setWeights(body.version, body.weights);
+    return c.json({ version: body.version });
   });
   app.post("/v2/plan/release", async (c) => {
     const { version } = await parseBody(c.req.raw, PlanVersionBodySchema, "release plan");
