@@ -5,8 +5,9 @@
  *
  * Replica choice: a replica on this backend first — the router already spreads entry
  * traffic evenly, so local replicas of an expert replicated everywhere share its rows in
- * that proportion, without a network hop and without halving its batches — unless the
- * router's live replica weights (backend headroom) rate it under half the best. Otherwise
+ * that proportion, without a network hop and without halving its batches. (Letting live
+ * weights override that moved rows across backends on every utilisation swing and cost
+ * 14 % throughput in `bench:balance` on this machine.) Otherwise
  * smooth weighted round-robin per (layer, expert) over the remote replicas, weighted by
  * the plan's replica weights and by rows, so each receives its share of the rows (the
  * planner's assumption), while one request's group for an expert stays whole (one
@@ -129,17 +130,8 @@ export class ExpertDispatcher implements PartRunner {
       credits = replicas.map(() => 0);
       this.#credits.set(key, credits);
     }
-    // A local replica wins unless live weights say this backend is much busier (its
-    // weight under half the best reachable replica's).
-    const local = replicas.find((r) => r.backend === this.#options.selfId);
-    if (local && !tried.has(local.backend)) {
-      const best = Math.max(
-        ...replicas.filter((r) => !tried.has(r.backend) && this.#reachable(r.backend)).map((r) =>
-          r.weight
-        ),
-      );
-      if (local.weight > 0 && local.weight >= 0.5 * best) return local;
-    }
+    const local = replicas.find((r) => r.backend === this.#options.selfId && r.weight > 0);
+    if (local && !tried.has(local.backend)) return local;
     let best = -1;
     let total = 0;
     replicas.forEach((replica, i) => {

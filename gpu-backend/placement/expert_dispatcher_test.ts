@@ -157,16 +157,18 @@ Deno.test("ExpertDispatcher runs an unreachable expert locally under load_local"
   assert.equal(dispatcher.counters.fallbackRows, 1);
 });
 
-Deno.test("live replica weights move rows off a busy local backend", async () => {
-  // Expert 0 on b1 (self) and b2. Equal weights: local.
-  const { dispatcher, localCalls, remote, placement } = await setup([0, 1, 0, 2, 3, 1]);
-  await dispatcher.run(expert(0), Float32Array.of(0, 0), 1);
-  assert.equal(localCalls.length, 1);
-  // The router reports b1 at 90 % and b2 at 20 % utilisation: weights 0.1 vs 0.8.
-  placement.setWeights(1, [[0.1, 0.1, 0.8, 0.8, 0.5, 0.5]]);
-  await dispatcher.run(expert(0), Float32Array.of(0, 0), 1);
-  assert.equal(remote.calls.length, 1);
-  // Weights for another version are refused.
+Deno.test("live replica weights shift remote rows between replicas", async () => {
+  // Expert 3 on b2 and b3, equal weights: an even split.
+  const { dispatcher, remote, third, placement } = await setup([0, 1, 3, 2, 3, 1]);
+  for (let i = 0; i < 8; i++) await dispatcher.run(expert(3), Float32Array.of(0, 0), 1);
+  assert.equal(remote.calls.length, 4);
+  assert.equal(third.calls.length, 4);
+  // The router reports b2 busy (weight 0.2) and b3 idle (weight 0.8): a 1:4 split.
+  placement.setWeights(1, [[1, 1, 0.2, 0.2, 0.8, 0.8]]);
+  for (let i = 0; i < 20; i++) await dispatcher.run(expert(3), Float32Array.of(0, 0), 1);
+  assert.equal(remote.calls.length, 4 + 4);
+  assert.equal(third.calls.length, 4 + 16);
+  // Weights for another version or of the wrong shape are refused.
   assert.throws(() => placement.setWeights(2, [[1, 1, 1, 1, 1, 1]]), /active is 1/);
   assert.throws(() => placement.setWeights(1, [[1, 1]]), /expected 1 layers × 6 slots/);
 });
