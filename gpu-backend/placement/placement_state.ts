@@ -175,25 +175,28 @@ export class PlacementState {
   }
 
   /** Runs `work` on a part, loading it first if needed; an unload waits for it. */
-  async use<T>(part: ModelPart, work: () => Promise<T>): Promise<T> {
+  use<T>(part: ModelPart, work: () => Promise<T>): Promise<T> {
+    // Gates and shared experts are never unloaded: nothing to count.
+    if (part.kind !== "expert") return work();
     const key = modelPartKey(part);
     this.#inUse.set(key, (this.#inUse.get(key) ?? 0) + 1);
     this.#dropWhenIdle.delete(key);
-    try {
-      await this.ensureLoaded(part);
-      return await work();
-    } finally {
-      const left = this.#inUse.get(key)! - 1;
-      if (left > 0) {
-        this.#inUse.set(key, left);
-      } else {
-        this.#inUse.delete(key);
-        const deferred = this.#dropWhenIdle.get(key);
-        if (deferred && !this.#hostedByPlans(deferred)) {
-          this.#dropWhenIdle.delete(key);
-          void this.#options.executor.unload?.([deferred]);
-        }
-      }
+    const loaded = this.#options.executor.isLoaded?.(part) !== false;
+    const running = loaded ? work() : this.ensureLoaded(part).then(work);
+    return running.finally(() => this.#done(key));
+  }
+
+  #done(key: string): void {
+    const left = this.#inUse.get(key)! - 1;
+    if (left > 0) {
+      this.#inUse.set(key, left);
+      return;
+    }
+    this.#inUse.delete(key);
+    const deferred = this.#dropWhenIdle.get(key);
+    if (deferred && !this.#hostedByPlans(deferred)) {
+      this.#dropWhenIdle.delete(key);
+      void this.#options.executor.unload?.([deferred]);
     }
   }
 

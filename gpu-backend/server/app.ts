@@ -38,6 +38,8 @@ export interface BackendAppDeps {
   logger: Logger;
   placement: PlacementState;
   peers: PeerRegistry;
+  /** Active execution provider; `simulated` marks every inference response. */
+  executionProvider?: string;
 }
 
 /** Model metadata for `GET /v2/models/{model}`. */
@@ -152,6 +154,8 @@ export function createBackendApp(deps: BackendAppDeps): Hono {
         ...(request.id !== undefined ? { id: request.id } : {}),
         parameters: {
           backend: deps.backendId,
+          // Says so on every answer when outputs come from the simulated executor.
+          ...(deps.executionProvider === "simulated" ? { simulated: true } : {}),
           ...(request.requestType !== undefined ? { request_type: request.requestType } : {}),
         },
       },

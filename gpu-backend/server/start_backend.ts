@@ -105,6 +105,7 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     logger,
     placement,
     peers,
+    executionProvider: executor.provider,
     loadReport: () => {
       const { rss, heapUsed } = Deno.memoryUsage();
       return buildLoadReport({
