@@ -8,10 +8,10 @@
  * index first), where torch's sort leaves tie order unspecified.
  */
 import {
+  layerShape,
   parsePlacementInput,
   type PlacementInput,
   type PlacementPolicy,
-  resolvePolicy,
 } from "./placement_input.ts";
 
 /** A placement of replicas on GPUs, for every layer, with its load statistics. */
@@ -142,13 +142,7 @@ export function greedyPlacement(
   options: GreedyPlacementOptions = {},
 ): PlacementPlan {
   const parsed = parsePlacementInput(input);
-  const hierarchical = resolvePolicy(parsed, options.policy) === "hierarchical";
-  const shape = {
-    numPhysical: parsed.num_replicas,
-    numGroups: hierarchical ? parsed.num_groups : 1,
-    numNodes: hierarchical ? parsed.num_nodes : 1,
-    numGpus: parsed.num_gpus,
-  };
+  const shape = layerShape(parsed, options.policy);
   return assemblePlan(parsed, parsed.weight.map((row) => greedyLayer(row, shape)));
 }
 

@@ -39,10 +39,10 @@ import {
   type PlacementPlan,
 } from "./eplb_greedy.ts";
 import {
+  layerShape,
   parsePlacementInput,
   type PlacementInput,
   type PlacementPolicy,
-  resolvePolicy,
 } from "./placement_input.ts";
 
 /** Options of {@linkcode planPlacement}. */
@@ -85,13 +85,7 @@ export function planPlacement(
   options: PlanPlacementOptions = {},
 ): PlacementPlan {
   const parsed = parsePlacementInput(input);
-  const hierarchical = resolvePolicy(parsed, options.policy) === "hierarchical";
-  const shape = {
-    numPhysical: parsed.num_replicas,
-    numGroups: hierarchical ? parsed.num_groups : 1,
-    numNodes: hierarchical ? parsed.num_nodes : 1,
-    numGpus: parsed.num_gpus,
-  };
+  const shape = layerShape(parsed, options.policy);
   const refine = options.refine ?? true;
   const knobs: Knobs = {
     refine,

@@ -124,3 +124,22 @@ function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
   }
   return value;
 }
+
+/** Per-layer problem shape: the global policy is one node holding one group. */
+export interface LayerShape {
+  numPhysical: number;
+  numGroups: number;
+  numNodes: number;
+  numGpus: number;
+}
+
+/** The per-layer shape of a validated input under `policy`. */
+export function layerShape(input: PlacementInput, policy: PlacementPolicy = "auto"): LayerShape {
+  const hierarchical = resolvePolicy(input, policy) === "hierarchical";
+  return {
+    numPhysical: input.num_replicas,
+    numGroups: hierarchical ? input.num_groups : 1,
+    numNodes: hierarchical ? input.num_nodes : 1,
+    numGpus: input.num_gpus,
+  };
+}
