@@ -2,6 +2,7 @@
  * @module Test helpers: backend snapshots and a seeded random source.
  */
 import type { BackendView } from "../pool/backend_view.ts";
+import { createRandom } from "../../tools/model/prng.ts";
 
 /** A healthy backend snapshot with the given id and in-flight count. */
 export function backendView(id: string, inFlight = 0): BackendView {
@@ -18,14 +19,5 @@ export function backendView(id: string, inFlight = 0): BackendView {
   };
 }
 
-/** A deterministic uniform [0, 1) source (mulberry32). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A deterministic uniform [0, 1) source (the project's mulberry32, shared with tools). */
+export const seededRandom: (seed: number) => () => number = createRandom;
