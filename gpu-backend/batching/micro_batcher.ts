@@ -157,13 +157,6 @@ export class MicroBatcher implements PartRunner {
     return this.#policy.windowMs();
   }
 
-  /** Groups waiting across all parts. */
-  queuedGroups(): number {
-    let total = 0;
-    for (const queue of this.#waiting) total += queue.groups.length;
-    return total;
-  }
-
   #view(queue: PartQueue, now: number): QueueView {
     return {
       groups: queue.groups.length,
