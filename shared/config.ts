@@ -9,13 +9,13 @@
 import { z } from "zod";
 import { parse as parseYaml } from "yaml";
 
-const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
-const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
 /** A duration such as `60s`, `250ms`, `5m` or a number of milliseconds, resolved to ms. */
 export const DurationSchema = z.union([
   z.number().nonnegative(),
-  z.string().regex(DURATION, 'must look like "250ms", "60s", "5m" or "1h"').transform((text) => {
+  z.string().regex(DURATION, 'must look like "250ms", "60s", "5m", "1h" or "7d"').transform((text) => {
     const [, value, unit] = DURATION.exec(text)!;
     return Number(value) * UNIT_MS[unit as keyof typeof UNIT_MS];
   }),
@@ -64,6 +64,12 @@ export const ConfigSchema = z.object({
     execution_providers: z.array(z.enum(["cuda", "cpu"])).min(1).default(["cuda", "cpu"]),
     /** Rows waiting for execution before the backend answers 503. */
     max_queued_rows: z.int().positive().default(65_536),
+    /**
+     * Expert residency: MiB of expert weights kept loaded (warm). Unset: every hosted
+     * expert stays warm. Beyond it, least-recently-used experts not pinned by the
+     * current or staged plan are evicted; a cold expert is loaded on first use.
+     */
+    memory_budget_mb: z.number().positive().optional(),
   }).prefault({}),
   pool: z.object({
     /** Backends the local launcher starts. */
@@ -127,10 +133,61 @@ export const ConfigSchema = z.object({
     temperature: z.number().gt(0).max(100).default(1),
   }).prefault({}),
   alerts: z.object({
+    /** An expert using more than this share of its backend's executor capacity alerts. */
     expert_load_threshold: z.number().gt(0).max(1).default(0.8),
+    /** Consecutive load rounds (~1 s each) a condition must hold before it fires. */
+    raise_after: z.int().min(1).default(3),
+    /** Consecutive rounds it must be gone before the alert resolves (no flapping). */
+    clear_after: z.int().min(1).default(10),
+    /** Optional URL receiving a JSON POST when an alert fires or resolves. */
+    webhook: HttpUrl.optional(),
+  }).prefault({}),
+  metrics: z.object({
+    /**
+     * Routed-token series: `expert` (per layer × expert; layers·experts series per
+     * backend) or `backend` (per layer only, for pools where cardinality must stay low).
+     */
+    expert_detail: z.enum(["expert", "backend"]).default("expert"),
   }).prefault({}),
   log: z.object({
     level: z.enum(["debug", "info", "warn", "error"]).default("info"),
+    /** One JSON line per inference request (router). */
+    requests: z.boolean().default(true),
+    /** Local log files (the embedded log store); `""` writes stdout only. */
+    dir: z.string().default("data/logs"),
+    /** A log file is rotated at this size; `max_files` rotated files are kept. */
+    max_file_bytes: z.int().positive().default(10 * 1024 * 1024),
+    max_files: z.int().min(1).max(100).default(5),
+  }).prefault({}),
+  loki: z.object({
+    /** Grafana Loki base URL (e.g. `http://loki:3100`); logs are shipped when set. */
+    url: HttpUrl.optional(),
+    /** Sent as `X-Scope-OrgID` (multi-tenant Loki). */
+    tenant: z.string().min(1).optional(),
+    /** Lines are pushed in batches at this interval. */
+    batch_interval: DurationSchema.default(1000),
+    /** Lines held while Loki is unreachable; beyond it the oldest are dropped (counted). */
+    max_buffer_lines: z.int().positive().default(10_000),
+    timeout: DurationSchema.default(5000),
+  }).prefault({}),
+  traffic: z.object({
+    /** Width of one traffic-series bucket. */
+    bucket: DurationSchema.default(60_000),
+    /** Buckets older than this are deleted. */
+    retention: DurationSchema.default(14 * 24 * 3_600_000),
+  }).prefault({}),
+  prewarm: z.object({
+    enabled: z.boolean().default(true),
+    /** How far ahead the pre-warm job predicts. */
+    horizon: DurationSchema.default(15 * 60_000),
+    /** Pre-warm when predicted load exceeds capacity × threshold. */
+    threshold: z.number().gt(0).max(1).default(0.8),
+    /** Default lead time of a scheduled event. */
+    lead_time: DurationSchema.default(3_600_000),
+    /** `advisory` reports only; `local` starts backends (launcher); `webhook` POSTs. */
+    scaler: z.enum(["advisory", "local", "webhook"]).default("advisory"),
+    scaler_webhook: HttpUrl.optional(),
+    max_backends: z.int().min(1).max(1024).default(8),
   }).prefault({}),
 });
 
