@@ -1,0 +1,41 @@
+/**
+ * @module The alert model shared by the alert evaluator, its API, the dashboard and the
+ * metrics: what can alert, and the record of one alert.
+ */
+
+/** What an alert is about. */
+export type AlertKind =
+  /** An expert uses more than `alerts.expert_load_threshold` of its backend's capacity. */
+  | "expert_hot"
+  /** A layer's (or the pool's) balancedness is below `expert_balancer.threshold`. */
+  | "balance_low"
+  /** A configured backend fails its health checks or load reports. */
+  | "backend_down";
+
+/** One alert, firing or resolved. */
+export interface Alert {
+  /** Stable per condition, e.g. `expert_hot:backend-1:L0/E3`. */
+  id: string;
+  kind: AlertKind;
+  /** What it is about, e.g. `backend-1 L0/E3`, `demo-moe L1`, `backend-2`. */
+  subject: string;
+  state: "firing" | "resolved";
+  /** Router clock ms when it fired. */
+  firedAt: number;
+  /** Router clock ms when it resolved; `undefined` while firing. */
+  resolvedAt: number | undefined;
+  /** The measured value when last evaluated (share, balancedness, or 0 for down). */
+  value: number;
+  /** The threshold it was compared with. */
+  threshold: number;
+  /** One human sentence: what, where, how much. */
+  message: string;
+}
+
+/** Where alerts are read from (API, dashboard, metrics). */
+export interface AlertSource {
+  /** Alerts firing now. */
+  active(): readonly Alert[];
+  /** Recently resolved and firing alerts, newest first. */
+  recent(): readonly Alert[];
+}
