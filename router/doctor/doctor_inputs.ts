@@ -1,0 +1,51 @@
+/**
+ * @module Gathers the doctor's inputs from what the router measures live: the model
+ * catalog (experts per layer), the pool load (utilisation, expert load, token rate) and
+ * the recent-request window (latency variation, token rate through this router).
+ */
+import { topShare } from "../analysis/load_stats.ts";
+import type { PoolLoad } from "../load/pool_load.ts";
+import type { DoctorInputs } from "./doctor.ts";
+
+/** Live sources of {@linkcode doctorInputs}. */
+export interface DoctorSources {
+  /** Routed experts per layer of the served model, when a backend has announced it. */
+  experts(): number | undefined;
+  load(): PoolLoad;
+  /** Smoothed expert tokens/s of a layer, when history is kept. */
+  ewma?(model: string, layer: number): readonly number[] | undefined;
+  requests: {
+    latencyCv(now: number): number | undefined;
+    tokensPerS(now: number): number | undefined;
+  };
+}
+
+function mean(values: readonly number[]): number | undefined {
+  return values.length === 0 ? undefined : values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+/** The doctor's inputs now. */
+export function doctorInputs(sources: DoctorSources, now: number): DoctorInputs {
+  const load = sources.load();
+  const fresh = load.backends.filter((backend) => !backend.stale);
+  const utilisations = fresh.flatMap((b) => b.utilisation === undefined ? [] : [b.utilisation]);
+  // Hot experts: the smoothed load where kept, else the latest rates; idle layers skipped.
+  const shares = load.models.flatMap(({ model, layers }) =>
+    layers.flatMap((layer) => {
+      const vector = sources.ewma?.(model, layer.layer) ?? layer.expertTokensPerS;
+      return vector.some((v) => v > 0) ? [topShare(vector, 0.1)] : [];
+    })
+  );
+  // Pool token rate: every router's traffic as the backends count it, else this router's.
+  const reported = fresh.flatMap((b) => b.tokensPerS === undefined ? [] : [b.tokensPerS]);
+  const poolRate = reported.length > 0 ? reported.reduce((a, b) => a + b, 0) : undefined;
+  return {
+    experts: sources.experts(),
+    utilisation: mean(utilisations),
+    latencyCv: sources.requests.latencyCv(now),
+    top10Share: mean(shares),
+    tokensPerS: poolRate !== undefined && poolRate > 0
+      ? poolRate
+      : sources.requests.tokensPerS(now),
+  };
+}
