@@ -28,6 +28,8 @@ export interface WorkloadOptions {
   count?: number;
   /** Zipf exponent over request types (default 1.1: a few types dominate). */
   zipf?: number;
+  /** Request types from most to least frequent; default the model's own order. */
+  typeOrder?: readonly string[];
   /** Largest request in rows (default 16). */
   maxRows?: number;
   seed?: number;
@@ -45,7 +47,7 @@ export function drawRows(random: Random, maxRows: number): number {
 /** Prepares `count` binary-encoded requests. */
 export function prepareWorkload(options: WorkloadOptions): PreparedRequest[] {
   const random = createRandom(options.seed ?? 1);
-  const types = options.traffic?.request_types ?? ["default"];
+  const types = options.typeOrder ?? options.traffic?.request_types ?? ["default"];
   const pickType = zipfRequestTypes(types, options.zipf ?? 1.1, random);
   return Array.from({ length: options.count ?? 512 }, () => {
     const rows = drawRows(random, options.maxRows ?? 16);

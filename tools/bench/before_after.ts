@@ -1,0 +1,380 @@
+// deno-lint-ignore-file no-console
+/**
+ * @module `deno task bench [--model dir] [--duration s] [--out dir]`: the before/after
+ * benchmark. One run measures, on the same pool size and the same skewed workload:
+ *
+ * - before — the baseline: round-robin entry routing, static placement, no batching
+ *   (`fixed-1`), no pre-warming;
+ * - after — Switchyard: power-of-two-choices routing, dynamic placement (rebalancing),
+ *   adaptive micro-batching, pre-warming on.
+ *
+ * For each configuration:
+ *   Step 1: start the pool (real processes on loopback) and warm up on skewed traffic;
+ *           Switchyard waits (bounded) for its first rebalance.
+ *   Step 2: saturation — closed loop → tokens/s.
+ *   Step 3: the schedule — a compressed day (rate swinging 0.7–1.3× with the request-type
+ *           mix shifting) plus a 2× spike with yet another mix, open loop at the
+ *           BASELINE's saturation rate → latency, per-replica expert load (from backend
+ *           load reports), utilisation and power (from `/api/load`).
+ * Writes `throughput.csv` and `latency.csv` (per second, per configuration and phase)
+ * and `summary.md` (each measure with after ÷ before) into `--out`.
+ *
+ * `--executor onnx` (default) runs the model on onnxruntime Workers; `--executor
+ * simulated` spends calibrated device time instead of computing, for pool sizes this
+ * machine cannot hold (e.g. `--experts 256 --backends 32`); the summary says which.
+ * `--smoke` runs seconds-long phases (tests use it to check the files are well formed).
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import type { LoadReport } from "../../shared/load_report.ts";
+import { generateModel } from "../model/generate.ts";
+import { loadDemoTraffic } from "../model/traffic.ts";
+import { startPool, type TestPool } from "../pool/processes.ts";
+import { closedLoop, type LoadResult, openLoop } from "./load_generator.ts";
+import { formatTable, round, summarize } from "./stats.ts";
+import { type PreparedRequest, prepareWorkload } from "./workload.ts";
+import { diurnalSchedule, rotate, type Segment } from "./before_after/schedule.ts";
+import { perSecond, type SecondRow, toCsv } from "./before_after/series.ts";
+import {
+  type HostedByLayer,
+  logicalLoads,
+  replicaLoads,
+  spread,
+} from "./before_after/replica_load.ts";
+import { type ConfigOutcome, summaryMarkdown } from "./before_after/summary.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    executor: { type: "string", default: "onnx" },
+    model: { type: "string" },
+    backends: { type: "string" },
+    experts: { type: "string", default: "256" },
+    duration: { type: "string", default: "20" },
+    concurrency: { type: "string", default: "48" },
+    zipf: { type: "string", default: "1.2" },
+    "fixed-ms": { type: "string", default: "1" },
+    "per-row-ms": { type: "string", default: "2" },
+    out: { type: "string", default: "out/bench" },
+    smoke: { type: "boolean", default: false },
+  },
+});
+const simulated = values.executor === "simulated";
+const smoke = values.smoke;
+const backends = Number(values.backends ?? (simulated ? 32 : 2));
+const durationS = smoke ? 2 : Number(values.duration);
+const scheduleS = smoke ? 4 : 2 * durationS;
+const warmS = smoke ? 1 : 6;
+const concurrency = Number(values.concurrency);
+
+// Step 0: the model — the demo model for onnx, a wide small one for simulated pools.
+const modelDir = values.model ??
+  (simulated ? `models/sim-${values.experts}-top8` : "models/demo");
+if (!existsSync(join(modelDir, "moe.json"))) {
+  await generateModel(
+    modelDir,
+    simulated
+      ? {
+        dModel: 64,
+        dFf: 256,
+        experts: Number(values.experts),
+        topK: 8,
+        groups: 8,
+        topkGroup: 4,
+        name: "sim-moe",
+      }
+      : {},
+  );
+}
+const manifest = JSON.parse(await Deno.readTextFile(join(modelDir, "moe.json")));
+const traffic = await loadDemoTraffic(modelDir);
+const types = traffic?.request_types ?? ["default"];
+const path = `/v2/models/${manifest.name}/infer`;
+const admin = "bench-admin-token-0123456789";
+const schedule = diurnalSchedule(scheduleS);
+const workloads = new Map<number, PreparedRequest[]>();
+const workloadFor = (mixShift: number) => {
+  let requests = workloads.get(mixShift);
+  if (requests === undefined) {
+    requests = prepareWorkload({
+      dModel: manifest.d_model,
+      traffic,
+      zipf: Number(values.zipf),
+      typeOrder: rotate(types, mixShift),
+      seed: 11 + mixShift,
+    });
+    workloads.set(mixShift, requests);
+  }
+  return requests;
+};
+
+interface Config {
+  name: string;
+  settings: string;
+  env: Record<string, string>;
+  waitForRebalance: boolean;
+}
+
+const configs: [Config, Config] = [
+  {
+    name: "baseline",
+    settings: "round_robin routing, static placement, no batching (fixed-1), no pre-warm",
+    env: {
+      SWITCHYARD_ROUTER__POLICY: "round_robin",
+      SWITCHYARD_EXPERT_BALANCER__STRATEGY: "static",
+      SWITCHYARD_BATCHING__POLICY: "fixed-1",
+      SWITCHYARD_PREWARM__ENABLED: "false",
+    },
+    waitForRebalance: false,
+  },
+  {
+    name: "switchyard",
+    settings: "p2c routing, dynamic placement (threshold 0.9, every 2 s, 3 s window), " +
+      "adaptive batching 2–16, pre-warm on",
+    env: {
+      SWITCHYARD_ROUTER__POLICY: "p2c",
+      SWITCHYARD_EXPERT_BALANCER__STRATEGY: "dynamic",
+      SWITCHYARD_EXPERT_BALANCER__ADJUST_INTERVAL: "2s",
+      SWITCHYARD_EXPERT_BALANCER__WINDOW: "3s",
+      SWITCHYARD_EXPERT_BALANCER__THRESHOLD: "0.9",
+      SWITCHYARD_BATCHING__POLICY: "adaptive",
+      SWITCHYARD_PREWARM__ENABLED: "true",
+    },
+    waitForRebalance: true,
+  },
+];
+
+async function json(url: string, headers: Record<string, string> = {}) {
+  const response = await fetch(url, { headers });
+  if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
+  return await response.json();
+}
+
+async function waitFor(probe: () => Promise<boolean>, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await probe().catch(() => false)) return true;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return false;
+}
+
+async function loadReports(pool: TestPool): Promise<Map<string, LoadReport>> {
+  const auth = { authorization: `Bearer ${pool.token}` };
+  const reports = await Promise.all(pool.backends.map((b) => json(`${b.url}/v2/load`, auth)));
+  return new Map(reports.map((report: LoadReport) => [report.backend, report]));
+}
+
+/** Samples `/api/load` once a second until `stop` resolves. */
+async function sampleLoad(url: string, stop: Promise<unknown>) {
+  const samples: { utilisation: number[]; powerW: (number | null)[] }[] = [];
+  let done = false;
+  void stop.finally(() => done = true);
+  while (!done) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    try {
+      const load = await json(`${url}/api/load`);
+      const fresh = load.backends.filter((b: { stale: boolean }) => !b.stale);
+      samples.push({
+        utilisation: fresh.map((b: { utilisation: number | null }) => b.utilisation ?? 0),
+        powerW: fresh.map((b: { power_w?: number | null }) => b.power_w ?? null),
+      });
+    } catch { /* a missed sample only narrows the average */ }
+  }
+  return samples;
+}
+
+interface Run {
+  outcome: ConfigOutcome;
+  saturatedReqPerS: number;
+  series: { phase: string; rows: SecondRow[] }[];
+}
+
+async function runSchedule(url: string, rate: number): Promise<LoadResult & { offsetS: number }> {
+  const merged: LoadResult & { offsetS: number } = {
+    seconds: 0,
+    sent: 0,
+    ok: 0,
+    errors: 0,
+    errorKinds: {},
+    shed: 0,
+    rows: 0,
+    latencies: [],
+    timeline: [],
+    offsetS: 0,
+  };
+  for (const segment of schedule as Segment[]) {
+    const result = await openLoop({
+      url: url + path,
+      requests: workloadFor(segment.mixShift),
+      rate: rate * segment.rateMultiplier,
+      durationS: segment.durationS,
+      seed: 100 + Math.round(segment.startS),
+    });
+    merged.sent += result.sent;
+    merged.ok += result.ok;
+    merged.errors += result.errors;
+    merged.shed += result.shed;
+    merged.rows += result.rows;
+    merged.latencies.push(...result.latencies);
+    for (const [at, ms, rows] of result.timeline) {
+      merged.timeline.push([merged.seconds + at, ms, rows]);
+    }
+    merged.seconds += result.seconds;
+  }
+  return merged;
+}
+
+async function run(config: Config, baseRate: number | undefined): Promise<Run> {
+  const pool = await startPool({
+    modelDir,
+    backends,
+    executors: 1,
+    env: {
+      ...config.env,
+      SWITCHYARD_AUTH__ADMIN_TOKEN: admin,
+      SWITCHYARD_LOG__DIR: "",
+      ...(simulated
+        ? {
+          SWITCHYARD_BACKEND__EXECUTOR: "simulated",
+          SWITCHYARD_BACKEND__SIMULATED__FIXED_MS: values["fixed-ms"]!,
+          SWITCHYARD_BACKEND__SIMULATED__PER_ROW_MS: values["per-row-ms"]!,
+        }
+        : {}),
+    },
+  });
+  try {
+    const url = pool.router.url;
+    await waitFor(async () => (await json(`${url}/api/plan`)).version >= 1, 20_000);
+    // Step 1: warm up on the morning mix; Switchyard waits for its first rebalance.
+    const warm = openLoop({
+      url: url + path,
+      requests: workloadFor(0),
+      rate: simulated ? 60 : 150,
+      durationS: warmS,
+    });
+    if (config.waitForRebalance) {
+      await waitFor(async () => {
+        const plan = await json(`${url}/api/plan`);
+        return plan.decisions?.some((d: { action: string; outcome: string }) =>
+          d.action === "rebalance" && d.outcome === "switched"
+        ) ?? false;
+      }, smoke ? 3000 : 30_000);
+    }
+    await warm;
+    // Step 2: saturation.
+    const saturated = await closedLoop({
+      url: url + path,
+      requests: workloadFor(0),
+      concurrency,
+      durationS,
+    });
+    const saturatedReqPerS = saturated.ok / saturated.seconds;
+    // Step 3: the schedule at the baseline's saturation rate.
+    const rate = baseRate ?? saturatedReqPerS;
+    const plan = await json(`${url}/api/plan`);
+    const hosted: HostedByLayer = plan.layers.map((layer: { hosted: HostedByLayer[number] }) =>
+      layer.hosted
+    );
+    const before = await loadReports(pool);
+    const scheduled = runSchedule(url, rate);
+    const samples = await sampleLoad(url, scheduled);
+    const result = await scheduled;
+    const after = await loadReports(pool);
+    // Measures.
+    const replicas = spread(replicaLoads(hosted, before, after));
+    const logical = spread(logicalLoads(manifest.experts, manifest.layers, before, after));
+    const utilisations = samples.flatMap((s) => s.utilisation);
+    const meanOf = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(xs.length, 1);
+    const perSample = samples.map((s) => {
+      const max = Math.max(...s.utilisation, 0);
+      return max > 0 ? meanOf(s.utilisation) / max : 1;
+    });
+    const powers = samples.flatMap((s) => s.powerW);
+    const joules = powers.length > 0 && powers.every((p) => p !== null)
+      ? powers.reduce((sum, p) => sum! + p!, 0)! // one sample per backend per second
+      : null;
+    const latency = summarize(result.latencies);
+    const offered = saturated.sent + result.sent + result.shed;
+    return {
+      saturatedReqPerS,
+      outcome: {
+        name: config.name,
+        settings: config.settings,
+        tokensPerS: saturated.rows / saturated.seconds,
+        p50: latency.p50,
+        p99: latency.p99,
+        // Shed arrivals (too many outstanding) count as failures of the offered load.
+        errorRate: offered === 0 ? 0 : (saturated.errors + result.errors + result.shed) / offered,
+        replicaCv: replicas.cv,
+        logicalCv: logical.cv,
+        replicaBalancedness: replicas.balancedness,
+        utilisation: meanOf(utilisations),
+        utilisationBalancedness: meanOf(perSample),
+        tokensPerJoule: joules === null || joules === 0 ? null : result.rows / joules,
+      },
+      series: [
+        { phase: "saturation", rows: perSecond(saturated.timeline, saturated.seconds) },
+        { phase: "schedule", rows: perSecond(result.timeline, result.seconds) },
+      ],
+    };
+  } finally {
+    await pool.close();
+  }
+}
+
+const context = [
+  `${
+    simulated
+      ? "SIMULATED executors (calibrated device time " +
+        `${values["fixed-ms"]} ms + ${values["per-row-ms"]} ms/row; outputs are not model outputs)`
+      : "real onnxruntime CPU executors"
+  }, ${backends} backends × 1 executor Worker`,
+  `model ${manifest.name}: ${manifest.layers} layers × ${manifest.experts} experts, top-${manifest.top_k}`,
+  `workload: Zipf ${values.zipf} request types; saturation ${concurrency} closed-loop clients × ${durationS} s; ` +
+  `schedule ${scheduleS} s (8 segments: 0.7–1.3× day swing, mix shift at mid-day, 2× spike with its own mix) ` +
+  `open loop at the baseline's saturation rate`,
+  `machine: ${navigator.hardwareConcurrency} CPU cores shared by the load generator, router and backends`,
+];
+console.log(`bench — ${context.join("; ")}`);
+const before = await run(configs[0], undefined);
+console.log(
+  `baseline saturation: ${round(before.saturatedReqPerS, 1)} req/s → schedule mean rate`,
+);
+const after = await run(configs[1], before.saturatedReqPerS);
+
+await Deno.mkdir(values.out!, { recursive: true });
+const seriesRows = (pick: (row: SecondRow) => (number | string)[]) =>
+  [before, after].flatMap((r) =>
+    r.series.flatMap(({ phase, rows }) => rows.map((row) => [r.outcome.name, phase, ...pick(row)]))
+  );
+await Deno.writeTextFile(
+  join(values.out!, "throughput.csv"),
+  toCsv(
+    ["config", "phase", "t_s", "requests_s", "tokens_s"],
+    seriesRows((row) => [row.t, row.requestsPerS, row.tokensPerS]),
+  ),
+);
+await Deno.writeTextFile(
+  join(values.out!, "latency.csv"),
+  toCsv(
+    ["config", "phase", "t_s", "p50_ms", "p99_ms"],
+    seriesRows((row) => [row.t, round(row.p50), round(row.p99)]),
+  ),
+);
+const summary = summaryMarkdown(before.outcome, after.outcome, [
+  ...context,
+  `schedule mean rate ${round(before.saturatedReqPerS, 1)} req/s (baseline saturation)`,
+]);
+await Deno.writeTextFile(join(values.out!, "summary.md"), summary);
+console.log("\n" + summary);
+console.log(
+  formatTable(
+    ["file"],
+    [["throughput.csv"], ["latency.csv"], ["summary.md"]].map(([f]) => [
+      join(values.out!, f!),
+    ]),
+  ),
+);
+Deno.exit(0);

@@ -1,0 +1,75 @@
+/**
+ * @module Expert load as the accelerators see it: tokens per physical replica (one
+ * hosted expert on one backend) between two load-report snapshots, per layer, and its
+ * spread (CV, balancedness). Replicating a hot expert splits its tokens over replicas,
+ * so this is the load that placement can even out; the logical per-expert load (what
+ * the gate chose) is reported next to it.
+ */
+import type { LoadReport } from "../../../shared/load_report.ts";
+import { balancedness, coefficientOfVariation } from "../../../router/load/balancedness.ts";
+
+/** Per layer, per backend: the routed experts the plan places there. */
+export type HostedByLayer = { backend: string; experts: number[] }[][];
+
+/** Spread of one set of loads, averaged over layers. */
+export interface LoadSpread {
+  cv: number;
+  balancedness: number;
+}
+
+function tokensOf(report: LoadReport | undefined, layer: number, expert: number): number {
+  return report?.parts.find((p) => p.kind === "expert" && p.layer === layer && p.expert === expert)
+    ?.tokens ?? 0;
+}
+
+function mean(values: readonly number[]): number {
+  return values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+/** Tokens per physical replica per layer between `before` and `after` (by backend id). */
+export function replicaLoads(
+  hosted: HostedByLayer,
+  before: ReadonlyMap<string, LoadReport>,
+  after: ReadonlyMap<string, LoadReport>,
+): number[][] {
+  return hosted.map((backends, layer) =>
+    backends.flatMap(({ backend, experts }) =>
+      experts.map((expert) =>
+        Math.max(
+          0,
+          tokensOf(after.get(backend), layer, expert) -
+            tokensOf(before.get(backend), layer, expert),
+        )
+      )
+    )
+  );
+}
+
+/** Tokens per logical expert per layer (all replicas together). */
+export function logicalLoads(
+  experts: number,
+  layers: number,
+  before: ReadonlyMap<string, LoadReport>,
+  after: ReadonlyMap<string, LoadReport>,
+): number[][] {
+  return Array.from(
+    { length: layers },
+    (_, layer) =>
+      Array.from({ length: experts }, (_, expert) => {
+        let sum = 0;
+        for (const [backend, report] of after) {
+          sum += tokensOf(report, layer, expert) - tokensOf(before.get(backend), layer, expert);
+        }
+        return Math.max(0, sum);
+      }),
+  );
+}
+
+/** CV and balancedness of each layer's loads, averaged over the loaded layers. */
+export function spread(loadsByLayer: readonly (readonly number[])[]): LoadSpread {
+  const loaded = loadsByLayer.filter((loads) => loads.some((v) => v > 0));
+  return {
+    cv: mean(loaded.map((loads) => coefficientOfVariation(loads))),
+    balancedness: mean(loaded.map((loads) => balancedness(loads))),
+  };
+}

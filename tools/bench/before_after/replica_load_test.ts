@@ -1,0 +1,59 @@
+import assert from "node:assert/strict";
+import type { LoadReport } from "../../../shared/load_report.ts";
+import { logicalLoads, replicaLoads, spread } from "./replica_load.ts";
+
+function report(backend: string, tokens: Record<string, number>): LoadReport {
+  return {
+    backend,
+    model: "m",
+    at: 0,
+    uptimeMs: 1,
+    executionProvider: "cpu",
+    slots: 1,
+    busyMs: 0,
+    requests: 0,
+    tokens: 0,
+    inFlightRequests: 0,
+    inFlightRows: 0,
+    rejected: 0,
+    memory: { rssBytes: 0, heapUsedBytes: 0 },
+    parts: Object.entries(tokens).map(([key, value]) => {
+      const [layer, expert] = key.split(":").map(Number) as [number, number];
+      return {
+        part: `L${layer}/E${expert}`,
+        layer,
+        kind: "expert" as const,
+        expert,
+        tokens: value,
+        executions: 0,
+        busyMs: 0,
+        queueDepth: 0,
+      };
+    }),
+  };
+}
+
+Deno.test("replica loads split a replicated hot expert; logical loads do not", () => {
+  // Expert 0 is hot (60 tokens) and has a replica on each backend; experts 1, 2 get 20.
+  const before = new Map([["a", report("a", {})], ["b", report("b", {})]]);
+  const after = new Map([
+    ["a", report("a", { "0:0": 30, "0:1": 20 })],
+    ["b", report("b", { "0:0": 30, "0:2": 20 })],
+  ]);
+  const hosted = [[{ backend: "a", experts: [0, 1] }, { backend: "b", experts: [0, 2] }]];
+  const replicas = replicaLoads(hosted, before, after);
+  assert.deepEqual(replicas, [[30, 20, 30, 20]]);
+  assert.deepEqual(logicalLoads(3, 1, before, after), [[60, 20, 20]]);
+  const even = spread(replicas);
+  const logical = spread(logicalLoads(3, 1, before, after));
+  assert.ok(even.cv < logical.cv);
+  assert.ok(Math.abs(even.balancedness - 25 / 30) < 1e-12);
+  // Idle layers are left out of the average.
+  assert.deepEqual(spread([[0, 0], [1, 1]]), { cv: 0, balancedness: 1 });
+});
+
+Deno.test("replicaLoads() counts only the interval between the snapshots", () => {
+  const before = new Map([["a", report("a", { "0:0": 100 })]]);
+  const after = new Map([["a", report("a", { "0:0": 130 })]]);
+  assert.deepEqual(replicaLoads([[{ backend: "a", experts: [0] }]], before, after), [[30]]);
+});
