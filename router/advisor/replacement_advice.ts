@@ -1,0 +1,77 @@
+/**
+ * @module Re-placement advice: the plan the balancer would apply now (its preview under
+ * the observed load), the predicted balancedness before and after, and what moving
+ * there costs (replicas and bytes to load). Pure.
+ */
+import type { PlanPreview } from "../balancer/balancer_types.ts";
+import type { Advice } from "./advice_types.ts";
+
+/** Inputs of {@linkcode replacementAdvice}. */
+export interface ReplacementInputs {
+  /** The balancer's preview; `undefined` with `reason` when it cannot plan now. */
+  preview: PlanPreview | undefined;
+  reason?: string;
+  /** Weight bytes of one routed expert (the cost of loading one replica). */
+  expertBytes: number;
+  /** The balancer's threshold (`expert_balancer.threshold`). */
+  threshold: number;
+  /** Smallest predicted balancedness gain worth a switch (default 0.05). */
+  minGain?: number;
+}
+
+function fixed(value: number | null): string {
+  return value === null ? "n/a" : value.toFixed(3);
+}
+
+/** Whether, and why, to re-place experts now. */
+export function replacementAdvice(inputs: ReplacementInputs): Advice {
+  const title = "Re-place experts (replicate hot experts, repack replicas)";
+  if (inputs.preview === undefined) {
+    return {
+      id: "replacement",
+      title,
+      recommended: false,
+      evidence: [inputs.reason ?? "the balancer cannot plan yet"],
+      expectedEffect: "none until expert load is observed",
+      risk: "none",
+      apply: "none",
+      details: {},
+    };
+  }
+  const { current, proposed, moved } = inputs.preview;
+  const before = current.balancedness;
+  const after = proposed.balancedness;
+  const gain = before === null ? after : after - before;
+  const minGain = inputs.minGain ?? 0.05;
+  const recommended = moved > 0 && gain >= minGain;
+  const bytes = moved * inputs.expertBytes;
+  return {
+    id: "replacement",
+    title,
+    recommended,
+    evidence: [
+      `current plan v${current.version ?? "none"}: predicted balancedness ${
+        fixed(before)
+      } under the observed expert load (threshold ${inputs.threshold})`,
+      `planned placement: predicted balancedness ${fixed(after)} (${gain >= 0 ? "+" : ""}${
+        gain.toFixed(3)
+      })`,
+    ],
+    expectedEffect: recommended
+      ? `balancedness ${fixed(before)} → ${fixed(after)}: the busiest backend's share of ` +
+        `expert work drops, so saturation throughput and tail latency improve by up to ` +
+        `${before === null || before <= 0 ? "n/a" : ((after / before - 1) * 100).toFixed(0) + " %"}`
+      : `no change: the gain ${gain.toFixed(3)} is below ${minGain} or nothing would move`,
+    risk: `${moved} replica(s) to load and warm (${(bytes / 2 ** 20).toFixed(1)} MiB) before an ` +
+      "atomic switch; requests keep being served by the current plan until then",
+    apply: recommended ? "live" : "none",
+    details: {
+      current_version: current.version,
+      balancedness_before: before,
+      balancedness_after: after,
+      replicas_moved: moved,
+      bytes_to_move: bytes,
+      phy2log: proposed.phy2log,
+    },
+  };
+}
