@@ -12,8 +12,8 @@
 import type { Context, Env, Hono } from "hono";
 import { z } from "zod";
 import { ApiError, errorResponse } from "../../shared/errors.ts";
-import { hasBearerToken } from "../../shared/bearer_token.ts";
 import { readLimitedBody } from "../../shared/read_body.ts";
+import { requireAdmin } from "../http/require_admin.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { hostedExperts, type PlacementPlan } from "../../shared/placement_plan.ts";
 import type { Balancer } from "../balancer/balancer.ts";
@@ -105,16 +105,6 @@ export function registerPlanRoutes<E extends Env>(app: Hono<E>, deps: PlanRoutes
       audit("unpin plan", { model: balancer.modelShape()?.name ?? null, version: was });
       return { pinned: null, was };
     }));
-}
-
-/** Throws 403 when no admin token is configured, 401 when the request lacks it. */
-function requireAdmin(headers: Headers, adminToken: string | undefined): void {
-  if (adminToken === undefined || adminToken === "") {
-    throw new ApiError("forbidden", "Cannot change state: auth.admin_token is not configured");
-  }
-  if (!hasBearerToken(headers, adminToken)) {
-    throw new ApiError("unauthorized", "Cannot change state: missing or wrong admin token");
-  }
 }
 
 /** Runs a handler; maps balancer and backend errors to the JSON error body. */

@@ -1,7 +1,9 @@
 /**
  * @module Re-placement advice: the plan the balancer would apply now (its preview under
  * the observed load), the predicted balancedness before and after, and what moving
- * there costs (replicas and bytes to load). Pure.
+ * there costs (replicas and bytes to load). Recommended, as the balancer would act,
+ * when the current plan is below `expert_balancer.threshold` and the planned one gains
+ * at least `minGain` — useful when the balancer is `static` or pinned. Pure.
  */
 import type { PlanPreview } from "../balancer/balancer_types.ts";
 import type { Advice } from "./advice_types.ts";
@@ -43,7 +45,9 @@ export function replacementAdvice(inputs: ReplacementInputs): Advice {
   const after = proposed.balancedness;
   const gain = before === null ? after : after - before;
   const minGain = inputs.minGain ?? 0.05;
-  const recommended = moved > 0 && gain >= minGain;
+  // As the balancer would: only below the threshold, and only for a real gain.
+  const recommended = moved > 0 && gain >= minGain &&
+    (before === null || before < inputs.threshold);
   const bytes = moved * inputs.expertBytes;
   return {
     id: "replacement",
@@ -61,7 +65,8 @@ export function replacementAdvice(inputs: ReplacementInputs): Advice {
       ? `balancedness ${fixed(before)} → ${fixed(after)}: the busiest backend's share of ` +
         `expert work drops, so saturation throughput and tail latency improve by up to ` +
         `${before === null || before <= 0 ? "n/a" : ((after / before - 1) * 100).toFixed(0) + " %"}`
-      : `no change: the gain ${gain.toFixed(3)} is below ${minGain} or nothing would move`,
+      : `no change: the current plan is at or above the threshold ${inputs.threshold}, ` +
+        `the gain ${gain.toFixed(3)} is below ${minGain}, or nothing would move`,
     risk: `${moved} replica(s) to load and warm (${(bytes / 2 ** 20).toFixed(1)} MiB) before an ` +
       "atomic switch; requests keep being served by the current plan until then",
     apply: recommended ? "live" : "none",

@@ -30,7 +30,7 @@ Deno.test("a flat load (no gain) recommends nothing", () => {
   });
   assert.equal(advice.recommended, false);
   assert.equal(advice.apply, "none");
-  assert.match(advice.expectedEffect, /below 0\.05/);
+  assert.match(advice.expectedEffect, /at or above the threshold 0\.75/);
 });
 
 Deno.test("without a preview the advice says why", () => {

@@ -1,0 +1,158 @@
+/**
+ * @module The advisor service: gathers the live inputs (balancer preview, backends'
+ * batching measurements, a backend's bias evaluation), turns them into advice with the
+ * pure advice functions, caches it briefly (an evaluation costs executor time), and
+ * applies the live-safe recommendations on an admin's request.
+ */
+import type { Config } from "../../shared/config.ts";
+import type { Logger } from "../../shared/logger.ts";
+import type { Balancer } from "../balancer/balancer.ts";
+import type { BackendView } from "../pool/backend_view.ts";
+import type { Clock } from "../runtime/clock.ts";
+import type { FetchLike } from "../runtime/fetch_like.ts";
+import type { Advice, AdviceId } from "./advice_types.ts";
+import { type BackendBatching, batchingAdvice, type PartMeasure } from "./batching_advice.ts";
+import { evaluateBias, setBias } from "./bias_client.ts";
+import { biasAdvice, temperatureAdvice } from "./gate_advice.ts";
+import { replacementAdvice } from "./replacement_advice.ts";
+
+/** What the advisor reads and calls. */
+export interface AdvisorDeps {
+  config: Config;
+  balancer: Balancer | undefined;
+  /** The pool's backends with their last readiness details. */
+  views(): readonly BackendView[];
+  /** `d_model`/`d_ff` of the served model, when known (expert weight bytes). */
+  modelShape(): { dModel: number; dFf: number } | undefined;
+  fetch: FetchLike;
+  clock: Clock;
+  logger: Logger;
+  /** How long advice is reused; default 30 000 ms. */
+  cacheMs?: number;
+}
+
+/** The advice and when it was made. */
+export interface AdviceReport {
+  at: number;
+  advice: Advice[];
+}
+
+/** An apply request the advisor refuses (maps to 409). */
+export class AdviceNotApplicable extends Error {}
+
+/** FP32 weights of one expert: two matrices and their biases. */
+export function expertBytes(shape: { dModel: number; dFf: number }): number {
+  return 4 * (2 * shape.dModel * shape.dFf + shape.dModel + shape.dFf);
+}
+
+function batchingOf(view: BackendView): BackendBatching | undefined {
+  const details = view.details as
+    | { executor?: { slots?: number }; batching?: { parts?: PartMeasure[] } }
+    | undefined;
+  const parts = details?.batching?.parts;
+  if (!view.healthy || !Array.isArray(parts)) return undefined;
+  return { backend: view.name, slots: details?.executor?.slots ?? 1, parts };
+}
+
+/** Makes and applies advice; see the module doc. */
+export class Advisor {
+  readonly #deps: AdvisorDeps;
+  #cached: AdviceReport | undefined;
+
+  constructor(deps: AdvisorDeps) {
+    this.#deps = deps;
+  }
+
+  /** Current advice (cached for `cacheMs` unless `refresh`). */
+  async advise(refresh = false): Promise<AdviceReport> {
+    const now = this.#deps.clock.now();
+    if (!refresh && this.#cached && now - this.#cached.at < (this.#deps.cacheMs ?? 30_000)) {
+      return this.#cached;
+    }
+    const { config } = this.#deps;
+    const healthy = this.#deps.views().filter((view) => view.healthy);
+    const [replacement, bias] = await Promise.all([
+      this.#replacement(),
+      healthy.length === 0
+        ? Promise.resolve({ error: "no healthy backend to evaluate on" })
+        : evaluateBias(healthy[0]!, this.#clientOptions()),
+    ]);
+    const advice = [
+      replacement,
+      batchingAdvice(this.#deps.views().flatMap((v) => batchingOf(v) ?? []), config.batching),
+      temperatureAdvice(config.gate.temperature),
+      biasAdvice(bias, config.gate.bias_deviation_budget),
+    ];
+    this.#cached = { at: now, advice };
+    return this.#cached;
+  }
+
+  async #replacement(): Promise<Advice> {
+    const { balancer, config } = this.#deps;
+    const shape = this.#deps.modelShape();
+    const bytes = shape ? expertBytes(shape) : 0;
+    if (balancer === undefined) {
+      return replacementAdvice({
+        preview: undefined,
+        reason: "no balancer: Deno KV is not available to this router",
+        expertBytes: bytes,
+        threshold: config.expert_balancer.threshold,
+      });
+    }
+    try {
+      return replacementAdvice({
+        preview: await balancer.preview(),
+        expertBytes: bytes,
+        threshold: config.expert_balancer.threshold,
+      });
+    } catch (error) {
+      return replacementAdvice({
+        preview: undefined,
+        reason: (error as Error).message,
+        expertBytes: bytes,
+        threshold: config.expert_balancer.threshold,
+      });
+    }
+  }
+
+  #clientOptions() {
+    return { fetch: this.#deps.fetch, internalToken: this.#deps.config.auth.internal_token };
+  }
+
+  /**
+   * Applies the live-safe advice `id` exactly as last shown (the cached report), so an
+   * operator applies what they read. Throws {@linkcode AdviceNotApplicable} otherwise.
+   */
+  async apply(id: AdviceId): Promise<Record<string, unknown>> {
+    const advice = this.#cached?.advice.find((a) => a.id === id);
+    if (advice === undefined) {
+      throw new AdviceNotApplicable(`Cannot apply "${id}": get /api/advice first`);
+    }
+    if (!advice.recommended || advice.apply !== "live") {
+      throw new AdviceNotApplicable(
+        `Cannot apply "${id}": it is not a live recommendation (apply: ${advice.apply})`,
+      );
+    }
+    this.#cached = undefined;
+    if (id === "replacement") {
+      const result = await this.#deps.balancer!.apply({
+        phy2log: advice.details["phy2log"] as number[][],
+      });
+      return { version: result.version, previous: result.previous, moved: result.moved };
+    }
+    const healthy = this.#deps.views().filter((view) => view.healthy);
+    const outcomes = await setBias(
+      healthy,
+      advice.details["bias"] as number[][],
+      this.#clientOptions(),
+    );
+    return { backends: outcomes };
+  }
+
+  /** Clears the routing-only bias on every healthy backend. */
+  async clearBias(): Promise<Record<string, unknown>> {
+    this.#cached = undefined;
+    const healthy = this.#deps.views().filter((view) => view.healthy);
+    return { backends: await setBias(healthy, null, this.#clientOptions()) };
+  }
+}

@@ -1,0 +1,143 @@
+import assert from "node:assert/strict";
+import { Hono } from "hono";
+import { ApiError, errorResponse } from "../../shared/errors.ts";
+import { resolveConfig } from "../../shared/config.ts";
+import { balancerFixture, HOT } from "../balancer/_balancer_fixture.ts";
+import { MemoryLogger } from "../observe/memory_logger.ts";
+import type { BackendView } from "../pool/backend_view.ts";
+import { ManualClock } from "../runtime/manual_clock.ts";
+import { registerAdviceRoutes } from "./advice_routes.ts";
+import { Advisor, expertBytes } from "./advisor.ts";
+
+const ADMIN = "admin-token-0123456789";
+
+function view(name: string, details: Record<string, unknown>): BackendView {
+  return {
+    id: name,
+    name,
+    url: `http://${name}`,
+    healthy: true,
+    inFlight: 0,
+    models: ["m"],
+    details,
+  } as unknown as BackendView;
+}
+
+const evaluation = {
+  rows: 128,
+  layers: [{ layer: 0, balancedness_before: 0.5, balancedness_after: 0.9, bias: [0.2, -0.2] }],
+  output_deviation: { relative_l2: 0.01, max_abs: 0.02 },
+  selection_changed: 0.05,
+};
+
+async function advisorFixture() {
+  const f = await balancerFixture();
+  await f.balancer.tick(); // the static plan first
+  const calls: { url: string; method: string; body: string }[] = [];
+  const fetch = async (input: string | URL | Request, init?: RequestInit) => {
+    const url = String(input);
+    calls.push({ url, method: init?.method ?? "GET", body: String(init?.body ?? "") });
+    return url.endsWith("/v2/advice/gate-bias")
+      ? Response.json(evaluation)
+      : Response.json({ ok: true });
+  };
+  const logger = new MemoryLogger();
+  const advisor = new Advisor({
+    config: resolveConfig({ env: { SWITCHYARD_AUTH__ADMIN_TOKEN: ADMIN } }),
+    balancer: f.balancer,
+    views: () => [view("backend-1", {}), view("backend-2", {})],
+    modelShape: () => ({ dModel: 4, dFf: 8 }),
+    fetch,
+    clock: new ManualClock(),
+    logger,
+  });
+  return { f, advisor, calls, logger };
+}
+
+Deno.test("a hot expert yields a re-placement recommendation that applies live", async () => {
+  const { f, advisor } = await advisorFixture();
+  await using _ = f;
+  f.load.current = HOT;
+  const report = await advisor.advise();
+  const replacement = report.advice.find((a) => a.id === "replacement")!;
+  assert.equal(replacement.recommended, true);
+  assert.ok(
+    (replacement.details["balancedness_after"] as number) >
+      (replacement.details["balancedness_before"] as number),
+  );
+  assert.equal(
+    replacement.details["bytes_to_move"],
+    (replacement.details["replicas_moved"] as number) * expertBytes({ dModel: 4, dFf: 8 }),
+  );
+  const applied = await advisor.apply("replacement");
+  assert.equal(applied["version"], 2);
+  assert.deepEqual(
+    (await f.current())!.layers.map((l) => l.phy2log),
+    replacement.details["phy2log"],
+  );
+});
+
+Deno.test("a flat load yields no re-placement, and non-live advice cannot be applied", async () => {
+  const { f, advisor } = await advisorFixture();
+  await using _ = f;
+  const report = await advisor.advise();
+  assert.equal(report.advice.find((a) => a.id === "replacement")!.recommended, false);
+  await assert.rejects(advisor.apply("replacement"), /not a live recommendation/);
+  assert.deepEqual(report.advice.map((a) => a.id), [
+    "replacement",
+    "batching",
+    "gate_temperature",
+    "gate_bias",
+  ]);
+});
+
+Deno.test("the bias is evaluated on a backend and applied to every backend", async () => {
+  const { f, advisor, calls } = await advisorFixture();
+  await using _ = f;
+  const report = await advisor.advise();
+  const bias = report.advice.find((a) => a.id === "gate_bias")!;
+  assert.equal(bias.recommended, true);
+  await advisor.apply("gate_bias");
+  const puts = calls.filter((c) => c.method === "PUT");
+  assert.deepEqual(puts.map((c) => c.url), [
+    "http://backend-1/v2/gate/bias",
+    "http://backend-2/v2/gate/bias",
+  ]);
+  assert.deepEqual(JSON.parse(puts[0]!.body), { bias: [[0.2, -0.2]] });
+});
+
+Deno.test("advice routes: read-only GET, admin-only apply with an audit line", async () => {
+  const { f, advisor, logger } = await advisorFixture();
+  await using _ = f;
+  const app = new Hono();
+  // As the router app does: ApiErrors become their JSON answers.
+  app.onError((error) => {
+    if (error instanceof ApiError) return errorResponse(error);
+    throw error;
+  });
+  registerAdviceRoutes(app, { advisor, adminToken: ADMIN, logger });
+  const get = await (await app.request("/api/advice")).json();
+  assert.equal(get.advice.length, 4);
+  assert.ok(
+    get.advice.every((a: { expected_effect: string; risk: string }) =>
+      a.expected_effect.length > 0 && a.risk.length > 0
+    ),
+  );
+  const body = JSON.stringify({ id: "gate_bias" });
+  assert.equal((await app.request("/api/advice/apply", { method: "POST", body })).status, 401);
+  const bad = await app.request("/api/advice/apply", {
+    method: "POST",
+    body: JSON.stringify({ id: "temperature" }),
+    headers: { authorization: `Bearer ${ADMIN}` },
+  });
+  assert.equal(bad.status, 400);
+  assert.match((await bad.json()).error, /id:/);
+  const ok = await app.request("/api/advice/apply", {
+    method: "POST",
+    body,
+    headers: { authorization: `Bearer ${ADMIN}` },
+  });
+  assert.equal(ok.status, 200);
+  assert.equal(logger.find("admin action").length, 1);
+  assert.equal(logger.find("admin action")[0]!.fields["id"], "gate_bias");
+});
