@@ -34,12 +34,14 @@ async function advisorFixture() {
   const f = await balancerFixture();
   await f.balancer.tick(); // the static plan first
   const calls: { url: string; method: string; body: string }[] = [];
-  const fetch = async (input: string | URL | Request, init?: RequestInit) => {
+  const fetch = (input: string | URL | Request, init?: RequestInit) => {
     const url = String(input);
     calls.push({ url, method: init?.method ?? "GET", body: String(init?.body ?? "") });
-    return url.endsWith("/v2/advice/gate-bias")
-      ? Response.json(evaluation)
-      : Response.json({ ok: true });
+    return Promise.resolve(
+      url.endsWith("/v2/advice/gate-bias")
+        ? Response.json(evaluation)
+        : Response.json({ ok: true }),
+    );
   };
   const logger = new MemoryLogger();
   const advisor = new Advisor({
