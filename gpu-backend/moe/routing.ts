@@ -35,6 +35,12 @@ export interface GateOptions {
   topkGroup: number;
   /** Softmax temperature (`> 0`); only the weights depend on it. */
   temperature: number;
+  /**
+   * Routing-only per-expert bias (DeepSeek-V3's auxiliary-loss-free balancing): added to
+   * the logits for group and top-k selection only; the combine weights still come from
+   * the unbiased logits of the chosen experts. Absent or all zero = no change.
+   */
+  bias?: Float32Array | undefined;
 }
 
 /** Per-token routing: both arrays are `[rows * topK]`, row-major, best expert first. */
@@ -70,7 +76,7 @@ export function routeTokens(
 ): TokenRouting {
   const problem = describeBadRouteArgs(logits, rows, experts, options);
   if (problem !== undefined) throw new RangeError(`Cannot route tokens: ${problem}`);
-  const { topK, groups, topkGroup, temperature } = options;
+  const { topK, groups, topkGroup, temperature, bias } = options;
   const groupSize = experts / groups;
   const routing: TokenRouting = {
     experts: new Int32Array(rows * topK),
@@ -89,7 +95,7 @@ export function routeTokens(
       for (let g = 0; g < groups; g++) {
         let best = -Infinity;
         for (let e = g * groupSize; e < (g + 1) * groupSize; e++) {
-          best = Math.max(best, logits[base + e]!);
+          best = Math.max(best, logits[base + e]! + (bias?.[e] ?? 0));
         }
         groupScores[g] = best;
       }
@@ -106,22 +112,24 @@ export function routeTokens(
     // Step 2: top-k over the eligible experts (strict `>` scanning upwards → lower index wins ties).
     for (let k = 0; k < topK; k++) {
       let bestExpert = -1;
-      let bestLogit = -Infinity;
+      let bestScore = -Infinity;
       for (let e = 0; e < experts; e++) {
-        const value = logits[base + e]!;
-        if (eligible[e] === 1 && (bestExpert < 0 || value > bestLogit)) {
+        const value = logits[base + e]! + (bias?.[e] ?? 0);
+        if (eligible[e] === 1 && (bestExpert < 0 || value > bestScore)) {
           bestExpert = e;
-          bestLogit = value;
+          bestScore = value;
         }
       }
       eligible[bestExpert] = 0;
       routing.experts[row * topK + k] = bestExpert;
-      selectedLogits[k] = bestLogit;
+      selectedLogits[k] = logits[base + bestExpert]!;
     }
-    // Step 3: stable softmax over the selection; selectedLogits[0] is the maximum.
+    // Step 3: stable softmax over the selection's unbiased logits.
+    let top = -Infinity;
+    for (let k = 0; k < topK; k++) top = Math.max(top, selectedLogits[k]!);
     let total = 0;
     for (let k = 0; k < topK; k++) {
-      selectedWeights[k] = Math.exp((selectedLogits[k]! - selectedLogits[0]!) / temperature);
+      selectedWeights[k] = Math.exp((selectedLogits[k]! - top) / temperature);
       total += selectedWeights[k]!;
     }
     for (let k = 0; k < topK; k++) routing.weights[row * topK + k] = selectedWeights[k]! / total;
@@ -189,13 +197,16 @@ function describeBadRouteArgs(
   experts: number,
   options: GateOptions,
 ): string | undefined {
-  const { topK, groups, topkGroup, temperature } = options;
+  const { topK, groups, topkGroup, temperature, bias } = options;
   if (!Number.isInteger(rows) || rows < 0) return `rows must be an integer >= 0, got ${rows}`;
   if (!Number.isInteger(experts) || experts < 1) {
     return `experts must be an integer >= 1, got ${experts}`;
   }
   if (logits.length !== rows * experts) {
     return `logits length ${logits.length} is not rows * experts = ${rows * experts}`;
+  }
+  if (bias !== undefined && bias.length !== experts) {
+    return `bias length ${bias.length} is not experts = ${experts}`;
   }
   if (!Number.isInteger(topK) || topK < 1) return `topK must be an integer >= 1, got ${topK}`;
   if (topK > experts) return `topK ${topK} exceeds experts ${experts}`;
