@@ -110,6 +110,8 @@ export async function startPool(options: StartPoolOptions): Promise<TestPool> {
     SWITCHYARD_AUTH__INTERNAL_TOKEN: token,
     SWITCHYARD_LOG__LEVEL: "warn",
     SWITCHYARD_STATE__KV: ":memory:",
+    // No log files unless a test asks for them (parallel tests would share data/logs).
+    SWITCHYARD_LOG__DIR: "",
     ...options.env,
   };
   const backends = await Promise.all(Array.from({ length: options.backends }, (_, i) => {
