@@ -4,7 +4,7 @@
  */
 import { type Config, ConfigError } from "../shared/config.ts";
 import { loadConfig } from "../shared/config_file.ts";
-import { createJsonLogger } from "../shared/logger.ts";
+import { createServiceLogger } from "../shared/logging/service_logger.ts";
 import { startBackend } from "./server/start_backend.ts";
 
 let config: Config;
@@ -16,15 +16,15 @@ try {
   Deno.exit(1);
 }
 
-const logger = createJsonLogger({
-  level: config.log.level,
-  base: {
-    service: "backend",
-    backend: config.backend.id ?? `${config.backend.host}:${config.backend.port}`,
-  },
+// stdout, rotating files under log.dir, Loki when loki.url is set.
+const logs = createServiceLogger(config, {
+  service: "backend",
+  instance: config.backend.id ?? `${config.backend.host}:${config.backend.port}`,
 });
-const backend = await startBackend(config, logger).catch((error) => {
+const logger = logs.logger;
+const backend = await startBackend(config, logger).catch(async (error) => {
   logger.error("backend failed to start", { error: (error as Error).message });
+  await logs.close();
   Deno.exit(1);
 });
 
@@ -32,8 +32,9 @@ let stopping = false;
 async function stop(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
-  logger.info("backend stopping", { signal });
+  logger.info("backend stopping", { event: "stop", signal });
   await backend.close();
+  await logs.close();
   Deno.exit(0);
 }
 Deno.addSignalListener("SIGINT", () => void stop("SIGINT"));

@@ -5,8 +5,9 @@
  * The only file that reads `Deno.env`. Config comes from `--config` or
  * `SWITCHYARD_CONFIG` (YAML or JSON), with `SWITCHYARD_<SECTION>__<FIELD>` overrides.
  */
-import { ConfigError } from "../shared/config.ts";
+import { type Config, ConfigError } from "../shared/config.ts";
 import { loadConfig } from "../shared/config_file.ts";
+import { createServiceLogger } from "../shared/logging/service_logger.ts";
 import { startRouter } from "./server.ts";
 
 function onSignals(handler: () => void): () => void {
@@ -17,10 +18,21 @@ function onSignals(handler: () => void): () => void {
 
 /** Runs the router until SIGINT/SIGTERM; returns the process exit code. */
 export async function main(args: readonly string[]): Promise<number> {
+  let config: Config;
+  try {
+    config = await loadConfig(args, Deno.env.toObject());
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(error.message);
+    return 1;
+  }
+  // stdout, rotating files under log.dir, Loki when loki.url is set.
+  const logs = createServiceLogger(config, { service: "router" });
   let router;
   try {
-    router = await startRouter(await loadConfig(args, Deno.env.toObject()));
+    router = await startRouter(config, { logger: logs.logger, logShipping: logs.stats });
   } catch (error) {
+    await logs.close();
     if (error instanceof ConfigError || error instanceof Deno.errors.AddrInUse) {
       console.error((error as Error).message);
       return 1;
@@ -30,6 +42,7 @@ export async function main(args: readonly string[]): Promise<number> {
   const removeSignals = onSignals(() => void router.close());
   await router.finished;
   await router.close();
+  await logs.close();
   removeSignals();
   return 0;
 }

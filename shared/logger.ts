@@ -24,7 +24,8 @@ const LEVEL_RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error
 const SECRET_KEY = /token|authorization|password|secret|cookie/i;
 const encoder = new TextEncoder();
 
-function writeStdout(line: string): void {
+/** Writes `line` to stdout synchronously, whole (the default sink). */
+export function writeStdout(line: string): void {
   const bytes = encoder.encode(line);
   let written = 0;
   while (written < bytes.byteLength) written += Deno.stdout.writeSync(bytes.subarray(written));

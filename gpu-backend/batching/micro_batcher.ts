@@ -11,7 +11,7 @@
  */
 import { type ModelPart, modelPartKey } from "../../shared/model_manifest.ts";
 import type { ExpertExecutor } from "../execution/executor.ts";
-import type { PartRunner } from "../moe/forward.ts";
+import type { BatchObserver, PartRunner } from "../moe/forward.ts";
 import { ArrivalRate, ServiceCurve } from "./estimators.ts";
 import type { BatchPolicy, QueueView } from "./policies.ts";
 
@@ -38,6 +38,8 @@ interface Group {
   enqueuedAt: number;
   resolve: (output: Float32Array) => void;
   reject: (error: Error) => void;
+  /** Told how many groups the execution coalesced (the request's batch trace). */
+  onBatch: BatchObserver | undefined;
 }
 
 /** Per-part batching statistics. */
@@ -117,7 +119,12 @@ export class MicroBatcher implements PartRunner {
     return this.#policy;
   }
 
-  run(part: ModelPart, input: Float32Array, rows: number): Promise<Float32Array> {
+  run(
+    part: ModelPart,
+    input: Float32Array,
+    rows: number,
+    onBatch?: BatchObserver,
+  ): Promise<Float32Array> {
     const key = modelPartKey(part);
     let queue = this.#queues.get(key);
     if (!queue) {
@@ -128,7 +135,7 @@ export class MicroBatcher implements PartRunner {
     queue.arrivals.observe(now);
     queue.meanRows += 0.1 * (rows - queue.meanRows);
     return new Promise((resolve, reject) => {
-      queue.groups.push({ input, rows, enqueuedAt: now, resolve, reject });
+      queue.groups.push({ input, rows, enqueuedAt: now, resolve, reject, onBatch });
       this.#waiting.add(queue);
       this.#schedule();
     });
@@ -265,6 +272,7 @@ export class MicroBatcher implements PartRunner {
       const width = output.length / rows;
       let offset = 0;
       for (const group of taken) {
+        group.onBatch?.(taken.length);
         group.resolve(output.subarray(offset * width, (offset + group.rows) * width));
         offset += group.rows;
       }

@@ -175,3 +175,18 @@ Deno.test("MicroBatcher waits at most max_wait for a partial batch under load", 
   await executor.release();
   assert.deepEqual([...(await lone)], [8]);
 });
+
+Deno.test("MicroBatcher tells every group how many groups its execution coalesced", async () => {
+  const executor = new ManualExecutor(1);
+  const batcher = new MicroBatcher({ executor, policy: adaptivePolicy(bounds) });
+  const heard: number[][] = [[], [], [], []];
+  const first = batcher.run(expert(2), Float32Array.of(1), 1, (n) => heard[0]!.push(n));
+  const rest = [1, 2, 3].map((i) =>
+    batcher.run(expert(2), Float32Array.of(i), 1, (n) => heard[i]!.push(n))
+  );
+  await executor.release();
+  await first;
+  await executor.release();
+  await Promise.all(rest);
+  assert.deepEqual(heard, [[1], [3], [3], [3]]);
+});

@@ -15,9 +15,20 @@ import type { ModelManifest, ModelPart } from "../../shared/model_manifest.ts";
 import { gatherRows, scatterAddWeighted } from "./combine.ts";
 import { gateOptionsFor, groupRowsByExpert, routeTokens } from "./routing.ts";
 
+/**
+ * Called with the number of request groups the execution that ran these rows coalesced
+ * (local micro-batches only; rows run on a peer report nothing).
+ */
+export type BatchObserver = (groups: number) => void;
+
 /** Runs one model part; takes ownership of `input` (it may be transferred). */
 export interface PartRunner {
-  run(part: ModelPart, input: Float32Array, rows: number): Promise<Float32Array>;
+  run(
+    part: ModelPart,
+    input: Float32Array,
+    rows: number,
+    onBatch?: BatchObserver,
+  ): Promise<Float32Array>;
 }
 
 /** Options of {@linkcode forwardMoe}. */
@@ -26,6 +37,14 @@ export interface MoeForwardOptions {
   runner: PartRunner;
   /** Gate temperature (changes combine weights, not the choice of experts). */
   temperature: number;
+  /**
+   * Routing-only bias per layer (`[experts]` each; absent or `undefined` = none): shifts
+   * which experts are selected, never the combine weights (see `routing.ts`). Read for a
+   * layer after `onGateLogits` of that layer returned, so the hook may still fill it.
+   */
+  bias?: readonly (Float32Array | undefined)[];
+  /** Called with each layer's gate logits `[T, E]` before the layer is routed; do not mutate. */
+  onGateLogits?: (layer: number, logits: Float32Array) => void;
 }
 
 /** Output of a forward pass. */
@@ -36,6 +55,8 @@ export interface MoeForwardResult {
   expertIds: Int32Array;
   /** `[layers, T, top_k]` combine weights. */
   expertWeights: Float32Array;
+  /** Per layer: the largest micro-batch (groups) the routed-expert rows joined; 0 = none reported. */
+  batchGroups: number[];
 }
 
 /** Runs the whole model on `tokens` (`[rows, d_model]`). */
@@ -49,27 +70,33 @@ export async function forwardMoe(
   const topK = manifest.top_k;
   const expertIds = new Int32Array(manifest.layers * rows * topK);
   const expertWeights = new Float32Array(manifest.layers * rows * topK);
+  const batchGroups = new Array<number>(manifest.layers).fill(0);
   let hidden = tokens;
   for (let layer = 0; layer < manifest.layers; layer++) {
     // Step 1: gate.
     const logits = await runner.run({ kind: "gate", layer }, hidden.slice(), rows);
+    options.onGateLogits?.(layer, logits);
     // Step 2: route.
     const routing = routeTokens(
       logits,
       rows,
       manifest.experts,
-      gateOptionsFor(manifest, options.temperature),
+      { ...gateOptionsFor(manifest, options.temperature), bias: options.bias?.[layer] },
     );
     expertIds.set(routing.experts, layer * rows * topK);
     expertWeights.set(routing.weights, layer * rows * topK);
     // Step 3: dispatch.
     const groups = groupRowsByExpert(routing, rows, topK, manifest.experts);
     const input = hidden;
+    const onBatch: BatchObserver = (n) => {
+      if (n > batchGroups[layer]!) batchGroups[layer] = n;
+    };
     const routed = groups.map((group, expert) =>
       group.rows.length === 0 ? null : runner.run(
         { kind: "expert", layer, expert },
         gatherRows(input, width, group.rows),
         group.rows.length,
+        onBatch,
       )
     );
     const shared = Array.from(
@@ -87,5 +114,5 @@ export async function forwardMoe(
     }
     hidden = next;
   }
-  return { output: hidden, expertIds, expertWeights };
+  return { output: hidden, expertIds, expertWeights, batchGroups };
 }

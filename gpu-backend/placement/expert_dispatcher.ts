@@ -20,7 +20,7 @@
 import { ApiError } from "../../shared/errors.ts";
 import type { ModelPart } from "../../shared/model_manifest.ts";
 import type { Replica } from "../../shared/placement_plan.ts";
-import type { PartRunner } from "../moe/forward.ts";
+import type { BatchObserver, PartRunner } from "../moe/forward.ts";
 import { type PeerClient, PeerUnavailableError } from "../peer/peer_client.ts";
 import type { PlacementState } from "./placement_state.ts";
 
@@ -64,15 +64,29 @@ export class ExpertDispatcher implements PartRunner {
   }
 
   /** Runs rows of a part hosted here (also the entry point for peers' rows). */
-  runLocal(part: ModelPart, input: Float32Array, rows: number): Promise<Float32Array> {
-    return this.#options.placement.use(part, () => this.#options.local.run(part, input, rows));
+  runLocal(
+    part: ModelPart,
+    input: Float32Array,
+    rows: number,
+    onBatch?: BatchObserver,
+  ): Promise<Float32Array> {
+    return this.#options.placement.use(
+      part,
+      () => this.#options.local.run(part, input, rows, onBatch),
+    );
   }
 
-  async run(part: ModelPart, input: Float32Array, rows: number): Promise<Float32Array> {
+  /** Runs rows on a replica; `onBatch` hears only local executions (peers report none). */
+  async run(
+    part: ModelPart,
+    input: Float32Array,
+    rows: number,
+    onBatch?: BatchObserver,
+  ): Promise<Float32Array> {
     const { placement } = this.#options;
     if (part.kind !== "expert" || placement.active === null) {
       this.counters.localRows += rows;
-      return await this.runLocal(part, input, rows);
+      return await this.runLocal(part, input, rows, onBatch);
     }
     const replicas = placement.replicas(part.layer, part.expert);
     const tried = new Set<string>();
@@ -83,7 +97,7 @@ export class ExpertDispatcher implements PartRunner {
         this.counters.unavailable++;
         if ((this.#options.onUnreachable ?? "load_local") === "load_local") {
           this.counters.fallbackRows += rows;
-          return await this.runLocal(part, input, rows);
+          return await this.runLocal(part, input, rows, onBatch);
         }
         throw new ApiError(
           "overloaded",
@@ -95,7 +109,7 @@ export class ExpertDispatcher implements PartRunner {
       }
       if (replica.backend === this.#options.selfId) {
         this.counters.localRows += rows;
-        return await this.runLocal(part, input, rows);
+        return await this.runLocal(part, input, rows, onBatch);
       }
       const peer = this.#options.peer(replica.backend)!;
       try {

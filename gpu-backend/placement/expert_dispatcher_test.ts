@@ -74,8 +74,9 @@ async function setup(
   };
   const localCalls: number[] = [];
   const local = {
-    run(part: ModelPart, input: Float32Array, rows: number) {
+    run(part: ModelPart, input: Float32Array, rows: number, onBatch?: (groups: number) => void) {
       localCalls.push(rows);
+      onBatch?.(3);
       return Promise.resolve(input.map((v) => v + (part.kind === "expert" ? part.expert + 1 : 0)));
     },
   };
@@ -171,4 +172,13 @@ Deno.test("live replica weights shift remote rows between replicas", async () =>
   // Weights for another version or of the wrong shape are refused.
   assert.throws(() => placement.setWeights(2, [[1, 1, 1, 1, 1, 1]]), /active is 1/);
   assert.throws(() => placement.setWeights(1, [[1, 1]]), /expected 1 layers × 6 slots/);
+});
+
+Deno.test("ExpertDispatcher passes the batch observer to local runs only", async () => {
+  // b1 hosts experts 0,1; b2 hosts 2,3.
+  const { dispatcher } = await setup([0, 1, 2, 3, 0, 1]);
+  const heard: string[] = [];
+  await dispatcher.run(expert(0), Float32Array.of(1, 2), 1, (groups) => heard.push(`E0:${groups}`));
+  await dispatcher.run(expert(3), Float32Array.of(1, 2), 1, (groups) => heard.push(`E3:${groups}`));
+  assert.deepEqual(heard, ["E0:3"]);
 });

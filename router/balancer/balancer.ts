@@ -338,6 +338,7 @@ export class Balancer {
       this.#pending = { model: plan.model, version: plan.version, backends: outcome.pending };
     }
     this.#options.logger.info("plan switched", {
+      event: "plan_switch",
       model: plan.model,
       version: plan.version,
       previous: current?.version ?? null,

@@ -10,6 +10,7 @@
  */
 import { ApiError } from "../../shared/errors.ts";
 import { HEADER_LENGTH_HEADER } from "../../shared/oip.ts";
+import { BATCHES_HEADER, EXPERTS_HEADER } from "../../shared/expert_trace.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { BackendPool } from "../pool/backend_pool.ts";
 import type { RoutingPolicy } from "../routing/policy.ts";
@@ -20,8 +21,14 @@ import { exchange } from "./backend_exchange.ts";
 /** Header naming the backend that answered (its own id, see `BackendView.name`). */
 export const BACKEND_HEADER = "x-switchyard-backend";
 
-/** Response headers passed from the backend to the client. */
-const PASSED_HEADERS = ["content-type", HEADER_LENGTH_HEADER, "retry-after"] as const;
+/** Response headers passed from the backend to the client (and the request log). */
+const PASSED_HEADERS = [
+  "content-type",
+  HEADER_LENGTH_HEADER,
+  "retry-after",
+  EXPERTS_HEADER,
+  BATCHES_HEADER,
+] as const;
 
 /** Attempts per request: the first plus one retry after a connection failure. */
 const MAX_ATTEMPTS = 2;

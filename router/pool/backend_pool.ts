@@ -259,6 +259,7 @@ export class BackendPool {
     if (backend.status === "up") return;
     backend.status = "up";
     this.#options.logger.info("backend up", {
+      event: "backend_up",
       backend: backend.id,
       url: backend.url,
       models: [...backend.models.keys()],
@@ -270,6 +271,11 @@ export class BackendPool {
     backend.lastError = reason;
     if (backend.status === "down") return;
     backend.status = "down";
-    this.#options.logger.warn("backend down", { backend: backend.id, url: backend.url, reason });
+    this.#options.logger.warn("backend down", {
+      event: "backend_down",
+      backend: backend.id,
+      url: backend.url,
+      reason,
+    });
   }
 }
