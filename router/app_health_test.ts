@@ -4,7 +4,7 @@ import type { RoutingPolicy } from "./routing/policy.ts";
 import { fakeMetadata } from "./testing/fake_backend.ts";
 import { createHarness } from "./testing/harness.ts";
 import { postInfer, tinyRequest } from "./testing/requests.ts";
-import { ROUTER_VERSION } from "./version.ts";
+import { ROUTER_VERSION } from "../shared/version.ts";
 
 Deno.test("GET /v2 reports the server name, version and binary extension", async () => {
   const h = await createHarness();

@@ -6,4 +6,4 @@ export * from "./pool/mod.ts";
 export * from "./routing/mod.ts";
 export * from "./runtime/mod.ts";
 export * from "./server.ts";
-export * from "./version.ts";
+export * from "../shared/version.ts";

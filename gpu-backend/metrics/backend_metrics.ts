@@ -1,0 +1,349 @@
+/**
+ * @module The backend's `/metrics`: a private prom-client registry whose every metric is
+ * read at scrape time from counters the backend already keeps (load report parts,
+ * micro-batcher, executor, engine, placement). Serving requests does no metrics work.
+ * Each scrape takes one snapshot of the sources and every metric reads it. Every metric
+ * is listed in `docs/METRICS.md`.
+ */
+import { Registry } from "prom-client";
+import type { LoadReport } from "../../shared/load_report.ts";
+import {
+  buildInfoGauge,
+  collectedCounter,
+  collectedGauge,
+  processMemoryGauges,
+  type Sample,
+} from "../../shared/metrics/collected.ts";
+import type { PartBatchStats } from "../batching/micro_batcher.ts";
+import type { ExecutorStats } from "../execution/executor.ts";
+import type { EngineStats } from "../moe/engine.ts";
+import {
+  BATCH_SIZE_BOUNDS,
+  formedBatchDistributions,
+  queueDelayDistributions,
+} from "./batch_distributions.ts";
+import { type ExpertDetail, routedTokenSamples } from "./routed_token_samples.ts";
+import { ScrapeHistogram } from "./scrape_histogram.ts";
+
+/** Plan versions and cold starts of the backend's placement. */
+export interface PlacementReading {
+  active: number | null;
+  staged: number | null;
+  coldStarts: number;
+}
+
+/** What the backend's statistics say at one moment. */
+export interface BackendSnapshot {
+  /** The load report: per-part counters of every hosted part, engine totals, memory. */
+  report: LoadReport;
+  batches: PartBatchStats[];
+  executor: ExecutorStats;
+  engine: EngineStats;
+  placement: PlacementReading;
+}
+
+/** Options of {@linkcode BackendMetrics}. */
+export interface BackendMetricsOptions {
+  /** Build version (`switchyard_build_info`). */
+  version: string;
+  /** `metrics.expert_detail`: per-expert or per-layer routed-token series. */
+  expertDetail: ExpertDetail;
+  /** Execution providers tried and abandoned at start-up. */
+  providerFallbacks: number;
+  /** Reads the sources; called once per scrape. */
+  snapshot: () => BackendSnapshot;
+}
+
+/** The backend's metrics registry; {@linkcode BackendMetrics.render} gives `/metrics`. */
+export class BackendMetrics {
+  /** The private registry (never prom-client's default one). */
+  readonly registry: Registry = new Registry();
+  readonly #options: BackendMetricsOptions;
+  #current: BackendSnapshot | undefined;
+
+  constructor(options: BackendMetricsOptions) {
+    this.#options = options;
+    const registry = this.registry;
+    buildInfoGauge(registry, options.version);
+    processMemoryGauges(registry, () => this.#now().report.memory);
+    this.#identity();
+    this.#routedTokens();
+    this.#batching();
+    this.#executor();
+    this.#engine();
+    this.#placement();
+    this.#resources();
+  }
+
+  /** Content type of the Prometheus text exposition format 0.0.4. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The exposition text now, from one snapshot of the sources. */
+  async render(): Promise<string> {
+    this.#current = this.#options.snapshot();
+    return await this.registry.metrics();
+  }
+
+  #now(): BackendSnapshot {
+    return this.#current ??= this.#options.snapshot();
+  }
+
+  #gauge<L extends string>(
+    name: string,
+    help: string,
+    read: (s: BackendSnapshot) => Sample<L>[],
+    labelNames: readonly L[] = [],
+  ): void {
+    collectedGauge(this.registry, { name, help, labelNames, read: () => read(this.#now()) });
+  }
+
+  #counter<L extends string>(
+    name: string,
+    help: string,
+    read: (s: BackendSnapshot) => Sample<L>[],
+    labelNames: readonly L[] = [],
+  ): void {
+    collectedCounter(this.registry, { name, help, labelNames, read: () => read(this.#now()) });
+  }
+
+  #identity(): void {
+    this.#gauge(
+      "switchyard_backend_info",
+      "Always 1; names this backend (its own id) and the model it serves.",
+      (s) => [{ labels: { backend: s.report.backend, model: s.report.model }, value: 1 }],
+      ["backend", "model"],
+    );
+    this.#gauge(
+      "switchyard_execution_provider_info",
+      "Always 1; the provider label names the active execution provider (cpu, cuda, simulated …).",
+      (s) => [{ labels: { provider: s.report.executionProvider }, value: 1 }],
+      ["provider"],
+    );
+    this.#gauge(
+      "switchyard_execution_provider_fallbacks",
+      "Preferred execution providers that were unavailable at start-up (0: the first one runs).",
+      () => [{ labels: {}, value: this.#options.providerFallbacks }],
+    );
+  }
+
+  #routedTokens(): void {
+    const detail = this.#options.expertDetail;
+    const samples = (s: BackendSnapshot) =>
+      routedTokenSamples(s.report.model, s.report.parts, detail);
+    if (detail === "expert") {
+      const labels = ["model", "layer", "expert"] as const;
+      this.#counter(
+        "switchyard_expert_tokens_total",
+        "Tokens (rows) this backend executed for a routed expert since start.",
+        (s) => samples(s).tokens,
+        labels,
+      );
+      this.#counter(
+        "switchyard_expert_executions_total",
+        "Executions (micro-batches) this backend ran for a routed expert since start.",
+        (s) => samples(s).executions,
+        labels,
+      );
+    } else {
+      const labels = ["model", "layer"] as const;
+      this.#counter(
+        "switchyard_layer_tokens_total",
+        "Tokens (rows) this backend executed for the routed experts of a layer since start.",
+        (s) => samples(s).tokens,
+        labels,
+      );
+      this.#counter(
+        "switchyard_layer_executions_total",
+        "Executions (micro-batches) this backend ran for the routed experts of a layer since start.",
+        (s) => samples(s).executions,
+        labels,
+      );
+    }
+  }
+
+  #batching(): void {
+    new ScrapeHistogram(this.registry, {
+      name: "switchyard_microbatch_size_groups",
+      help: "Request groups coalesced per execution (formed micro-batch size), by part kind.",
+      type: "histogram",
+      bounds: BATCH_SIZE_BOUNDS,
+      read: () => formedBatchDistributions(this.#now().batches),
+    });
+    new ScrapeHistogram(this.registry, {
+      name: "switchyard_batch_queue_delay_seconds",
+      help: "Time request groups waited in the micro-batcher before their execution started.",
+      type: "summary",
+      read: () => queueDelayDistributions(this.#now().batches),
+    });
+    this.#gauge(
+      "switchyard_batch_queued_groups",
+      "Request groups waiting in the micro-batcher now, by part kind.",
+      (s) => queuedByKind(s.report),
+      ["kind"],
+    );
+  }
+
+  #executor(): void {
+    this.#counter(
+      "switchyard_executor_busy_seconds_total",
+      "Seconds executor slots spent executing since start, summed over slots.",
+      (s) => [{ labels: {}, value: s.executor.busyMs / 1000 }],
+    );
+    this.#gauge(
+      "switchyard_executor_slots",
+      "Executor slots (Workers or devices) executing in parallel.",
+      (s) => [{ labels: {}, value: s.executor.slots }],
+    );
+    this.#counter(
+      "switchyard_executor_executions_total",
+      "Executions the executor finished since start.",
+      (s) => [{ labels: {}, value: s.executor.executions }],
+    );
+    this.#counter(
+      "switchyard_executor_rows_total",
+      "Rows the executor processed since start (all parts: gates, routed and shared experts).",
+      (s) => [{ labels: {}, value: s.executor.rows }],
+    );
+    this.#gauge(
+      "switchyard_executor_queued_jobs",
+      "Executions waiting for a free executor slot now.",
+      (s) => [{ labels: {}, value: s.executor.queued }],
+    );
+    this.#gauge(
+      "switchyard_executor_running_jobs",
+      "Executions running now.",
+      (s) => [{ labels: {}, value: s.executor.running }],
+    );
+  }
+
+  #engine(): void {
+    this.#counter(
+      "switchyard_backend_requests_total",
+      "Inference requests this backend completed since start.",
+      (s) => [{ labels: {}, value: s.engine.requests }],
+    );
+    this.#counter(
+      "switchyard_backend_rows_total",
+      "Token rows of the inference requests this backend completed since start.",
+      (s) => [{ labels: {}, value: s.engine.rows }],
+    );
+    this.#counter(
+      "switchyard_backend_rejected_requests_total",
+      "Inference requests refused with 503 because backend.max_queued_rows was reached.",
+      (s) => [{ labels: {}, value: s.engine.rejected }],
+    );
+    this.#counter(
+      "switchyard_backend_failed_requests_total",
+      "Inference requests that failed during the forward pass since start.",
+      (s) => [{ labels: {}, value: s.engine.failed }],
+    );
+    this.#gauge(
+      "switchyard_backend_in_flight_requests",
+      "Inference requests admitted and not finished now.",
+      (s) => [{ labels: {}, value: s.engine.inFlightRequests }],
+    );
+    this.#gauge(
+      "switchyard_backend_in_flight_rows",
+      "Token rows of the admitted, unfinished inference requests now.",
+      (s) => [{ labels: {}, value: s.engine.inFlightRows }],
+    );
+  }
+
+  #placement(): void {
+    const version = (field: "active" | "staged") => (s: BackendSnapshot) => {
+      const value = s.placement[field];
+      return value === null ? [] : [{ labels: { model: s.report.model }, value }];
+    };
+    this.#gauge(
+      "switchyard_plan_active_version",
+      "Version of the placement plan this backend routes with (absent: none).",
+      version("active"),
+      ["model"],
+    );
+    this.#gauge(
+      "switchyard_plan_staged_version",
+      "Last placement plan version staged on this backend (absent: none yet).",
+      version("staged"),
+      ["model"],
+    );
+    this.#counter(
+      "switchyard_placement_cold_starts_total",
+      "Experts loaded on demand because rows arrived before their plan was staged.",
+      (s) => [{ labels: {}, value: s.placement.coldStarts }],
+    );
+  }
+  /** Node resources from the load report; each absent when not readable (never guessed). */
+  #resources(): void {
+    const resources = (s: BackendSnapshot) => s.report.resources;
+    const accelerator = (s: BackendSnapshot) => resources(s)?.accelerator;
+    this.#counter(
+      "switchyard_process_cpu_seconds_total",
+      "CPU time of the backend process since start, user + system, all threads.",
+      (s) => {
+        const cpuMs = resources(s)?.cpuMs;
+        return reading(cpuMs === undefined ? undefined : cpuMs / 1000);
+      },
+    );
+    this.#counter(
+      "switchyard_network_receive_bytes_total",
+      "Body bytes received: HTTP request bodies and peer WebSocket frames.",
+      (s) => reading(resources(s)?.netRxBytes),
+    );
+    this.#counter(
+      "switchyard_network_transmit_bytes_total",
+      "Body bytes sent: HTTP response bodies and peer WebSocket frames.",
+      (s) => reading(resources(s)?.netTxBytes),
+    );
+    this.#gauge(
+      "switchyard_accelerator_utilisation_ratio",
+      "Mean utilisation (0..1) of the visible accelerators (nvidia-smi; host-wide).",
+      (s) => nvidiaSmi(accelerator(s)?.utilisation),
+      ["source"],
+    );
+    this.#gauge(
+      "switchyard_accelerator_memory_used_bytes",
+      "Memory in use on the visible accelerators together (nvidia-smi; host-wide).",
+      (s) => nvidiaSmi(accelerator(s)?.memoryUsedBytes),
+      ["source"],
+    );
+    this.#gauge(
+      "switchyard_accelerator_memory_total_bytes",
+      "Memory of the visible accelerators together (nvidia-smi).",
+      (s) => nvidiaSmi(accelerator(s)?.memoryTotalBytes),
+      ["source"],
+    );
+    this.#gauge(
+      "switchyard_accelerator_power_watts",
+      "Power draw of the visible accelerators together (nvidia-smi; absent when not readable).",
+      (s) => nvidiaSmi(resources(s)?.powerW),
+      ["source"],
+    );
+  }
+}
+
+/** One unlabelled sample of a resource reading (0 only when the report has no resources). */
+function reading(value: number | undefined): Sample<never>[] {
+  return value === undefined ? [] : [{ labels: {}, value }];
+}
+
+/**
+ * A sample of an `nvidia-smi` reading, none when unreadable: labelled (`source`), so the
+ * series disappears instead of reading 0 — a missing number is never made up.
+ */
+function nvidiaSmi(value: number | null | undefined): Sample<"source">[] {
+  return value === null || value === undefined ? [] : [{ labels: { source: "nvidia-smi" }, value }];
+}
+
+/** Groups queued now per part kind, every kind of the report listed. */
+function queuedByKind(report: LoadReport): Sample<"kind">[] {
+  const byKind = new Map<string, number>();
+  for (const part of report.parts) {
+    byKind.set(part.kind, (byKind.get(part.kind) ?? 0) + part.queueDepth);
+  }
+  return [...byKind].sort(([a], [b]) => a.localeCompare(b)).map(([kind, value]) => ({
+    labels: { kind },
+    value,
+  }));
+}

@@ -1,0 +1,122 @@
+/**
+ * @module Router metrics about the pool, read at scrape time: backend health and
+ * in-flight requests (from the pool), pool and per-layer balancedness (from the load
+ * collector's {@linkcode PoolLoad}), and the current placement plan version per model.
+ * The `*Samples` functions are pure; {@linkcode poolMetrics} registers them.
+ */
+import type { Registry } from "prom-client";
+import type { PoolLoad } from "../load/pool_load.ts";
+import type { BackendView } from "../pool/backend_view.ts";
+import { collectedGauge, type Sample } from "../../shared/metrics/collected.ts";
+
+/** Where the current plan version of each model is read (the balancer's plan store). */
+export interface PlanVersionSource {
+  /** Models the pool serves. */
+  models(): readonly string[];
+  /** Current plan version of `model`, or null when none was ever made current. */
+  currentVersion(model: string): Promise<number | null>;
+}
+
+/** Options of {@linkcode poolMetrics}. */
+export interface PoolMetricsOptions {
+  /** Snapshots of the configured backends. */
+  views: () => readonly BackendView[];
+  /** The pool's load now. */
+  load: () => PoolLoad;
+  /** Plan versions; absent when the router runs without a plan store. */
+  plans?: PlanVersionSource | undefined;
+}
+
+/** `backend_up` samples: 1 healthy, 0 not, labelled with the backend's own name. */
+export function backendUpSamples(views: readonly BackendView[]): Sample<"backend">[] {
+  return views.map((view) => ({ labels: { backend: view.name }, value: view.healthy ? 1 : 0 }));
+}
+
+/** In-flight requests the router forwards to each backend. */
+export function backendInFlightSamples(views: readonly BackendView[]): Sample<"backend">[] {
+  return views.map((view) => ({ labels: { backend: view.name }, value: view.inFlight }));
+}
+
+/** Per (model, layer) samples of one {@linkcode LayerLoad} field. */
+export function layerSamples(
+  load: PoolLoad,
+  field: "balancedness" | "cv",
+): Sample<"model" | "layer">[] {
+  return load.models.flatMap((model) =>
+    model.layers.map((layer) => ({
+      labels: { model: model.model, layer: layer.layer },
+      value: layer[field],
+    }))
+  );
+}
+
+/** Current plan version per model; models without a current plan are left out. */
+export async function planVersionSamples(plans: PlanVersionSource): Promise<Sample<"model">[]> {
+  const models = plans.models();
+  const versions = await Promise.all(models.map((model) => plans.currentVersion(model)));
+  return models.flatMap((model, i) => {
+    const version = versions[i];
+    return version === null || version === undefined ? [] : [{ labels: { model }, value: version }];
+  });
+}
+
+/** Registers the pool metrics on `registry`. */
+export function poolMetrics(registry: Registry, options: PoolMetricsOptions): void {
+  const { views, load } = options;
+  collectedGauge(registry, {
+    name: "switchyard_router_backend_up",
+    help: "1 when the backend passed its last health check, else 0.",
+    labelNames: ["backend"],
+    read: () => backendUpSamples(views()),
+  });
+  collectedGauge(registry, {
+    name: "switchyard_router_backend_in_flight_requests",
+    help: "Requests this router is forwarding to the backend now.",
+    labelNames: ["backend"],
+    read: () => backendInFlightSamples(views()),
+  });
+  const pool = (field: "balancedness" | "cv" | "tokensBalancedness" | "reporting") => () => [
+    { labels: {}, value: load().pool[field] },
+  ];
+  collectedGauge(registry, {
+    name: "switchyard_pool_balancedness",
+    help: "Mean / max of the executor utilisation of the reporting backends (1 = even).",
+    read: pool("balancedness"),
+  });
+  collectedGauge(registry, {
+    name: "switchyard_pool_utilisation_cv",
+    help: "Coefficient of variation of the executor utilisation of the reporting backends.",
+    read: pool("cv"),
+  });
+  collectedGauge(registry, {
+    name: "switchyard_pool_tokens_balancedness",
+    help: "Mean / max of the token rates of the reporting backends (1 = even).",
+    read: pool("tokensBalancedness"),
+  });
+  collectedGauge(registry, {
+    name: "switchyard_pool_backends_reporting",
+    help: "Backends with fresh load reports and rates (the ones balancedness counts).",
+    read: pool("reporting"),
+  });
+  collectedGauge(registry, {
+    name: "switchyard_layer_balancedness",
+    help: "Mean / max of the routed-token rates of a layer's logical experts, pool-wide.",
+    labelNames: ["model", "layer"],
+    read: () => layerSamples(load(), "balancedness"),
+  });
+  collectedGauge(registry, {
+    name: "switchyard_layer_expert_load_cv",
+    help: "Coefficient of variation of the routed-token rates of a layer's logical experts.",
+    labelNames: ["model", "layer"],
+    read: () => layerSamples(load(), "cv"),
+  });
+  const plans = options.plans;
+  if (plans !== undefined) {
+    collectedGauge(registry, {
+      name: "switchyard_plan_current_version",
+      help: "Version of the current placement plan of the model (absent: none yet).",
+      labelNames: ["model"],
+      read: () => planVersionSamples(plans),
+    });
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * @module The router's `/metrics`: a private prom-client registry holding the request
+ * metrics (fed by {@linkcode RouterMetrics.observer}) and collect-at-scrape metrics
+ * about the pool, load, plans, alerts and log shipping. Every metric is listed in
+ * `docs/METRICS.md`.
+ */
+import { Registry } from "prom-client";
+import type { AlertSource } from "../alerts/alert_types.ts";
+import type { PoolLoad } from "../load/pool_load.ts";
+import type { InferenceObserver } from "../observe/inference_event.ts";
+import type { BackendView } from "../pool/backend_view.ts";
+import { alertMetrics, type LogShippingCounts } from "./alert_metrics.ts";
+import {
+  buildInfoGauge,
+  denoProcessMemory,
+  type ProcessMemory,
+  processMemoryGauges,
+} from "../../shared/metrics/collected.ts";
+import { type PlanVersionSource, poolMetrics } from "./pool_metrics.ts";
+import { requestMetrics } from "./request_metrics.ts";
+
+/** What {@linkcode RouterMetrics} reads. */
+export interface RouterMetricsDeps {
+  /** Build version (`switchyard_build_info`). */
+  version: string;
+  /** Snapshots of the configured backends (health, in-flight). */
+  views: () => readonly BackendView[];
+  /** Whether a model name is served by the pool (bounds the `model` label). */
+  knownModel: (model: string) => boolean;
+  /** The pool's load now (the load collector's snapshot). */
+  load: () => PoolLoad;
+  /** Current plan versions; absent without a plan store. */
+  plans?: PlanVersionSource | undefined;
+  /** Alert state; absent while no alert evaluator runs. */
+  alerts?: AlertSource | undefined;
+  /** Log pipeline counters; absent while no log pipeline runs. */
+  logShipping?: (() => LogShippingCounts) | undefined;
+  /** Process memory; default `Deno.memoryUsage()`. */
+  memory?: () => ProcessMemory;
+}
+
+/** A `/metrics` body source: the text and its content type. */
+export interface MetricsEndpoint {
+  readonly contentType: string;
+  render(): Promise<string>;
+}
+
+/** The router's metrics registry and the observer feeding its request metrics. */
+export class RouterMetrics implements MetricsEndpoint {
+  /** The private registry (never prom-client's default one). */
+  readonly registry: Registry = new Registry();
+  /** Counts finished inference requests; pass it in `AppDeps.observers`. */
+  readonly observer: InferenceObserver;
+
+  constructor(deps: RouterMetricsDeps) {
+    const registry = this.registry;
+    buildInfoGauge(registry, deps.version);
+    processMemoryGauges(registry, deps.memory ?? denoProcessMemory);
+    this.observer = requestMetrics(registry, { knownModel: deps.knownModel });
+    poolMetrics(registry, { views: deps.views, load: deps.load, plans: deps.plans });
+    alertMetrics(registry, { alerts: deps.alerts, logShipping: deps.logShipping });
+  }
+
+  /** Content type of the Prometheus text exposition format 0.0.4. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The exposition text now. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
