@@ -56,6 +56,12 @@ Deno.test("GET /api/load serves per-backend rates, per-layer expert load and bal
         execution_provider: "cpu",
         rss_bytes: 1_000_000,
         heap_used_bytes: 500_000,
+        // An older report without resources: unknown, never zero.
+        cpu_cores: null,
+        net_rx_bytes_s: null,
+        net_tx_bytes_s: null,
+        accelerator: null,
+        power_w: null,
       },
       {
         id: "127.0.0.1:9002",
@@ -74,6 +80,11 @@ Deno.test("GET /api/load serves per-backend rates, per-layer expert load and bal
         execution_provider: null,
         rss_bytes: null,
         heap_used_bytes: null,
+        cpu_cores: null,
+        net_rx_bytes_s: null,
+        net_tx_bytes_s: null,
+        accelerator: null,
+        power_w: null,
       },
     ],
     models: [{
@@ -107,6 +118,74 @@ Deno.test("GET /api/load before any report lists every backend as stale", async 
   assert.deepEqual(body.models, []);
   assert.equal(body.pool.backends_reporting, 0);
   assert.equal(body.models.length, 0);
+  await h.close();
+});
+
+Deno.test("GET /api/load shows node resources and, with ?detail=replicas, experts per backend", async () => {
+  const h = await createHarness({ backends: 2 });
+  const gpu = {
+    devices: 1,
+    utilisation: 0.42,
+    memoryUsedBytes: 1024,
+    memoryTotalBytes: 4096,
+    powerW: 250.5,
+  };
+  const resources = (cpuMs: number, bytes: number, accelerator: typeof gpu | null) => ({
+    cpuMs,
+    netRxBytes: bytes,
+    netTxBytes: 2 * bytes,
+    accelerator,
+    powerW: accelerator?.powerW ?? null,
+  });
+  let polls = 0;
+  h.backends[0]!.loadReport = () =>
+    polls++ < 1 ? fakeLoadReport({ at: T0, resources: resources(0, 0, gpu) }) : fakeLoadReport({
+      at: T0 + 1000,
+      resources: resources(1500, 4000, gpu),
+      // Hosts experts 0 and 1 of layer 0 and expert 3 of layer 1.
+      expertTokens: [[30, 10], [0, 0, 0, 20]],
+    });
+  let polls2 = 0;
+  h.backends[1]!.loadReport = () =>
+    polls2++ < 1
+      ? fakeLoadReport({ backend: "backend-2", at: T0, resources: resources(0, 0, null) })
+      : fakeLoadReport({
+        backend: "backend-2",
+        at: T0 + 1000,
+        resources: resources(250, 100, null),
+        expertTokens: [[0, 10, 0, 40], [5, 5, 5, 5]],
+      });
+  await h.collector.pollNow();
+  await h.clock.advance(1000);
+  await h.collector.pollNow();
+
+  const plain = await (await h.app.request("/api/load")).json();
+  const [gpuHost, cpuHost] = plain.backends;
+  assert.equal(gpuHost.cpu_cores, 1.5);
+  assert.equal(gpuHost.net_rx_bytes_s, 4000);
+  assert.equal(gpuHost.net_tx_bytes_s, 8000);
+  assert.deepEqual(gpuHost.accelerator, {
+    utilisation: 0.42,
+    memory_used_bytes: 1024,
+    memory_total_bytes: 4096,
+  });
+  assert.equal(gpuHost.power_w, 250.5);
+  assert.equal(gpuHost.layers, undefined, "replicas only on request");
+  assert.equal(cpuHost.cpu_cores, 0.25);
+  assert.equal(cpuHost.accelerator, null, "a CPU-only host: n/a, not zero");
+  assert.equal(cpuHost.power_w, null);
+
+  const detailed = await (await h.app.request("/api/load?detail=replicas")).json();
+  assert.deepEqual(detailed.backends.map((b: { layers: unknown }) => b.layers), [
+    [{ layer: 0, expert_tokens_s: [30, 10, 0, 0] }, { layer: 1, expert_tokens_s: [0, 0, 0, 20] }],
+    [{ layer: 0, expert_tokens_s: [0, 10, 0, 40] }, { layer: 1, expert_tokens_s: [5, 5, 5, 5] }],
+  ]);
+  // The replicas view sums to the per-layer pool vector.
+  assert.deepEqual(detailed.models[0].layers[0].expert_tokens_s, [30, 20, 0, 40]);
+
+  const bad = await h.app.request("/api/load?detail=everything");
+  assert.equal(bad.status, 400);
+  assert.match((await bad.json()).error, /detail must be one of "replicas", got "everything"/);
   await h.close();
 });
 

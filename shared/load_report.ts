@@ -20,6 +20,44 @@ export const PartLoadSchema = z.object({
   busyMs: z.number().min(0),
   /** Groups waiting now. */
   queueDepth: z.int().min(0),
+  /** Routed experts: loads paid by requests since start (expert residency). */
+  coldStarts: z.number().min(0).optional(),
+  /** Routed experts: milliseconds those cold starts took, summed. */
+  coldStartMs: z.number().min(0).optional(),
+  /** Routed experts: the longest of those cold starts, ms. */
+  coldStartMaxMs: z.number().min(0).optional(),
+});
+
+/**
+ * Accelerator readings (`nvidia-smi`, all visible devices together; host-wide, not per
+ * process). Each field is `null` when the tool answered `[N/A]` for any device.
+ */
+export const AcceleratorReadingSchema = z.object({
+  /** Devices read. */
+  devices: z.int().min(1),
+  /** Mean utilisation over the devices, in [0, 1]. */
+  utilisation: z.number().min(0).max(1).nullable(),
+  memoryUsedBytes: z.number().min(0).nullable(),
+  memoryTotalBytes: z.number().min(0).nullable(),
+  /** Power draw of all devices together (W). */
+  powerW: z.number().min(0).nullable(),
+});
+
+/**
+ * The backend process's resources: cumulative CPU time and network bytes (consumers diff
+ * two reports, like the other counters) and the latest accelerator reading.
+ */
+export const ResourceReportSchema = z.object({
+  /** Process CPU time since start, user + system, all threads (ms). */
+  cpuMs: z.number().min(0),
+  /** Body bytes received: HTTP request bodies and peer WebSocket frames. */
+  netRxBytes: z.number().min(0),
+  /** Body bytes sent: HTTP response bodies and peer WebSocket frames. */
+  netTxBytes: z.number().min(0),
+  /** `null` when no accelerator can be read (no `nvidia-smi`, or it failed). */
+  accelerator: AcceleratorReadingSchema.nullable(),
+  /** Accelerator power draw (W); `null` when not readable. Never estimated. */
+  powerW: z.number().min(0).nullable(),
 });
 
 /** One backend's load report. */
@@ -42,9 +80,18 @@ export const LoadReportSchema = z.object({
   rejected: z.number().min(0),
   memory: z.object({ rssBytes: z.number().min(0), heapUsedBytes: z.number().min(0) }),
   parts: z.array(PartLoadSchema),
+  /** Node resources; optional so reports of older backends still parse. */
+  resources: ResourceReportSchema.optional(),
 });
 
 /** A backend's load report. */
 export type LoadReport = z.infer<typeof LoadReportSchema>;
+
+/** Node resources in a load report. */
+export type ResourceReport = z.infer<typeof ResourceReportSchema>;
+
+/** Accelerator readings in a load report. */
+export type AcceleratorReading = z.infer<typeof AcceleratorReadingSchema>;
+
 /** One part's counters in a load report. */
 export type PartLoad = z.infer<typeof PartLoadSchema>;

@@ -38,6 +38,8 @@ export interface PeerClientOptions {
   reconnectDelayMs?: number;
   connectTimeoutMs?: number;
   now?: () => number;
+  /** Counts frame bytes sent and received (node resources); optional. */
+  net?: { received(bytes: number): void; sent(bytes: number): void };
 }
 
 interface Entry {
@@ -121,7 +123,9 @@ export class PeerClient {
     this.sent.frames++;
     this.sent.items += entries.length;
     this.sent.rows += totalRows;
-    socket.send(encodePeerFrame({ t: "run", id, items: entries.map((e) => e.item) }, payload));
+    const frame = encodePeerFrame({ t: "run", id, items: entries.map((e) => e.item) }, payload);
+    this.#options.net?.sent(frame.byteLength);
+    socket.send(frame);
   }
 
   #connect(): Promise<WebSocket> {
@@ -135,13 +139,16 @@ export class PeerClient {
         socket.close();
       }, this.#options.connectTimeoutMs ?? 2000);
       socket.onopen = () => {
-        socket.send(encodePeerFrame({
+        const hello = encodePeerFrame({
           t: "hello",
           from: this.#options.selfId,
           token: this.#options.token ?? null,
-        }));
+        });
+        this.#options.net?.sent(hello.byteLength);
+        socket.send(hello);
       };
       socket.onmessage = (event: MessageEvent<ArrayBuffer>) => {
+        this.#options.net?.received(event.data.byteLength);
         const frame = decodePeerFrame(event.data);
         if (frame.header.t === "welcome") {
           clearTimeout(timer);

@@ -5,13 +5,15 @@
  */
 import type { Logger } from "../../shared/logger.ts";
 import type { PlanBackend } from "../../shared/placement_plan.ts";
-import { PeerClient } from "./peer_client.ts";
+import { PeerClient, type PeerClientOptions } from "./peer_client.ts";
 
 /** Options of {@linkcode PeerRegistry}. */
 export interface PeerRegistryOptions {
   selfId: string;
   token: string | undefined;
   logger: Logger;
+  /** Counts frame bytes of every channel (node resources); optional. */
+  net?: PeerClientOptions["net"];
 }
 
 /** Peer clients by backend id. */
@@ -38,6 +40,7 @@ export class PeerRegistry {
           selfId: this.#options.selfId,
           token: this.#options.token,
           logger: this.#options.logger,
+          ...(this.#options.net ? { net: this.#options.net } : {}),
         }),
       });
     }

@@ -14,6 +14,8 @@ export interface PeerServerDeps {
   /** Internal token peers must present; undefined accepts any peer (loopback dev only). */
   token: string | undefined;
   logger: Logger;
+  /** Counts frame bytes received and sent (node resources); optional. */
+  net?: { received(bytes: number): void; sent(bytes: number): void };
   /** Runs rows of a logical expert hosted here. */
   runLocal(layer: number, expert: number, input: Float32Array, rows: number): Promise<Float32Array>;
 }
@@ -51,7 +53,12 @@ export function acceptPeer(request: Request, deps: PeerServerDeps): Response {
   const { socket, response } = Deno.upgradeWebSocket(request);
   socket.binaryType = "arraybuffer";
   let peer: string | null = null;
+  const send = (bytes: Uint8Array<ArrayBuffer>) => {
+    deps.net?.sent(bytes.byteLength);
+    socket.send(bytes);
+  };
   socket.onmessage = async (event: MessageEvent<ArrayBuffer>) => {
+    deps.net?.received(event.data.byteLength);
     let frame;
     try {
       frame = decodePeerFrame(event.data);
@@ -69,19 +76,19 @@ export function acceptPeer(request: Request, deps: PeerServerDeps): Response {
         return;
       }
       peer = header.from;
-      socket.send(encodePeerFrame({ t: "welcome", backend: deps.backendId }));
+      send(encodePeerFrame({ t: "welcome", backend: deps.backendId }));
       return;
     }
     if (header.t !== "run") return;
     try {
       const { output, rows } = await runItems(deps, header.items, payload);
       if (socket.readyState === WebSocket.OPEN) {
-        socket.send(encodePeerFrame({ t: "result", id: header.id, ok: true, rows }, output));
+        send(encodePeerFrame({ t: "result", id: header.id, ok: true, rows }, output));
       }
     } catch (error) {
       const code = error instanceof ApiError ? error.code : "internal";
       if (socket.readyState === WebSocket.OPEN) {
-        socket.send(encodePeerFrame({
+        send(encodePeerFrame({
           t: "result",
           id: header.id,
           ok: false,

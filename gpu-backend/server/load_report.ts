@@ -6,7 +6,7 @@
  * Every hosted part is listed (by default every part of the manifest), with zero
  * counters until it first runs, so a consumer sees complete per-layer expert vectors.
  */
-import type { LoadReport, PartLoad } from "../../shared/load_report.ts";
+import type { LoadReport, PartLoad, ResourceReport } from "../../shared/load_report.ts";
 import {
   listModelParts,
   type ModelManifest,
@@ -37,6 +37,10 @@ export interface LoadReportSources {
   /** When the report is taken, ms since the Unix epoch. */
   now: number;
   memory: MemoryReading;
+  /** Node resources (CPU, network, accelerator); omitted from the report when absent. */
+  resources?: ResourceReport;
+  /** Cold starts of a routed expert by key; when given, every expert part reports them. */
+  coldStarts?: (key: string) => { count: number; msSum: number; msMax: number } | undefined;
 }
 
 const PART_KEY = /^L(\d+)\/(?:(gate)|([ES])(\d+))$/;
@@ -51,7 +55,14 @@ export function parsePartKey(key: string): ModelPart | undefined {
   return match[3] === "E" ? { kind: "expert", layer, expert } : { kind: "shared", layer, expert };
 }
 
-function partLoad(part: ModelPart, stats: PartBatchStats | undefined): PartLoad {
+function partLoad(
+  part: ModelPart,
+  stats: PartBatchStats | undefined,
+  coldStarts?: LoadReportSources["coldStarts"],
+): PartLoad {
+  const cold = part.kind === "expert" && coldStarts
+    ? coldStarts(modelPartKey(part)) ?? { count: 0, msSum: 0, msMax: 0 }
+    : undefined;
   return {
     part: modelPartKey(part),
     layer: part.layer,
@@ -61,6 +72,9 @@ function partLoad(part: ModelPart, stats: PartBatchStats | undefined): PartLoad 
     executions: stats?.executions ?? 0,
     busyMs: stats?.executionMsSum ?? 0,
     queueDepth: stats?.queuedGroups ?? 0,
+    ...(cold
+      ? { coldStarts: cold.count, coldStartMs: cold.msSum, coldStartMaxMs: cold.msMax }
+      : {}),
   };
 }
 
@@ -72,13 +86,13 @@ export function buildLoadReport(sources: LoadReportSources): LoadReport {
   const hosted = sources.parts ?? listModelParts(sources.manifest);
   const parts = hosted.map((part) => {
     const key = modelPartKey(part);
-    const load = partLoad(part, byKey.get(key));
+    const load = partLoad(part, byKey.get(key), sources.coldStarts);
     byKey.delete(key);
     return load;
   });
   for (const [key, stats] of byKey) {
     const part = parsePartKey(key);
-    if (part !== undefined) parts.push(partLoad(part, stats));
+    if (part !== undefined) parts.push(partLoad(part, stats, sources.coldStarts));
   }
   // Step 2: per backend.
   const executor = sources.executor.stats();
@@ -98,5 +112,6 @@ export function buildLoadReport(sources: LoadReportSources): LoadReport {
     rejected: engine.rejected,
     memory: { rssBytes: sources.memory.rssBytes, heapUsedBytes: sources.memory.heapUsedBytes },
     parts,
+    ...(sources.resources !== undefined ? { resources: sources.resources } : {}),
   };
 }

@@ -223,3 +223,37 @@ Deno.test("GET /v2/load requires the internal token and serves a valid report", 
     }
   }
 });
+
+Deno.test("buildLoadReport() carries node resources; a report without them still parses", () => {
+  const sources = {
+    backendId: "backend-1",
+    manifest,
+    executor: new FakeExecutor(),
+    batcher: { stats: () => [] },
+    engine: {
+      stats: () => ({
+        inFlightRequests: 0,
+        inFlightRows: 0,
+        requests: 0,
+        rows: 0,
+        rejected: 0,
+        failed: 0,
+      }),
+    },
+    startedAt: 0,
+    now: 10,
+    memory: { rssBytes: 0, heapUsedBytes: 0 },
+  };
+  const resources = {
+    cpuMs: 12.5,
+    netRxBytes: 100,
+    netTxBytes: 200,
+    accelerator: null,
+    powerW: null,
+  };
+  const report = buildLoadReport({ ...sources, resources });
+  assert.deepEqual(LoadReportSchema.parse(report).resources, resources);
+  const older = buildLoadReport(sources);
+  assert.equal("resources" in older, false);
+  assert.equal(LoadReportSchema.parse(older).resources, undefined);
+});

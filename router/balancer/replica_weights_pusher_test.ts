@@ -3,6 +3,7 @@ import { silentLogger } from "../../shared/logger.ts";
 import { staticPlan } from "../../shared/placement_plan.ts";
 import type { PoolLoad } from "../load/pool_load.ts";
 import { ManualClock } from "../runtime/manual_clock.ts";
+import { backendLoadOf } from "../testing/pool_loads.ts";
 import { PlanStore } from "./plan_store.ts";
 import { ReplicaWeightsPusher } from "./replica_weights_pusher.ts";
 
@@ -11,23 +12,9 @@ function loadOf(utilisation: Record<string, number | undefined>): PoolLoad {
     at: 0,
     models: [],
     pool: { reporting: 0, balancedness: 1, cv: 0, tokensBalancedness: 1 },
-    backends: Object.entries(utilisation).map(([name, u]) => ({
-      id: name,
-      name,
-      model: "m",
-      stale: u === undefined,
-      error: undefined,
-      reportAgeMs: 0,
-      utilisation: u,
-      tokensPerS: 0,
-      requestsPerS: 0,
-      inFlight: 0,
-      inFlightRows: 0,
-      queueDepth: 0,
-      slots: 1,
-      executionProvider: "cpu",
-      memory: undefined,
-    })),
+    backends: Object.entries(utilisation).map(([name, u]) =>
+      backendLoadOf({ id: name, stale: u === undefined, utilisation: u })
+    ),
   };
 }
 

@@ -1,27 +1,12 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import type { BackendLoad, PoolLoad } from "../load/pool_load.ts";
+import { backendLoadOf } from "../testing/pool_loads.ts";
 import { doctorInputs, type DoctorSources } from "./doctor_inputs.ts";
 import { registerDoctorRoutes } from "./doctor_routes.ts";
 
 function backend(id: string, utilisation: number, tokensPerS: number, stale = false): BackendLoad {
-  return {
-    id,
-    name: id,
-    model: "m",
-    stale,
-    error: undefined,
-    reportAgeMs: 100,
-    utilisation,
-    tokensPerS,
-    requestsPerS: 1,
-    inFlight: 0,
-    inFlightRows: 0,
-    queueDepth: 0,
-    slots: 2,
-    executionProvider: "cpu",
-    memory: undefined,
-  };
+  return backendLoadOf({ id, utilisation, tokensPerS, stale, requestsPerS: 1, slots: 2 });
 }
 
 const load: PoolLoad = {

@@ -1,8 +1,15 @@
 /**
  * @module The JSON body of `GET /api/load` (read-only): the pool aggregate in the
  * router's snake_case API style, rates rounded to 0.001.
+ *
+ * Node resources per backend: `cpu_cores` (cores busy on average), `net_rx_bytes_s` and
+ * `net_tx_bytes_s` (body bytes/s), `accelerator` (`{utilisation, memory_used_bytes,
+ * memory_total_bytes}` from `nvidia-smi`, or `null` where none is readable) and `power_w`
+ * (or `null`). `?detail=replicas` adds per backend `layers: [{layer, expert_tokens_s}]`,
+ * the routed-expert tokens/s it served (0 for experts it does not host).
  */
-import type { PoolLoad } from "./pool_load.ts";
+import type { AcceleratorReading } from "../../shared/load_report.ts";
+import type { BackendLoad, PoolLoad } from "./pool_load.ts";
 
 /** What the `/api/load` endpoint reads. */
 export interface LoadSource {
@@ -16,12 +23,40 @@ function round(value: number): number {
   return Math.round(value * 1000) / 1000;
 }
 
-function roundOrNull(value: number | undefined): number | null {
-  return value === undefined ? null : round(value);
+function roundOrNull(value: number | null | undefined): number | null {
+  return value === undefined || value === null ? null : round(value);
 }
 
-/** The `/api/load` body for `load`. */
-export function loadApiBody(load: PoolLoad, source: Pick<LoadSource, "ewma"> = {}) {
+/** Extra sections of the body: `replicas` adds per-backend expert rates. */
+export type LoadApiDetail = "replicas";
+
+/** The `detail` query values {@linkcode loadApiBody} understands. */
+export const LOAD_API_DETAILS: readonly LoadApiDetail[] = ["replicas"];
+
+function acceleratorBody(reading: AcceleratorReading | null | undefined) {
+  if (reading === undefined || reading === null) return null;
+  return {
+    utilisation: roundOrNull(reading.utilisation),
+    memory_used_bytes: reading.memoryUsedBytes,
+    memory_total_bytes: reading.memoryTotalBytes,
+  };
+}
+
+function replicasBody(backend: BackendLoad) {
+  return {
+    layers: (backend.expertLayers ?? []).map((layer) => ({
+      layer: layer.layer,
+      expert_tokens_s: layer.expertTokensPerS.map(round),
+    })),
+  };
+}
+
+/** The `/api/load` body for `load`; `detail` adds optional sections. */
+export function loadApiBody(
+  load: PoolLoad,
+  source: Pick<LoadSource, "ewma"> = {},
+  detail?: LoadApiDetail,
+) {
   return {
     at: load.at,
     pool: {
@@ -47,6 +82,12 @@ export function loadApiBody(load: PoolLoad, source: Pick<LoadSource, "ewma"> = {
       execution_provider: backend.executionProvider ?? null,
       rss_bytes: backend.memory?.rssBytes ?? null,
       heap_used_bytes: backend.memory?.heapUsedBytes ?? null,
+      cpu_cores: roundOrNull(backend.cpuCores),
+      net_rx_bytes_s: roundOrNull(backend.netRxBytesPerS),
+      net_tx_bytes_s: roundOrNull(backend.netTxBytesPerS),
+      accelerator: acceleratorBody(backend.accelerator),
+      power_w: roundOrNull(backend.powerW),
+      ...(detail === "replicas" ? replicasBody(backend) : {}),
     })),
     models: load.models.map(({ model, layers }) => ({
       model,

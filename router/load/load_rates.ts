@@ -4,6 +4,9 @@
  * the interval. Utilisation is device time over available slot time,
  * `Δbusy ÷ (Δt · slots)`, clamped to [0, 1] (an execution's time is booked when it
  * ends, so one interval may see more than it had room for).
+ *
+ * Node resources, when both reports carry them: CPU cores used = Δcpu ms ÷ Δt ms (1.0 =
+ * one core busy all the time; Workers count too) and network body bytes per second.
  */
 import type { LoadReport, PartLoad } from "../../shared/load_report.ts";
 
@@ -31,10 +34,22 @@ export interface PartRate {
   busyMsPerS: number;
 }
 
+/** Node-resource rates of a backend over the interval. */
+export interface ResourceRates {
+  /** CPU cores the process kept busy on average (Δcpu ms ÷ Δt ms). */
+  cpuCores: number;
+  /** Body bytes received per second (HTTP request bodies, peer frames). */
+  netRxBytesPerS: number;
+  /** Body bytes sent per second (HTTP response bodies, peer frames). */
+  netTxBytesPerS: number;
+}
+
 /** Rates of a backend and of each of its parts. */
 export interface ReportRates {
   backend: BackendRates;
   parts: PartRate[];
+  /** Absent when either report lacks `resources` (an older backend). */
+  resources?: ResourceRates | undefined;
 }
 
 /**
@@ -67,6 +82,15 @@ export function reportRates(previous: LoadReport, current: LoadReport): ReportRa
     };
   });
   const busy = current.busyMs - previous.busyMs;
+  const now = current.resources;
+  const then = previous.resources;
+  const resources = now && then
+    ? {
+      cpuCores: Math.max(0, now.cpuMs - then.cpuMs) / intervalMs,
+      netRxBytesPerS: perS(now.netRxBytes, then.netRxBytes),
+      netTxBytesPerS: perS(now.netTxBytes, then.netTxBytes),
+    }
+    : undefined;
   return {
     backend: {
       intervalMs,
@@ -76,5 +100,6 @@ export function reportRates(previous: LoadReport, current: LoadReport): ReportRa
       rejectedPerS: perS(current.rejected, previous.rejected),
     },
     parts,
+    ...(resources ? { resources } : {}),
   };
 }

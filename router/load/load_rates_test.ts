@@ -53,3 +53,26 @@ Deno.test("reportRates() refuses reports of different runs (restart, other backe
   assert.equal(reportRates(before, other), undefined);
   assert.equal(reportRates(before, before), undefined);
 });
+
+Deno.test("reportRates() derives CPU cores and network bytes/s from resource counters", () => {
+  const resources = (cpuMs: number, netRxBytes: number, netTxBytes: number) => ({
+    cpuMs,
+    netRxBytes,
+    netTxBytes,
+    accelerator: null,
+    powerW: null,
+  });
+  const before = fakeLoadReport({ at: T0, resources: resources(1000, 500, 800) });
+  const after = fakeLoadReport({ at: T0 + 2000, resources: resources(4000, 2500, 10_800) });
+  // 3000 CPU ms over 2000 ms: one and a half cores busy.
+  assert.deepEqual(reportRates(before, after)?.resources, {
+    cpuCores: 1.5,
+    netRxBytesPerS: 1000,
+    netTxBytesPerS: 5000,
+  });
+  // An older backend without resources on either side: no resource rates, other rates kept.
+  const old = fakeLoadReport({ at: T0 });
+  const rates = reportRates(old, after);
+  assert.equal(rates?.resources, undefined);
+  assert.equal(rates?.backend.intervalMs, 2000);
+});

@@ -7,7 +7,7 @@
  * (two reports of one run) count towards sums and balancedness; stale ones are still
  * listed, with their last error and age, so an operator sees why.
  */
-import type { LoadReport } from "../../shared/load_report.ts";
+import type { AcceleratorReading, LoadReport } from "../../shared/load_report.ts";
 import { balancedness, coefficientOfVariation } from "./balancedness.ts";
 import type { ReportRates } from "./load_rates.ts";
 
@@ -49,6 +49,29 @@ export interface BackendLoad {
   slots: number | undefined;
   executionProvider: string | undefined;
   memory: LoadReport["memory"] | undefined;
+  /** CPU cores the process used; `undefined` without resource rates. */
+  cpuCores: number | undefined;
+  /** Network body bytes/s received and sent; `undefined` without resource rates. */
+  netRxBytesPerS: number | undefined;
+  netTxBytesPerS: number | undefined;
+  /** Latest accelerator reading: `null` none readable there, `undefined` not reported. */
+  accelerator: AcceleratorReading | null | undefined;
+  /** Accelerator power (W): `null` not readable there, `undefined` not reported. */
+  powerW: number | null | undefined;
+  /**
+   * Routed-expert tokens/s of the experts hosted here, per layer of its model; index =
+   * logical expert, 0 where not hosted, as long as the pool's layer vector.
+   */
+  expertLayers: BackendLayerLoad[] | undefined;
+}
+
+/** One backend's routed-expert load in one layer (the replicas view, hot-expert alerts). */
+export interface BackendLayerLoad {
+  layer: number;
+  /** `[expert]` → tokens/s this backend ran for that logical expert. */
+  expertTokensPerS: number[];
+  /** `[expert]` → device ms per second this backend spent on it. */
+  expertBusyMsPerS: number[];
 }
 
 /** Expert load of one MoE layer. */
@@ -116,7 +139,45 @@ function backendLoad(sample: BackendLoadSample, options: AggregateOptions): Back
     slots: report?.slots,
     executionProvider: report?.executionProvider,
     memory: report?.memory,
+    cpuCores: rates?.resources?.cpuCores,
+    netRxBytesPerS: rates?.resources?.netRxBytesPerS,
+    netTxBytesPerS: rates?.resources?.netTxBytesPerS,
+    accelerator: report?.resources?.accelerator,
+    powerW: report?.resources?.powerW,
+    expertLayers: rates && backendExpertLayers(rates),
   };
+}
+
+/** Routed-expert tokens/s per layer of one backend's rates, in layer order. */
+function backendExpertLayers(rates: ReportRates): BackendLayerLoad[] {
+  const layers = new Map<number, BackendLayerLoad>();
+  for (const part of rates.parts) {
+    if (part.kind !== "expert") continue;
+    let load = layers.get(part.layer);
+    if (load === undefined) {
+      load = { layer: part.layer, expertTokensPerS: [], expertBusyMsPerS: [] };
+      layers.set(part.layer, load);
+    }
+    padTo(load, part.expert + 1);
+    load.expertTokensPerS[part.expert]! += part.tokensPerS;
+    load.expertBusyMsPerS[part.expert]! += part.busyMsPerS;
+  }
+  return [...layers.values()].sort((a, b) => a.layer - b.layer);
+}
+
+function padTo(load: BackendLayerLoad, length: number): void {
+  while (load.expertTokensPerS.length < length) load.expertTokensPerS.push(0);
+  while (load.expertBusyMsPerS.length < length) load.expertBusyMsPerS.push(0);
+}
+
+/** Pads each backend's layer vectors with zeros to its model's layer length. */
+function padExpertLayers(backends: BackendLoad[], models: readonly ModelLoad[]): void {
+  for (const backend of backends) {
+    const layers = models.find((m) => m.model === backend.model)?.layers;
+    for (const own of backend.expertLayers ?? []) {
+      padTo(own, layers?.find((l) => l.layer === own.layer)?.expertTokensPerS.length ?? 0);
+    }
+  }
 }
 
 /** Sums routed-expert token rates per (model, layer, expert) over `samples`. */
@@ -154,10 +215,13 @@ export function aggregatePoolLoad(
 ): PoolLoad {
   const usable = samples.filter((sample) => isFresh(sample, options) && sample.rates !== undefined);
   const utilisations = usable.map((sample) => sample.rates!.backend.utilisation);
+  const backends = samples.map((sample) => backendLoad(sample, options));
+  const models = expertLoads(usable);
+  padExpertLayers(backends, models);
   return {
     at: options.now,
-    backends: samples.map((sample) => backendLoad(sample, options)),
-    models: expertLoads(usable),
+    backends,
+    models,
     pool: {
       reporting: usable.length,
       balancedness: balancedness(utilisations),

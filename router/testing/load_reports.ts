@@ -2,7 +2,7 @@
  * @module Test helper: load reports as a backend serving model "tiny" (2 layers,
  * 4 experts, 1 shared expert) would send them, built from a few cumulative counters.
  */
-import type { LoadReport, PartLoad } from "../../shared/load_report.ts";
+import type { LoadReport, PartLoad, ResourceReport } from "../../shared/load_report.ts";
 
 /** Cumulative counters of one fake report. */
 export interface FakeReportOptions {
@@ -21,6 +21,8 @@ export interface FakeReportOptions {
   expertTokens?: number[][];
   /** Groups queued per routed expert part, same for all; default 0. */
   queueDepth?: number;
+  /** Node resources; default none (as an older backend sends). */
+  resources?: ResourceReport;
 }
 
 /** A report of model "tiny" with the given cumulative counters. */
@@ -73,5 +75,6 @@ export function fakeLoadReport(options: FakeReportOptions): LoadReport {
     rejected: 0,
     memory: { rssBytes: 1_000_000, heapUsedBytes: 500_000 },
     parts,
+    ...(options.resources ? { resources: options.resources } : {}),
   };
 }

@@ -1,0 +1,142 @@
+/**
+ * @module Runs the alert rules once per load round and keeps what they found: the
+ * {@linkcode AlertSource} behind `GET /api/alerts`, the dashboard and the metrics.
+ *
+ * Each round (the collector's `onRound`): conditions from the pool's load and backend
+ * views → hysteresis → for every fire and resolve a log line (`event: "alert"`, warn on
+ * fire, info on resolve), a KV record and, when configured, a webhook POST. The round
+ * itself is synchronous and never throws; KV and webhook calls run in the background
+ * (`settled()` waits for them) so a slow receiver never delays load polling.
+ */
+import type { Logger } from "../../shared/logger.ts";
+import type { PoolLoad } from "../load/pool_load.ts";
+import type { BackendView } from "../pool/backend_view.ts";
+import type { Clock } from "../runtime/clock.ts";
+import type { FetchLike } from "../runtime/fetch_like.ts";
+import { observeConditions } from "./alert_conditions.ts";
+import { type AlertState, evaluateAlerts } from "./alert_evaluator.ts";
+import type { AlertSettings } from "./alert_settings.ts";
+import type { AlertStore } from "./alert_store.ts";
+import type { Alert, AlertSource } from "./alert_types.ts";
+import { postAlertWebhook } from "./alert_webhook.ts";
+
+/** Options of {@linkcode AlertManager}. */
+export interface AlertManagerOptions {
+  settings: AlertSettings;
+  /** The pool's backends now (health and names). */
+  views: () => readonly BackendView[];
+  clock: Clock;
+  logger: Logger;
+  /** Where records are kept; none: memory only. */
+  store?: AlertStore | undefined;
+  /** `alerts.webhook`; none: no POSTs. */
+  webhook?: { url: string; fetch: FetchLike; timeoutMs?: number; retryDelayMs?: number };
+  /** How many recent alerts are kept; default 100. */
+  recentLimit?: number;
+}
+
+/** Evaluates alerts per load round; see the module doc. */
+export class AlertManager implements AlertSource {
+  readonly #options: AlertManagerOptions;
+  #state: AlertState = new Map();
+  #active: readonly Alert[] = [];
+  /** Newest first; one entry per firing (updated in place when it resolves). */
+  #recent: Alert[] = [];
+  readonly #pending = new Set<Promise<unknown>>();
+  /** Fires and resolves since start (for metrics). */
+  readonly counts = { fired: 0, resolved: 0 };
+
+  constructor(options: AlertManagerOptions) {
+    this.#options = options;
+  }
+
+  /** Alerts firing now, oldest first. */
+  active(): readonly Alert[] {
+    return this.#active;
+  }
+
+  /** Recent alerts, firing and resolved, newest first (at most `recentLimit`). */
+  recent(): readonly Alert[] {
+    return this.#recent;
+  }
+
+  /** Evaluates one round; never throws, never waits for I/O. */
+  onRound(load: PoolLoad): void {
+    try {
+      this.#evaluate(load);
+    } catch (error) {
+      this.#options.logger.error("alert evaluation failed", {
+        event: "alert",
+        error: (error as Error).message,
+      });
+    }
+  }
+
+  /** Resolves when every KV write and webhook POST started so far has finished. */
+  async settled(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+  }
+
+  #evaluate(load: PoolLoad): void {
+    const { settings, clock } = this.#options;
+    const conditions = observeConditions(load, this.#options.views(), settings);
+    const round = evaluateAlerts(this.#state, conditions, {
+      now: clock.now(),
+      raiseAfter: settings.raiseAfter,
+      clearAfter: settings.clearAfter,
+    });
+    this.#state = round.state;
+    this.#active = round.active;
+    for (const alert of round.fired) this.#fired(alert);
+    for (const alert of round.resolved) this.#resolved(alert);
+    // Firing alerts carry their latest value in the recent list too.
+    const latest = new Map(round.active.map((alert) => [alert.id, alert]));
+    this.#recent = this.#recent.map((alert) =>
+      alert.state === "firing" ? latest.get(alert.id) ?? alert : alert
+    );
+  }
+
+  #fired(alert: Alert): void {
+    this.counts.fired++;
+    this.#recent.unshift(alert);
+    this.#recent.length = Math.min(this.#recent.length, this.#options.recentLimit ?? 100);
+    this.#options.logger.warn("alert firing", this.#fields(alert));
+    this.#announce(alert);
+  }
+
+  #resolved(alert: Alert): void {
+    this.counts.resolved++;
+    const index = this.#recent.findIndex((a) => a.id === alert.id && a.firedAt === alert.firedAt);
+    if (index >= 0) this.#recent[index] = alert;
+    this.#options.logger.info("alert resolved", {
+      ...this.#fields(alert),
+      firing_ms: alert.resolvedAt! - alert.firedAt,
+    });
+    this.#announce(alert);
+  }
+
+  #fields(alert: Alert) {
+    return {
+      event: "alert",
+      alert_id: alert.id,
+      kind: alert.kind,
+      subject: alert.subject,
+      state: alert.state,
+      value: Math.round(alert.value * 1000) / 1000,
+      threshold: alert.threshold,
+      message: alert.message,
+    };
+  }
+
+  /** Background work: KV record and webhook POST. */
+  #announce(alert: Alert): void {
+    const { store, webhook, clock, logger } = this.#options;
+    if (store) this.#track(store.save(alert));
+    if (webhook) this.#track(postAlertWebhook(alert, { ...webhook, clock, logger }));
+  }
+
+  #track(work: Promise<unknown>): void {
+    const tracked = work.catch(() => {}).finally(() => this.#pending.delete(tracked));
+    this.#pending.add(tracked);
+  }
+}

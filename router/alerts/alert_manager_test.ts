@@ -1,0 +1,117 @@
+import assert from "node:assert/strict";
+import { Hono } from "hono";
+import { MemoryLogger } from "../observe/memory_logger.ts";
+import { ManualClock } from "../runtime/manual_clock.ts";
+import { oneSecondSample, poolLoadOf } from "../testing/pool_loads.ts";
+import { backendView } from "../testing/views.ts";
+import { AlertManager } from "./alert_manager.ts";
+import { registerAlertRoutes } from "./alert_routes.ts";
+import { AlertStore } from "./alert_store.ts";
+
+const T0 = 1_700_000_000_000;
+// A low balance threshold: these crafted loads test the hot-expert rule alone.
+const SETTINGS = { expertLoadThreshold: 0.8, balanceThreshold: 0.1, raiseAfter: 2, clearAfter: 3 };
+const VIEWS = [{ ...backendView("h:1"), name: "backend-1" }];
+const HOT = poolLoadOf(oneSecondSample("h:1", [[17_000, 100, 100, 100], [100, 100, 100, 100]]));
+const CALM = poolLoadOf(oneSecondSample("h:1", [[100, 100, 100, 100], [100, 100, 100, 100]]));
+
+Deno.test("AlertManager fires, logs, stores and resolves a hot expert with hysteresis", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const clock = new ManualClock(T0);
+  const logger = new MemoryLogger();
+  const manager = new AlertManager({
+    settings: SETTINGS,
+    views: () => VIEWS,
+    clock,
+    logger,
+    store: new AlertStore(kv, { logger }),
+  });
+  try {
+    const round = async (load: typeof HOT) => {
+      manager.onRound(load);
+      await clock.advance(1000);
+    };
+    await round(HOT);
+    assert.deepEqual(manager.active(), [], "one round is not enough");
+    await round(HOT);
+    assert.equal(manager.active().length, 1);
+    const [alert] = manager.active();
+    assert.equal(alert?.id, "expert_hot:backend-1:L0/E0");
+    assert.equal(alert?.firedAt, T0 + 1000);
+    const fired = logger.find("alert firing");
+    assert.equal(fired.length, 1);
+    assert.equal(fired[0]?.level, "warn");
+    assert.equal(fired[0]?.fields["event"], "alert");
+    assert.equal(fired[0]?.fields["kind"], "expert_hot");
+
+    await round(CALM);
+    await round(HOT);
+    await round(CALM);
+    await round(CALM);
+    assert.equal(manager.active().length, 1, "absent twice, clear_after is 3");
+    await round(CALM);
+    assert.deepEqual(manager.active(), []);
+    const resolved = logger.find("alert resolved");
+    assert.equal(resolved.length, 1);
+    assert.equal(resolved[0]?.level, "info");
+    assert.equal(resolved[0]?.fields["firing_ms"], 5000);
+    assert.equal(logger.find("alert firing").length, 1, "never re-fired in between");
+    assert.deepEqual(manager.counts, { fired: 1, resolved: 1 });
+
+    assert.equal(manager.recent().length, 1);
+    assert.equal(manager.recent()[0]?.state, "resolved");
+    await manager.settled();
+    const records = await new AlertStore(kv, { logger }).list();
+    assert.equal(records.length, 1);
+    assert.equal(records[0]?.state, "resolved");
+    assert.equal(records[0]?.resolvedAt, T0 + 6000);
+
+    const app = new Hono();
+    registerAlertRoutes(app, manager);
+    const body = await (await app.request("/api/alerts")).json();
+    assert.deepEqual(body.active, []);
+    assert.deepEqual(body.recent, [{
+      id: "expert_hot:backend-1:L0/E0",
+      kind: "expert_hot",
+      subject: "backend-1 L0/E0",
+      state: "resolved",
+      fired_at: T0 + 1000,
+      resolved_at: T0 + 6000,
+      value: 0.85,
+      threshold: 0.8,
+      message: records[0]!.message,
+    }]);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("AlertManager keeps at most recentLimit alerts, newest first, and survives a KV failure", async () => {
+  const kv = await Deno.openKv(":memory:");
+  kv.close(); // every write fails
+  const clock = new ManualClock(T0);
+  const logger = new MemoryLogger();
+  let healthy = true;
+  const manager = new AlertManager({
+    settings: { ...SETTINGS, raiseAfter: 1, clearAfter: 1 },
+    views: () => [{ ...VIEWS[0]!, healthy, lastError: "refused" }],
+    clock,
+    logger,
+    store: new AlertStore(kv, { logger }),
+    recentLimit: 3,
+  });
+  for (let i = 0; i < 5; i++) {
+    healthy = i % 2 === 1;
+    manager.onRound(CALM);
+    await clock.advance(1000);
+  }
+  // Down at rounds 0, 2, 4: three firings, two resolved.
+  assert.deepEqual(manager.recent().map((a) => [a.firedAt - T0, a.state]), [
+    [4000, "firing"],
+    [2000, "resolved"],
+    [0, "resolved"],
+  ]);
+  assert.equal(manager.active()[0]?.kind, "backend_down");
+  await manager.settled();
+  assert.equal(logger.find("alert record not saved").length, 1, "logged once per streak");
+});
