@@ -3,7 +3,7 @@
  * or the simulated executor (pool-scale benchmarks only; its outputs are not model
  * outputs).
  */
-import type { ModelManifest } from "../../shared/model_manifest.ts";
+import type { ModelManifest, ModelPart } from "../../shared/model_manifest.ts";
 import type { ExpertExecutor } from "./executor.ts";
 import { OrtExecutorPool } from "./ort_executor_pool.ts";
 import type { ProviderChoice } from "./ort_session_factory.ts";
@@ -20,8 +20,10 @@ export interface CreateExecutorOptions {
   workers: number;
   /** Providers in order of preference (`onnx` only). */
   providers: readonly string[];
-  /** Device time per execution; required for `simulated`. */
+  /** Device time per execution (and per load); required for `simulated`. */
   simulated?: SimulatedTiming;
+  /** Parts loaded at start; default every part (expert residency loads the rest later). */
+  parts?: readonly ModelPart[];
 }
 
 /** An executor and, for onnxruntime, the providers it fell back from. */
@@ -38,6 +40,7 @@ export async function createExecutor(options: CreateExecutorOptions): Promise<Ba
         manifest: options.manifest,
         workers: options.workers,
         providers: options.providers,
+        ...(options.parts ? { parts: options.parts } : {}),
       });
     case "simulated": {
       if (!options.simulated) {
@@ -48,6 +51,9 @@ export async function createExecutor(options: CreateExecutorOptions): Promise<Ba
         slots: options.workers,
         fixedMs: options.simulated.fixedMs,
         perRowMs: options.simulated.perRowMs,
+        loadFixedMs: options.simulated.loadFixedMs ?? 0,
+        loadMsPerMb: options.simulated.loadMsPerMb ?? 0,
+        ...(options.parts ? { parts: options.parts } : {}),
       });
     }
     default:

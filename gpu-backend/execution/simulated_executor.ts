@@ -24,9 +24,22 @@
  * - routed expert `e`: `input · 0.01·(1 + e/experts)`; shared expert `s`:
  *   `input · 0.005·(1 + s/shared_experts)` — every expert answers differently, and the
  *   residual updates stay small over many layers.
+ *
+ * Residency: parts are loaded (all of them at start unless `parts` says otherwise) and
+ * can be unloaded; running an unloaded part fails, as with onnxruntime. Loading a part
+ * takes `loadFixedMs + loadMsPerMb · MiB` of simulated time (MiB of the manifest's
+ * expert weights, `estimatedExpertBytes`; gates and shared experts load only at start,
+ * for free). A load is a timer, not device time: weight copies overlap compute on real
+ * accelerators, so loading does not occupy a simulated device.
  */
-import { type ModelManifest, type ModelPart, modelPartKey } from "../../shared/model_manifest.ts";
+import {
+  listModelParts,
+  type ModelManifest,
+  type ModelPart,
+  modelPartKey,
+} from "../../shared/model_manifest.ts";
 import type { Execution, ExecutorStats, ExpertExecutor } from "./executor.ts";
+import { estimatedExpertBytes } from "../residency/expert_bytes.ts";
 
 /** Device time of one execution: `fixedMs + perRowMs·rows` milliseconds. */
 export interface SimulatedTiming {
@@ -34,6 +47,10 @@ export interface SimulatedTiming {
   fixedMs: number;
   /** Milliseconds each row adds. */
   perRowMs: number;
+  /** Milliseconds every load of a routed expert costs (default 0). */
+  loadFixedMs?: number;
+  /** Milliseconds per MiB of weights a load adds (default 0). */
+  loadMsPerMb?: number;
 }
 
 /** Options of {@linkcode SimulatedExecutor}. */
@@ -46,6 +63,8 @@ export interface SimulatedExecutorOptions extends SimulatedTiming {
   now?: () => number;
   /** Resolves after `ms` milliseconds; default a `setTimeout`. */
   sleep?: (ms: number) => Promise<void>;
+  /** Parts loaded at start; default every part of the model. */
+  parts?: readonly ModelPart[];
 }
 
 interface Job {
@@ -80,6 +99,9 @@ export class SimulatedExecutor implements ExpertExecutor {
   readonly #queue: Job[] = [];
   readonly #running = new Set<Promise<void>>();
   readonly #projections = new Map<number, Float32Array>();
+  /** Keys of loaded parts; `null` = every part (nothing unloaded yet). */
+  #loaded: Set<string> | null = null;
+  readonly #loadMs: number;
   #executions = 0;
   #rows = 0;
   #busyMs = 0;
@@ -89,8 +111,8 @@ export class SimulatedExecutor implements ExpertExecutor {
     if (!Number.isInteger(options.slots) || options.slots < 1) {
       throw new RangeError(`Cannot simulate an executor: slots must be >= 1, got ${options.slots}`);
     }
-    for (const field of ["fixedMs", "perRowMs"] as const) {
-      const value = options[field];
+    for (const field of ["fixedMs", "perRowMs", "loadFixedMs", "loadMsPerMb"] as const) {
+      const value = options[field] ?? 0;
       if (!Number.isFinite(value) || value < 0) {
         throw new RangeError(`Cannot simulate an executor: ${field} must be >= 0, got ${value}`);
       }
@@ -103,6 +125,9 @@ export class SimulatedExecutor implements ExpertExecutor {
     this.#now = options.now ?? (() => performance.now());
     this.#sleep = options.sleep ??
       ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.#loadMs = (options.loadFixedMs ?? 0) +
+      (options.loadMsPerMb ?? 0) * estimatedExpertBytes(options.manifest) / 2 ** 20;
+    if (options.parts) this.#loaded = new Set(options.parts.map(modelPartKey));
     const start = this.#now();
     this.#devices = Array.from({ length: options.slots }, () => ({ busy: false, freeAt: start }));
   }
@@ -118,10 +143,46 @@ export class SimulatedExecutor implements ExpertExecutor {
     return scale * (this.#timing.fixedMs + this.#timing.perRowMs * rows);
   }
 
+  /** Simulated milliseconds to load one routed expert. */
+  loadMs(): number {
+    return this.#loadMs;
+  }
+
+  /** Loads parts, taking {@linkcode loadMs} per part not loaded yet (one after another). */
+  async load(parts: readonly ModelPart[]): Promise<void> {
+    if (this.#closed) throw new Error("Cannot load: executor is closed");
+    const missing = parts.filter((part) => !this.isLoaded(part));
+    if (missing.length === 0) return;
+    const loading = this.#sleep(this.#loadMs * missing.length);
+    this.#running.add(loading);
+    try {
+      await loading;
+    } finally {
+      this.#running.delete(loading);
+    }
+    for (const part of missing) this.#loaded?.add(modelPartKey(part));
+  }
+
+  /** Unloads parts (running them fails until they are loaded again). */
+  unload(parts: readonly ModelPart[]): Promise<void> {
+    if (parts.length === 0) return Promise.resolve();
+    this.#loaded ??= new Set(listModelParts(this.#manifest).map(modelPartKey));
+    for (const part of parts) this.#loaded.delete(modelPartKey(part));
+    return Promise.resolve();
+  }
+
+  /** Whether a part is loaded. */
+  isLoaded(part: ModelPart): boolean {
+    return this.#loaded === null || this.#loaded.has(modelPartKey(part));
+  }
+
   execute(part: ModelPart, input: Float32Array, rows: number): Promise<Execution> {
     if (this.#closed) return Promise.reject(new Error("Cannot run: executor is closed"));
     const problem = this.#check(part, input, rows);
     if (problem) return Promise.reject(problem);
+    if (!this.isLoaded(part)) {
+      return Promise.reject(new Error(`Cannot run "${modelPartKey(part)}": part is not loaded`));
+    }
     return new Promise((resolve, reject) => {
       this.#queue.push({ part, input, rows, arrivedAt: this.#now(), resolve, reject });
       this.#dispatch();

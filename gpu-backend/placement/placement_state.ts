@@ -11,6 +11,14 @@
  * so an unload never pulls a session from under a queued batch. Rows that arrive for
  * an expert that is not loaded (a peer still on the old plan) load it on demand —
  * slower, never wrong — and are counted as cold starts.
+ *
+ * Residency (`gpu-backend/residency/`): under a memory budget, routed experts stay warm
+ * up to that many bytes; a load first evicts least-recently-used experts that are not
+ * pinned (hosted here by the active or staged plan) and not busy (work queued, running or
+ * loading). Pinned or busy experts may hold usage above the budget until they drain.
+ * With a budget, `release` leaves unplaced experts warm for the LRU to evict when room is
+ * needed, instead of unloading them all. Gates and shared experts are always resident
+ * and not counted.
  */
 import { ApiError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
@@ -23,6 +31,9 @@ import {
   replicasByExpert,
 } from "../../shared/placement_plan.ts";
 import type { ExpertExecutor } from "../execution/executor.ts";
+import { chooseEvictions, planWarm, type Resident } from "../residency/eviction_policy.ts";
+import { estimatedExpertBytes } from "../residency/expert_bytes.ts";
+import { type ColdStartStats, ExpertResidency } from "../residency/expert_residency.ts";
 
 /** Options of {@linkcode PlacementState}. */
 export interface PlacementStateOptions {
@@ -30,6 +41,24 @@ export interface PlacementStateOptions {
   backendId: string;
   executor: ExpertExecutor;
   logger: Logger;
+  /** Budget, sizes and counters of warm experts; default unlimited, manifest sizes. */
+  residency?: ExpertResidency;
+}
+
+/** What {@linkcode PlacementState.warm} did, by part key. */
+export interface WarmResult {
+  warmed: string[];
+  already_warm: string[];
+  evicted: string[];
+  skipped: string[];
+}
+
+/** `GET /v2/residency`: budget, warm experts and cold starts of this backend. */
+export interface ResidencyReport {
+  budget_bytes: number | null;
+  used_bytes: number;
+  warm: { part: string; bytes: number; last_used_ms_ago: number; pinned: boolean }[];
+  cold_starts: Record<string, { count: number; ms_sum: number; ms_max: number }>;
 }
 
 /** Active/staged plans and expert residency of one backend. */
@@ -39,15 +68,37 @@ export class PlacementState {
   #staged: PlacementPlan | null = null;
   #replicas: Replica[][][] = [];
   #loading = new Map<string, Promise<void>>();
+  /** The parts being loaded, by key. */
+  #loadingParts = new Map<string, ModelPart>();
   /** Work in progress per expert part key. */
   #inUse = new Map<string, number>();
   /** Parts to unload once their work drains. */
   #dropWhenIdle = new Map<string, ModelPart>();
   /** Experts loaded on demand because rows arrived before they were staged. */
   coldStarts = 0;
+  readonly residency: ExpertResidency;
+  /** Keys of experts hosted here by the active or staged plan (or one being staged). */
+  #pinned = new Set<string>();
+  #warnedOverBudget = false;
 
   constructor(options: PlacementStateOptions) {
     this.#options = options;
+    const { manifest, executor } = options;
+    const bytes = estimatedExpertBytes(manifest);
+    this.residency = options.residency ?? new ExpertResidency({ bytes: () => bytes });
+    for (let layer = 0; layer < manifest.layers; layer++) {
+      for (let expert = 0; expert < manifest.experts; expert++) {
+        const part: ModelPart = { kind: "expert", layer, expert };
+        if (executor.isLoaded?.(part) !== false) {
+          this.residency.warmed(modelPartKey(part), layer, expert);
+        }
+      }
+    }
+  }
+
+  /** The model whose experts this places. */
+  get manifest(): ModelManifest {
+    return this.#options.manifest;
   }
 
   /** The plan requests use now, or null (no placement: every expert runs locally). */
@@ -79,8 +130,16 @@ export class PlacementState {
       experts.map((expert): ModelPart => ({ kind: "expert", layer, expert }))
     );
     const missing = needed.filter((part) => executor.isLoaded?.(part) === false);
-    await this.#load(missing);
+    // The plan's experts are pinned while they load, so making room never evicts them.
+    this.#updatePins(plan);
+    try {
+      await this.#load(missing);
+    } finally {
+      this.#updatePins();
+    }
     this.#staged = plan;
+    this.#updatePins();
+    await this.#enforceBudget();
     this.#options.logger.info("plan staged", {
       version: plan.version,
       loaded: missing.length,
@@ -103,6 +162,8 @@ export class PlacementState {
       replicasByExpert(staged, layer, manifest.experts)
     );
     this.#active = staged;
+    this.#updatePins();
+    this.#enforceSoon();
     this.#options.logger.info("plan activated", { version, reason: staged.reason });
   }
 
@@ -147,6 +208,12 @@ export class PlacementState {
     }
     const { manifest, backendId, executor } = this.#options;
     if (!executor.unload || !executor.isLoaded) return [];
+    if (this.residency.budgetBytes !== null) {
+      // Under a budget, unplaced experts stay warm until the LRU needs their room.
+      const evicted = await this.#enforceBudget();
+      this.#options.logger.info("plan released", { version, unloaded: evicted.length });
+      return evicted;
+    }
     const keep = hostedExperts(active, backendId);
     const stagedKeep = this.#staged && this.#staged.version !== version
       ? hostedExperts(this.#staged, backendId)
@@ -165,7 +232,7 @@ export class PlacementState {
         }
       }
     }
-    await executor.unload(drop);
+    await this.#unload(drop);
     this.#options.logger.info("plan released", {
       version,
       unloaded: drop.length,
@@ -181,6 +248,7 @@ export class PlacementState {
     const key = modelPartKey(part);
     this.#inUse.set(key, (this.#inUse.get(key) ?? 0) + 1);
     this.#dropWhenIdle.delete(key);
+    this.residency.touch(key);
     const loaded = this.#options.executor.isLoaded?.(part) !== false;
     const running = loaded ? work() : this.ensureLoaded(part).then(work);
     return running.finally(() => this.#done(key));
@@ -196,8 +264,10 @@ export class PlacementState {
     const deferred = this.#dropWhenIdle.get(key);
     if (deferred && !this.#hostedByPlans(deferred)) {
       this.#dropWhenIdle.delete(key);
-      void this.#options.executor.unload?.([deferred]);
+      void this.#unload([deferred]);
     }
+    // Over budget while this unpinned expert was busy: evict now that it is idle.
+    if (this.residency.overBudget && !this.#pinned.has(key)) this.#enforceSoon();
   }
 
   #hostedByPlans(part: ModelPart): boolean {
@@ -211,8 +281,144 @@ export class PlacementState {
   /** Makes sure a part can run here, loading it on demand (a cold start) if needed. */
   async ensureLoaded(part: ModelPart): Promise<void> {
     if (this.#options.executor.isLoaded?.(part) !== false) return;
-    this.coldStarts++;
+    const key = modelPartKey(part);
+    // One cold start per load: requests that join a load already under way wait for
+    // it but do not count again.
+    const starts = !this.#loading.has(key);
+    const started = this.residency.now();
     await this.#load([part]);
+    if (starts) {
+      this.coldStarts++;
+      this.residency.recordColdStart(key, this.residency.now() - started);
+    }
+  }
+
+  /**
+   * Loads and warms routed experts in priority order within the budget, evicting least
+   * recently used unpinned idle experts as needed; what does not fit is skipped. Gates
+   * and shared experts are always resident (`already_warm`).
+   */
+  async warm(parts: readonly ModelPart[]): Promise<WarmResult> {
+    const alwaysResident = parts.filter((part) => part.kind !== "expert").map(modelPartKey);
+    const experts = parts.filter((part) => part.kind === "expert");
+    const byKey = new Map(experts.map((part) => [modelPartKey(part), part]));
+    const plan = planWarm(
+      experts.map((part) => ({
+        key: modelPartKey(part),
+        bytes: this.residency.bytesOf(part.layer, part.expert),
+      })),
+      this.#residents(),
+      this.residency.budgetBytes,
+    );
+    // Free the memory first, then load.
+    await this.#unload(plan.evict.map((key) => this.#partOf(key)));
+    await this.#load(plan.load.map((key) => byKey.get(key)!));
+    // The most wanted become the most recently used, so they are evicted last.
+    for (const key of [...plan.alreadyWarm, ...plan.load].reverse()) this.residency.touch(key);
+    return {
+      warmed: plan.load,
+      already_warm: [...alwaysResident, ...plan.alreadyWarm],
+      evicted: plan.evict,
+      skipped: plan.skipped,
+    };
+  }
+
+  /** Budget, warm experts (least recently used first) and cold starts per expert. */
+  residencyReport(): ResidencyReport {
+    const now = this.residency.now();
+    return {
+      budget_bytes: this.residency.budgetBytes,
+      used_bytes: this.residency.usedBytes,
+      warm: this.residency.residents((key) => ({ pinned: this.#pinned.has(key), busy: false }))
+        .map((r) => ({
+          part: r.key,
+          bytes: r.bytes,
+          last_used_ms_ago: Math.max(0, Math.round(now - r.lastUsedAt)),
+          pinned: r.pinned,
+        })),
+      cold_starts: this.coldStartReport(),
+    };
+  }
+
+  /** Cold starts per expert key: `{count, ms_sum, ms_max}` (ms rounded to 0.01). */
+  coldStartReport(): ResidencyReport["cold_starts"] {
+    const round = (ms: number) => Math.round(ms * 100) / 100;
+    const report: ResidencyReport["cold_starts"] = {};
+    for (const [key, stats] of this.residency.coldStarts()) {
+      report[key] = { count: stats.count, ms_sum: round(stats.msSum), ms_max: round(stats.msMax) };
+    }
+    return report;
+  }
+
+  /** Cold starts of one part (routed experts only). */
+  coldStartsOf(key: string): Readonly<ColdStartStats> | undefined {
+    return this.residency.coldStarts().get(key);
+  }
+
+  /** Warm experts and experts loading now (busy), for the eviction policy. */
+  #residents(): Resident[] {
+    const residents = this.residency.residents((key) => ({
+      pinned: this.#pinned.has(key),
+      busy: (this.#inUse.get(key) ?? 0) > 0 || this.#loading.has(key),
+    }));
+    for (const [key, part] of this.#loadingParts) {
+      if (part.kind !== "expert" || this.residency.isWarm(key)) continue;
+      const bytes = this.residency.bytesOf(part.layer, part.expert);
+      residents.push({ key, bytes, lastUsedAt: Infinity, pinned: false, busy: true });
+    }
+    return residents;
+  }
+
+  #partOf(key: string): ModelPart {
+    const match = /^L(\d+)\/E(\d+)$/.exec(key);
+    if (!match) throw new TypeError(`Cannot parse expert key "${key}"`);
+    return { kind: "expert", layer: Number(match[1]), expert: Number(match[2]) };
+  }
+
+  #updatePins(staging?: PlacementPlan): void {
+    const { backendId } = this.#options;
+    const pinned = new Set<string>();
+    for (const plan of [this.#active, this.#staged, staging ?? null]) {
+      if (plan === null) continue;
+      hostedExperts(plan, backendId).forEach((experts, layer) => {
+        for (const expert of experts) pinned.add(`L${layer}/E${expert}`);
+      });
+    }
+    this.#pinned = pinned;
+  }
+
+  /** Evicts LRU unpinned idle experts until the budget holds (or nothing else may go). */
+  async #enforceBudget(): Promise<string[]> {
+    if (!this.#options.executor.unload || !this.residency.overBudget) return [];
+    const { evict, fits } = chooseEvictions(this.#residents(), this.residency.budgetBytes);
+    await this.#unload(evict.map((key) => this.#partOf(key)));
+    if (!fits && !this.#warnedOverBudget) {
+      this.#options.logger.warn("expert residency over budget: pinned or busy experts exceed it", {
+        budget_bytes: this.residency.budgetBytes,
+        used_bytes: this.residency.usedBytes,
+      });
+    }
+    this.#warnedOverBudget = !fits;
+    return evict;
+  }
+
+  #enforceSoon(): void {
+    this.#enforceBudget().catch((error) =>
+      this.#options.logger.error("expert eviction failed", { error: (error as Error).message })
+    );
+  }
+
+  /** Evicts for the experts loading now (busy, hence protected; their bytes counted). */
+  async #makeRoom(): Promise<void> {
+    if (!this.#options.executor.unload || this.residency.budgetBytes === null) return;
+    const { evict } = chooseEvictions(this.#residents(), this.residency.budgetBytes);
+    await this.#unload(evict.map((key) => this.#partOf(key)));
+  }
+
+  async #unload(parts: readonly ModelPart[]): Promise<void> {
+    if (parts.length === 0) return;
+    for (const part of parts) this.residency.evicted(modelPartKey(part));
+    await this.#options.executor.unload?.(parts);
   }
 
   async #load(parts: ModelPart[]): Promise<void> {
@@ -221,15 +427,31 @@ export class PlacementState {
     // One load per part at a time, even when many requests need it at once.
     const fresh = parts.filter((part) => !this.#loading.has(modelPartKey(part)));
     if (fresh.length > 0) {
-      const loading = executor.load(fresh).then(() =>
+      // Registered before the first await: concurrent callers join this load, and
+      // making room counts these parts as loading (busy, their bytes reserved).
+      const loading = Promise.resolve().then(() => this.#makeRoom()).then(() =>
+        executor.load!(fresh)
+      ).then(() =>
         // Warm-up: one row through each new session, so the first request pays nothing.
         Promise.all(
           fresh.map((part) => executor.execute(part, new Float32Array(manifest.d_model), 1)),
         )
-      ).then(() => {}).finally(() => {
-        for (const part of fresh) this.#loading.delete(modelPartKey(part));
+      ).then(() => {
+        for (const part of fresh) {
+          if (part.kind === "expert") {
+            this.residency.warmed(modelPartKey(part), part.layer, part.expert);
+          }
+        }
+      }).finally(() => {
+        for (const part of fresh) {
+          this.#loading.delete(modelPartKey(part));
+          this.#loadingParts.delete(modelPartKey(part));
+        }
       });
-      for (const part of fresh) this.#loading.set(modelPartKey(part), loading);
+      for (const part of fresh) {
+        this.#loading.set(modelPartKey(part), loading);
+        this.#loadingParts.set(modelPartKey(part), part);
+      }
     }
     await Promise.all(parts.map((part) => this.#loading.get(modelPartKey(part))));
   }

@@ -3,7 +3,8 @@
  * `PUT /v2/plan` stages a plan (loads and warms this backend's experts),
  * `POST /v2/plan/activate` switches to it, `PUT /v2/plan/weights` updates the active
  * plan's replica weights, `POST /v2/plan/release` unloads what the active plan no longer
- * places here, `GET /v2/plan` says which versions are where.
+ * places here, `GET /v2/plan` says which versions are where. Also registers the
+ * residency endpoints (`/v2/residency`, see `gpu-backend/residency/residency_routes.ts`).
  */
 import type { Hono } from "hono";
 import { ApiError } from "../../shared/errors.ts";
@@ -14,6 +15,7 @@ import {
 } from "../../shared/placement_plan.ts";
 import type { PeerRegistry } from "../peer/peer_registry.ts";
 import type { PlacementState } from "../placement/placement_state.ts";
+import { registerResidencyRoutes } from "../residency/residency_routes.ts";
 
 async function parseBody<T>(
   request: Request,
@@ -50,6 +52,8 @@ export function registerPlanRoutes(
   deps: { placement: PlacementState; peers: PeerRegistry },
 ): void {
   const { placement, peers } = deps;
+  // Expert residency (warm-up, budget, cold starts) belongs with placement.
+  registerResidencyRoutes(app, { placement });
   app.get("/v2/plan", (c) =>
     c.json({
       active: placement.active?.version ?? null,

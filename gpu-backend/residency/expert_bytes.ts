@@ -1,0 +1,38 @@
+/**
+ * @module How many bytes one routed expert holds when warm: the size of its ONNX file
+ * (float32 initializers dominate; the graph adds a few hundred bytes), or, where the
+ * file is missing (the simulated executor needs none), the manifest's estimate.
+ */
+import { join } from "node:path";
+import { type ModelManifest, modelPartPath } from "../../shared/model_manifest.ts";
+
+/**
+ * Weight bytes of one routed expert from the manifest: `w1 [d_model, d_ff]`, `b1 [d_ff]`,
+ * `w2 [d_ff, d_model]`, `b2 [d_model]`, float32 — the generator's expert MLP.
+ */
+export function estimatedExpertBytes(manifest: ModelManifest): number {
+  const { d_model: d, d_ff: f } = manifest;
+  return 4 * (2 * d * f + f + d);
+}
+
+/** Bytes of every routed expert, `[layer][expert]`: its file size, else the estimate. */
+export async function expertFileBytes(
+  modelDir: string,
+  manifest: ModelManifest,
+): Promise<number[][]> {
+  const estimate = estimatedExpertBytes(manifest);
+  return await Promise.all(
+    Array.from(
+      { length: manifest.layers },
+      (_, layer) =>
+        Promise.all(Array.from({ length: manifest.experts }, async (_, expert) => {
+          const path = join(modelDir, modelPartPath(manifest, { kind: "expert", layer, expert }));
+          try {
+            return (await Deno.stat(path)).size;
+          } catch {
+            return estimate;
+          }
+        })),
+    ),
+  );
+}
