@@ -1,0 +1,97 @@
+/**
+ * @module Adapts the traffic series (`router/traffic/`) and the forecasters
+ * (`router/forecast/`) to the pre-warm job's {@linkcode TrafficSource}.
+ *
+ * - Volume: the `tokens:<model>` series over the last `historyMs`, forecast `horizon`
+ *   buckets ahead by the forecaster the rolling-origin backtest selects (lowest MASE;
+ *   re-selected at most every `reselectMs`), converted to tokens/s. Events are not in it:
+ *   the job applies them.
+ * - Mix: request shares of the last `mixWindowMs`.
+ * - Affinity: expert selections per request type over the last day, plus `"*"`, the sum
+ *   over types (the profile of all traffic).
+ */
+import { backtest, selectModel } from "../forecast/backtest.ts";
+import type { Forecaster } from "../forecast/forecaster.ts";
+import { FORECASTERS } from "../forecast/forecasters.ts";
+import type { TrafficStore } from "../traffic/traffic_store.ts";
+import type { ExpertAffinity, TrafficSource, VolumeForecast } from "./prewarm_types.ts";
+
+/** Options of {@linkcode storeTrafficSource}. */
+export interface StoreTrafficSourceOptions {
+  /** The served model's name, or null before it is known. */
+  model: () => string | null;
+  /** History the forecast fits on (ms); default 3 days. */
+  historyMs?: number;
+  /** Window of the observed mix (ms); default 15 minutes. */
+  mixWindowMs?: number;
+  /** Time between backtest selections (ms); default 1 hour. */
+  reselectMs?: number;
+  /** Candidates; default every forecaster. */
+  forecasters?: readonly Forecaster[];
+}
+
+/** A {@linkcode TrafficSource} over the KV traffic series; see the module doc. */
+export function storeTrafficSource(
+  store: TrafficStore,
+  options: StoreTrafficSourceOptions,
+): TrafficSource {
+  const bucketMs = store.bucketMs;
+  const historyMs = options.historyMs ?? 3 * 86_400_000;
+  const mixWindowMs = options.mixWindowMs ?? 15 * 60_000;
+  const reselectMs = options.reselectMs ?? 3_600_000;
+  const candidates = options.forecasters ?? FORECASTERS;
+  const seasonLength = Math.max(1, Math.round(86_400_000 / bucketMs));
+  let chosen: { forecaster: Forecaster; at: number; horizon: number } | undefined;
+
+  return {
+    async forecastVolume(now: number, horizonMs: number): Promise<VolumeForecast | null> {
+      const model = options.model();
+      if (model === null) return null;
+      // Only closed buckets: the one holding `now` is still filling.
+      const end = store.bucketStart(now);
+      const history = await store.values({ kind: "tokens", model }, end - historyMs, end);
+      const first = history.findIndex((v) => v > 0);
+      if (first < 0) return null;
+      const series = history.slice(first);
+      const horizon = Math.max(1, Math.ceil(horizonMs / bucketMs));
+      const usable = candidates.filter((f) => f.minHistory({ seasonLength }) <= series.length);
+      if (usable.length === 0) return null;
+      if (
+        chosen === undefined || now - chosen.at >= reselectMs || chosen.horizon !== horizon ||
+        !usable.includes(chosen.forecaster)
+      ) {
+        const results = backtest(usable, series, { seasonLength, horizon });
+        const best = selectModel(results);
+        const forecaster = usable.find((f) => f.name === best?.name) ?? usable[0]!;
+        chosen = { forecaster, at: now, horizon };
+      }
+      const { mean } = chosen.forecaster.forecast(series, horizon, { seasonLength });
+      return {
+        model: chosen.forecaster.name,
+        points: mean.map((tokens, h) => ({
+          at: end + (h + 1) * bucketMs,
+          tokensPerS: Math.max(0, tokens) / (bucketMs / 1000),
+        })),
+      };
+    },
+    async observedMix(now: number): Promise<Record<string, number> | null> {
+      const model = options.model();
+      if (model === null) return null;
+      const mix = await store.requestTypeMix(model, now - mixWindowMs, now);
+      return Object.keys(mix).length === 0 ? null : mix;
+    },
+    async affinity(model: string, now: number): Promise<ExpertAffinity | null> {
+      const counts = await store.affinity(model, now - 86_400_000, now + bucketMs);
+      const types = Object.entries(counts);
+      if (types.length === 0) return null;
+      const all: number[][] = [];
+      for (const [, layers] of types) {
+        layers.forEach((row, l) => {
+          const into = all[l] ??= [];
+          row.forEach((v, e) => into[e] = (into[e] ?? 0) + v);
+        });
+      }
+      return { ...counts, "*": all.map((row) => Array.from(row, (v) => v ?? 0)) };
+    },
+  };
+}
