@@ -8,7 +8,17 @@
  */
 import { ApiError } from "../../shared/errors.ts";
 import type { ModelManifest } from "../../shared/model_manifest.ts";
-import { forwardMoe, type MoeForwardResult, type PartRunner } from "./forward.ts";
+import {
+  parseRoutingBias,
+  type RoutingBiasSummary,
+  summarizeRoutingBias,
+} from "../advice/active_bias.ts";
+import {
+  forwardMoe,
+  type MoeForwardOptions,
+  type MoeForwardResult,
+  type PartRunner,
+} from "./forward.ts";
 
 /** Options of {@linkcode MoeEngine}. */
 export interface MoeEngineOptions {
@@ -41,6 +51,8 @@ export class MoeEngine {
     rejected: 0,
     failed: 0,
   };
+  /** Live routing-only bias per layer; `undefined` = none (outputs as without it). */
+  #bias: Float32Array[] | undefined;
 
   constructor(options: MoeEngineOptions) {
     this.manifest = options.manifest;
@@ -65,6 +77,7 @@ export class MoeEngine {
         manifest: this.manifest,
         runner: this.#options.runner,
         temperature: this.#options.temperature,
+        ...(this.#bias !== undefined ? { bias: this.#bias } : {}),
       });
       stats.requests++;
       stats.rows += rows;
@@ -76,6 +89,41 @@ export class MoeEngine {
       stats.inFlightRequests--;
       stats.inFlightRows -= rows;
     }
+  }
+
+  /**
+   * Sets (or clears, with `null`) the live routing-only bias, `[layers][experts]` of
+   * finite numbers; a bad value throws and leaves the active bias unchanged.
+   */
+  setRoutingBias(bias: number[][] | null): RoutingBiasSummary {
+    this.#bias = parseRoutingBias(bias, {
+      layers: this.manifest.layers,
+      experts: this.manifest.experts,
+    });
+    return this.routingBias();
+  }
+
+  /** Whether a routing-only bias is active, and its largest |b| per layer. */
+  routingBias(): RoutingBiasSummary {
+    return summarizeRoutingBias(this.#bias);
+  }
+
+  /**
+   * A forward pass on this engine's runner with explicit `bias`/`onGateLogits` (the live
+   * bias is not applied), outside admission control and the request counters: for
+   * internal evaluations on a few recorded rows, which callers must bound themselves.
+   */
+  async probe(
+    tokens: Float32Array,
+    rows: number,
+    options: Pick<MoeForwardOptions, "bias" | "onGateLogits"> = {},
+  ): Promise<MoeForwardResult> {
+    return await forwardMoe(tokens, rows, {
+      ...options,
+      manifest: this.manifest,
+      runner: this.#options.runner,
+      temperature: this.#options.temperature,
+    });
   }
 
   /** A snapshot of the counters. */
