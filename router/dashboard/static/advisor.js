@@ -1,0 +1,122 @@
+/**
+ * @module The Advisor page: renders `GET /api/advice` (each recommendation's evidence,
+ * expected effect, risk and apply mode) and the doctor's checklist from
+ * `GET /api/doctor` (measured value next to each answer, and the verdict). Read-only:
+ * applying stays an authenticated API call. Polled every 30 s. Exposes
+ * `window.switchyardAdvisor` (`advice`, `doctor`, `renders`, `error`) for tests.
+ */
+import { el, replaceChildren, setText } from "./dom.js";
+import { formatTime } from "./page_model.js";
+
+const REFRESH_MS = 30_000;
+const page = { advice: null, doctor: null, renders: 0, error: null };
+globalThis.switchyardAdvisor = page;
+
+function byId(id) {
+  return document.getElementById(id);
+}
+
+function setStatus(kind, text) {
+  const status = byId("status");
+  status.dataset.state = kind;
+  status.textContent = text;
+}
+
+async function getJson(path) {
+  const response = await fetch(path, { headers: { accept: "application/json" } });
+  const body = await response.json();
+  if (!response.ok) throw new Error(`${path}: ${body.error ?? response.status}`);
+  return body;
+}
+
+function applyText(advice) {
+  if (advice.apply === "live") {
+    return advice.recommended
+      ? `live: deno task advise --apply ${advice.id} (admin token required)`
+      : "live (nothing to apply now)";
+  }
+  if (advice.apply === "config") {
+    const settings = Object.entries(advice.settings ?? {}).map(([k, v]) => `${k}: ${v}`);
+    return settings.length > 0 ? `config: set ${settings.join(", ")} and restart` : "config";
+  }
+  return "none (informational)";
+}
+
+function adviceCard(advice) {
+  return el(
+    "article",
+    { class: "advice", "data-id": advice.id, "data-recommended": String(advice.recommended) },
+    el(
+      "h3",
+      {},
+      advice.title,
+      el("span", { class: "badge" }, advice.recommended ? "recommended" : "no change"),
+      el("span", { class: "badge", "data-field": "apply" }, advice.apply),
+    ),
+    el("b", {}, "Evidence"),
+    el("ul", { "data-field": "evidence" }, ...advice.evidence.map((line) => el("li", {}, line))),
+    el(
+      "dl",
+      {},
+      ...[
+        ["Expected effect", advice.expected_effect, "expected_effect"],
+        ["Risk", advice.risk, "risk"],
+        ["Apply", applyText(advice), "apply_how"],
+      ].flatMap((
+        [term, text, field],
+      ) => [el("dt", {}, term), el("dd", { "data-field": field }, text)]),
+    ),
+  );
+}
+
+function renderAdvice(body) {
+  setText("advice-at", formatTime(body.at));
+  const list = body.advice.length === 0
+    ? [el("p", { class: "note" }, "No advice yet.")]
+    : body.advice.map(adviceCard);
+  replaceChildren(byId("advice-list"), ...list);
+}
+
+function renderDoctor(body) {
+  setText("doctor-at", formatTime(body.at));
+  byId("verdict").dataset.verdict = body.verdict;
+  setText("verdict", `Verdict: ${body.verdict} (${body.yes} of ${body.checks.length} yes)`);
+  const header = el("tr", {}, ...["question", "answer", "measured"].map((h) => el("th", {}, h)));
+  const rows = body.checks.map((check) =>
+    el(
+      "tr",
+      { "data-check": check.id },
+      el("td", {}, check.question),
+      el("td", { "data-answer": check.answer, "data-field": "answer" }, check.answer),
+      el("td", { "data-field": "measured" }, check.measured),
+    )
+  );
+  replaceChildren(byId("doctor-table"), header, ...rows);
+}
+
+async function refresh() {
+  // Each half renders on its own: a slow or failing advisor must not hide the doctor.
+  const [advice, doctor] = await Promise.allSettled([
+    getJson("/api/advice"),
+    getJson("/api/doctor"),
+  ]);
+  const errors = [];
+  if (advice.status === "fulfilled") {
+    page.advice = advice.value;
+    renderAdvice(advice.value);
+  } else errors.push(String(advice.reason.message ?? advice.reason));
+  if (doctor.status === "fulfilled") {
+    page.doctor = doctor.value;
+    renderDoctor(doctor.value);
+  } else errors.push(String(doctor.reason.message ?? doctor.reason));
+  page.renders++;
+  page.error = errors.length > 0 ? errors.join("; ") : null;
+  document.body.dataset.renders = String(page.renders);
+  if (errors.length > 0) setStatus("error", errors.join("; "));
+  else setStatus("live", "live");
+}
+
+refresh().then(() => setInterval(() => void refresh(), REFRESH_MS)).catch((error) => {
+  page.error = String(error);
+  setStatus("error", `cannot load the advisor page: ${error}`);
+});

@@ -1,0 +1,215 @@
+/**
+ * @module The dashboard page: paints the first snapshot from `/api/dashboard/snapshot`
+ * at once, then follows `/api/stream` (Server-Sent Events, one snapshot per second).
+ * Read-only: it never changes router state. Exposes `window.switchyardDashboard`
+ * (`lastSnapshot`, `charts`, `updates`, timings) for tests and benchmarks.
+ */
+import { el, replaceChildren, setText } from "./dom.js";
+import {
+  formatNumber,
+  formatTime,
+  heatmapData,
+  modelLoad,
+  replicaMatrix,
+  timelineData,
+  trendSeries,
+} from "./page_model.js";
+import {
+  heatmapOption,
+  replicaCountOption,
+  replicaOption,
+  timelineOption,
+  trendOption,
+} from "./charts.js";
+import { renderAlerts, renderPlan, renderResources } from "./panels.js";
+
+const STALE_AFTER_MS = 5000;
+
+const charts = {};
+const selection = { model: undefined, layer: undefined };
+const dashboard = {
+  lastSnapshot: null,
+  charts,
+  /** Snapshots rendered so far. */
+  updates: 0,
+  /** `performance.now()` when the heatmap first finished rendering. */
+  firstHeatmapMs: null,
+  /** `performance.now()` of the latest stream events (at most 30). */
+  streamTimes: [],
+  /** Latest error shown in the status line, if any. */
+  error: null,
+};
+globalThis.switchyardDashboard = dashboard;
+
+function byId(id) {
+  return document.getElementById(id);
+}
+
+function query() {
+  const params = new URLSearchParams();
+  if (selection.model !== undefined) params.set("model", selection.model);
+  if (selection.layer !== undefined) params.set("layer", String(selection.layer));
+  return params.toString();
+}
+
+function setStatus(state, text) {
+  const status = byId("status");
+  status.dataset.state = state;
+  status.textContent = text;
+}
+
+function fillSelect(select, values, current) {
+  const wanted = values.map(String);
+  const have = [...select.options].map((o) => o.value);
+  if (wanted.join("\u0000") !== have.join("\u0000")) {
+    replaceChildren(select, ...wanted.map((v) => el("option", { value: v }, v)));
+  }
+  if (current !== undefined) select.value = String(current);
+}
+
+function sizeChart(chart, id, rows, perRow, min, max) {
+  const height = Math.max(min, Math.min(max, rows * perRow + 60));
+  const node = byId(id);
+  if (node.style.height !== `${height}px`) {
+    node.style.height = `${height}px`;
+    chart.resize();
+  }
+}
+
+function render(snapshot) {
+  const last = dashboard.lastSnapshot;
+  if (last !== null && snapshot.at < last.at) return; // an older one arrived late
+  const { load, plan, alerts, timeline } = snapshot;
+  // Step 1: selection (defaults to the first model and layer the API lists).
+  const entry = modelLoad(load, selection.model);
+  const layers = entry ? entry.layers.map((l) => l.layer) : [];
+  fillSelect(byId("model-select"), (load.models ?? []).map((m) => m.model), entry?.model);
+  fillSelect(byId("layer-select"), layers, selection.layer ?? layers[0]);
+  const layer = selection.layer ?? timeline?.layer ?? layers[0] ?? 0;
+  // Step 2: summary line.
+  setText("updated-at", formatTime(snapshot.at));
+  byId("updated-at").dataset.at = String(snapshot.at);
+  setText("pool-balancedness", formatNumber(load.pool?.balancedness, 3));
+  setText("backends-reporting", `${load.pool?.backends_reporting ?? 0} / ${load.backends.length}`);
+  setText("plan-version", plan?.version ?? "none");
+  setText("alerts-firing", alerts === null ? "n/a" : String(alerts.active.length));
+  // Step 3: the main heatmap, then everything else.
+  const heat = heatmapData(load, entry?.model);
+  sizeChart(charts.heatmap, "chart-heatmap", heat.layers.length, 16, 160, 720);
+  charts.heatmap.setOption(heatmapOption(heat));
+  const heatNode = byId("chart-heatmap");
+  heatNode.dataset.at = String(load.at);
+  heatNode.dataset.cells = String(heat.data.length);
+  dashboard.lastSnapshot = snapshot;
+  renderDetails(snapshot, entry, layer);
+  dashboard.updates++;
+  document.body.dataset.updates = String(dashboard.updates);
+}
+
+/** The views below the main heatmap. */
+function renderDetails(snapshot, entry, layer) {
+  const { load, plan, alerts, timeline, trend } = snapshot;
+  const replicas = replicaMatrix(load, plan, entry?.model, layer);
+  sizeChart(charts.replicas, "chart-replicas", replicas.backends.length, 26, 140, 480);
+  charts.replicas.setOption(replicaOption(replicas, layer));
+  byId("chart-replicas").dataset.kind = replicas.kind;
+  setText(
+    "replicas-note",
+    replicas.kind === "rates"
+      ? `Tokens/s each backend served per expert of layer ${layer}.`
+      : replicas.kind === "hosted"
+      ? `Per-backend rates not reported; showing where the plan places each expert of layer ${layer}.`
+      : "No per-backend expert data and no plan yet.",
+  );
+  const time = timelineData(timeline);
+  sizeChart(charts.timeline, "chart-timeline", time.experts, 10, 180, 640);
+  charts.timeline.setOption(timelineOption(time, layer, timeline?.column_ms ?? 10000));
+  setText(
+    "timeline-note",
+    timeline === null
+      ? "No load yet."
+      : `Layer ${timeline.layer}: mean tokens/s per ${timeline.column_ms / 1000} s column, last ${
+        Math.round(timeline.columns.length * timeline.column_ms / 60000)
+      } min.`,
+  );
+  charts.trend.setOption(trendOption(trendSeries(trend), plan?.balancedness));
+  // Step 4: tables.
+  renderResources(byId("resources-table"), load);
+  renderAlerts(byId("alerts-table"), byId("alerts-note"), alerts);
+  const counts = renderPlan(byId("plan-facts"), byId("plan-backends"), plan, layer);
+  charts.replicaCount.setOption(replicaCountOption(counts));
+}
+
+let source = null;
+
+function connect() {
+  source?.close();
+  source = new EventSource(`/api/stream?${query()}`);
+  source.addEventListener("snapshot", (event) => {
+    dashboard.streamTimes.push(performance.now());
+    if (dashboard.streamTimes.length > 30) dashboard.streamTimes.shift();
+    try {
+      render(JSON.parse(event.data));
+      setStatus("live", "live");
+    } catch (error) {
+      dashboard.error = String(error);
+      setStatus("error", `cannot show snapshot: ${error}`);
+    }
+  });
+  source.addEventListener("error", () => setStatus("reconnecting", "reconnecting…"));
+}
+
+function onSelectionChange() {
+  selection.model = byId("model-select").value || undefined;
+  const layer = byId("layer-select").value;
+  selection.layer = layer === "" ? undefined : Number(layer);
+  connect(); // the stream answers at once with the new layer's timeline
+}
+
+async function main() {
+  const echartsSrc = document.querySelector('meta[name="switchyard-echarts"]').content;
+  const [echarts, first] = await Promise.all([
+    import(echartsSrc).then((module) => {
+      performance.mark("switchyard:echarts-loaded");
+      return module;
+    }),
+    // Same URL as the page's preload, so the browser reuses that response.
+    fetch("/api/dashboard/snapshot").then((response) => {
+      if (!response.ok) throw new Error(`snapshot: status ${response.status}`);
+      return response.json();
+    }),
+  ]);
+  for (
+    const [name, id] of Object.entries({
+      heatmap: "chart-heatmap",
+      replicas: "chart-replicas",
+      timeline: "chart-timeline",
+      trend: "chart-trend",
+      replicaCount: "chart-replica-count",
+    })
+  ) {
+    charts[name] = echarts.init(byId(id), null, { renderer: "canvas" });
+  }
+  charts.heatmap.on("finished", () => {
+    dashboard.firstHeatmapMs ??= performance.now();
+  });
+  performance.mark("switchyard:charts-created");
+  render(first);
+  performance.mark("switchyard:first-render");
+  setStatus("live", "live");
+  connect();
+  byId("model-select").addEventListener("change", onSelectionChange);
+  byId("layer-select").addEventListener("change", onSelectionChange);
+  globalThis.addEventListener("resize", () => Object.values(charts).forEach((c) => c.resize()));
+  setInterval(() => {
+    const at = dashboard.streamTimes.at(-1);
+    if (at !== undefined && performance.now() - at > STALE_AFTER_MS) {
+      setStatus("stale", "no update for over 5 s");
+    }
+  }, 1000);
+}
+
+main().catch((error) => {
+  dashboard.error = String(error);
+  setStatus("error", `cannot load dashboard: ${error}`);
+});

@@ -1,0 +1,276 @@
+/**
+ * @module Pure data shaping for the dashboard page: snapshot JSON in, chart data and
+ * table rows out. No DOM, no ECharts; unit-tested under Deno (`page_model_test.ts`).
+ * Missing values stay missing: a formatter answers "n/a", never a made-up number.
+ */
+
+/** Text for a value the API gave as null/absent. */
+export const NA = "n/a";
+
+function isNumber(value) {
+  return typeof value === "number" && Number.isFinite(value);
+}
+
+/** `1234.5` → `"1,234.5"` (up to `digits` decimals); "n/a" for null. */
+export function formatNumber(value, digits = 1) {
+  if (!isNumber(value)) return NA;
+  return value.toLocaleString("en-US", { maximumFractionDigits: digits });
+}
+
+/** Share in [0, 1] → `"42.0 %"`; "n/a" for null. */
+export function formatPercent(value) {
+  return isNumber(value) ? `${(value * 100).toFixed(1)} %` : NA;
+}
+
+/** Bytes → `"12.3 MiB"`; "n/a" for null. */
+export function formatBytes(value) {
+  if (!isNumber(value)) return NA;
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let scaled = value;
+  let unit = 0;
+  while (Math.abs(scaled) >= 1024 && unit < units.length - 1) {
+    scaled /= 1024;
+    unit++;
+  }
+  return `${scaled.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+}
+
+/** Bytes per second → `"1.2 MiB/s"`; "n/a" for null. */
+export function formatByteRate(value) {
+  return isNumber(value) ? `${formatBytes(value)}/s` : NA;
+}
+
+/** Epoch ms → `"HH:MM:SS"` (local time); "n/a" for null. */
+export function formatTime(ms) {
+  if (!isNumber(ms)) return NA;
+  return new Date(ms).toLocaleTimeString("en-GB", { hour12: false });
+}
+
+/** The load entry of `model`, else the first model, else undefined. */
+export function modelLoad(load, model) {
+  const models = load?.models ?? [];
+  return models.find((m) => m.model === model) ?? models[0];
+}
+
+/**
+ * Heatmap cells of one model: `data` holds `[expert, layerIndex, tokens/s]` for every
+ * (layer, expert) the API listed, `layers` the layer numbers (y axis, in API order).
+ */
+export function heatmapData(load, model) {
+  const entry = modelLoad(load, model);
+  if (entry === undefined) return { model: null, layers: [], experts: 0, data: [], max: 0 };
+  const experts = Math.max(0, ...entry.layers.map((l) => l.expert_tokens_s.length));
+  const data = [];
+  let max = 0;
+  entry.layers.forEach((layer, y) => {
+    layer.expert_tokens_s.forEach((value, x) => {
+      data.push([x, y, value]);
+      if (value > max) max = value;
+    });
+  });
+  return { model: entry.model, layers: entry.layers.map((l) => l.layer), experts, data, max };
+}
+
+function replicaName(entry) {
+  return entry.backend ?? entry.name ?? entry.id ?? "?";
+}
+
+function replicaRates(entry) {
+  return entry.expert_tokens_s ?? entry.tokens_s ?? null;
+}
+
+/** Per-backend rate vectors of one layer, from whichever shape `?detail=replicas` gave. */
+function replicaVectors(load, model, layer) {
+  const entry = modelLoad(load, model);
+  const layerEntry = entry?.layers.find((l) => l.layer === layer);
+  // Shape 1: `models[].layers[].replicas[]: { backend, expert_tokens_s }`.
+  const perLayer = layerEntry?.replicas ?? layerEntry?.backends;
+  if (Array.isArray(perLayer) && perLayer.length > 0) {
+    return perLayer
+      .filter((r) => Array.isArray(replicaRates(r)))
+      .map((r) => ({ backend: String(replicaName(r)), rates: replicaRates(r) }));
+  }
+  // Shape 2: `backends[].layers[]` or `backends[].models[].layers[]` with expert rates.
+  const vectors = [];
+  for (const backend of load?.backends ?? []) {
+    const layers = backend.layers ??
+      (backend.models ?? []).find((m) => m.model === entry?.model)?.layers;
+    const found = Array.isArray(layers) ? layers.find((l) => l.layer === layer) : undefined;
+    if (found && Array.isArray(replicaRates(found))) {
+      vectors.push({ backend: String(backend.name ?? backend.id), rates: replicaRates(found) });
+    }
+  }
+  return vectors;
+}
+
+/**
+ * Experts × backends of one layer. With per-backend rates (`/api/load?detail=replicas`)
+ * `kind` is "rates" and values are tokens/s; otherwise, with a plan, `kind` is "hosted"
+ * and values are 1 where the plan places a replica; else "none".
+ */
+export function replicaMatrix(load, plan, model, layer) {
+  const vectors = replicaVectors(load, model, layer);
+  if (vectors.length > 0) {
+    const data = [];
+    let max = 0;
+    let experts = 0;
+    vectors.forEach(({ rates }, y) => {
+      experts = Math.max(experts, rates.length);
+      rates.forEach((value, x) => {
+        if (value === null || value === undefined) return;
+        data.push([x, y, value]);
+        if (value > max) max = value;
+      });
+    });
+    return { kind: "rates", backends: vectors.map((v) => v.backend), experts, data, max };
+  }
+  const planLayer = plan?.layers?.find((l) => l.layer === layer);
+  if (planLayer !== undefined) {
+    const data = [];
+    let experts = 0;
+    planLayer.hosted.forEach((entry, y) => {
+      for (const expert of entry.experts) {
+        data.push([expert, y, 1]);
+        experts = Math.max(experts, expert + 1);
+      }
+    });
+    return {
+      kind: "hosted",
+      backends: planLayer.hosted.map((h) => h.backend),
+      experts,
+      data,
+      max: 1,
+    };
+  }
+  return { kind: "none", backends: [], experts: 0, data: [], max: 0 };
+}
+
+/** Time view cells `[columnIndex, expert, tokens/s]`; columns without data give no cells. */
+export function timelineData(timeline) {
+  const columns = timeline?.columns ?? [];
+  const data = [];
+  let max = 0;
+  let experts = 0;
+  columns.forEach((column, x) => {
+    const rates = column.expert_tokens_s;
+    if (!Array.isArray(rates)) return;
+    experts = Math.max(experts, rates.length);
+    rates.forEach((value, expert) => {
+      data.push([x, expert, value]);
+      if (value > max) max = value;
+    });
+  });
+  return { starts: columns.map((c) => c.start), experts, data, max };
+}
+
+/** Balancedness trend series `[[at, value|null]]` per measure. */
+export function trendSeries(trend) {
+  const points = Array.isArray(trend) ? trend : [];
+  return {
+    pool: points.map((p) => [p.at, p.pool ?? null]),
+    tokens: points.map((p) => [p.at, p.tokens ?? null]),
+    experts: points.map((p) => [p.at, p.experts ?? null]),
+  };
+}
+
+function acceleratorOf(backend) {
+  const accelerator = backend.accelerator;
+  return accelerator !== null && typeof accelerator === "object" ? accelerator : null;
+}
+
+function acceleratorMemory(accelerator) {
+  if (accelerator === null) return NA;
+  const used = accelerator.memory_used_bytes;
+  const total = accelerator.memory_total_bytes;
+  if (!isNumber(used) && !isNumber(total)) return NA;
+  return `${formatBytes(used)} / ${formatBytes(total)}`;
+}
+
+function powerOf(backend) {
+  if (isNumber(backend.power_w)) return backend.power_w;
+  const accelerator = backend.accelerator;
+  if (accelerator && typeof accelerator === "object" && isNumber(accelerator.power_w)) {
+    return accelerator.power_w;
+  }
+  return null;
+}
+
+/** One text row per backend for the node-resources table (every cell a string). */
+export function resourceRows(load) {
+  return (load?.backends ?? []).map((b) => ({
+    id: String(b.id),
+    backend: String(b.name ?? b.id),
+    state: b.stale ? `stale${b.error ? ` (${b.error})` : ""}` : "fresh",
+    stale: Boolean(b.stale),
+    provider: b.execution_provider ?? NA,
+    utilisation: formatPercent(b.utilisation),
+    slots: formatNumber(b.slots, 0),
+    cpuCores: formatNumber(b.cpu_cores, 2),
+    memory: formatBytes(b.rss_bytes),
+    netRx: formatByteRate(b.net_rx_bytes_s),
+    netTx: formatByteRate(b.net_tx_bytes_s),
+    acceleratorUtil: formatPercent(acceleratorOf(b)?.utilisation),
+    acceleratorMemory: acceleratorMemory(acceleratorOf(b)),
+    power: isNumber(powerOf(b)) ? `${formatNumber(powerOf(b), 1)} W` : NA,
+    tokensS: formatNumber(b.tokens_s, 1),
+    inFlight: formatNumber(b.in_flight, 0),
+  }));
+}
+
+/** Alert table rows (every cell a string); `active` first, then recent resolved ones. */
+export function alertRows(alerts) {
+  if (alerts === null || alerts === undefined) return null;
+  const active = alerts.active ?? [];
+  const activeIds = new Set(active.map((a) => a.id));
+  const resolved = (alerts.recent ?? []).filter((a) => !activeIds.has(a.id));
+  return [...active, ...resolved].map((a) => ({
+    id: String(a.id),
+    kind: String(a.kind),
+    subject: String(a.subject),
+    state: String(a.state),
+    since: formatTime(a.fired_at),
+    resolved: a.resolved_at === null || a.resolved_at === undefined
+      ? ""
+      : formatTime(a.resolved_at),
+    value: `${formatNumber(a.value, 3)} vs ${formatNumber(a.threshold, 3)}`,
+    message: String(a.message),
+  }));
+}
+
+/** Plan facts for the summary list, and replicas per expert of one layer. */
+export function planView(plan, layer) {
+  if (plan === null || plan === undefined) return null;
+  if (plan.error !== undefined) return { error: String(plan.error) };
+  const planLayer = (plan.layers ?? []).find((l) => l.layer === layer);
+  const replicasPerExpert = [];
+  for (const entry of planLayer?.hosted ?? []) {
+    for (const expert of entry.experts) {
+      while (replicasPerExpert.length <= expert) replicasPerExpert.push(0);
+      replicasPerExpert[expert]++;
+    }
+  }
+  return {
+    facts: [
+      ["version", plan.version === null ? "none yet" : String(plan.version)],
+      ["model", plan.model ?? NA],
+      ["strategy", String(plan.strategy ?? NA)],
+      ["reason", plan.reason ?? NA],
+      ["created", formatTime(plan.created_at)],
+      ["predicted balancedness", formatNumber(plan.balancedness, 3)],
+      ["threshold", formatNumber(plan.threshold, 3)],
+      ["pinned", plan.pinned === null || plan.pinned === undefined ? "no" : String(plan.pinned)],
+      [
+        "slots per backend",
+        plan.slots_per_backend === null || plan.slots_per_backend === undefined
+          ? NA
+          : String(plan.slots_per_backend),
+      ],
+    ],
+    replicasPerExpert,
+    perBackend: (planLayer?.hosted ?? []).map((h) => ({
+      backend: String(h.backend),
+      experts: h.experts.length,
+      list: h.experts.join(", "),
+    })),
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * @module The dashboard's tables (node resources, alerts, plan), built with text nodes
+ * only. Rows carry `data-*` attributes so tests and scripts can find them.
+ */
+import { el, replaceChildren } from "./dom.js";
+import { alertRows, planView, resourceRows } from "./page_model.js";
+
+const RESOURCE_COLUMNS = [
+  ["backend", "backend"],
+  ["state", "state"],
+  ["provider", "provider"],
+  ["utilisation", "executor util."],
+  ["slots", "slots"],
+  ["cpuCores", "CPU cores"],
+  ["memory", "memory (RSS)"],
+  ["netRx", "net rx"],
+  ["netTx", "net tx"],
+  ["acceleratorUtil", "accel. util."],
+  ["acceleratorMemory", "accel. memory"],
+  ["power", "power"],
+  ["tokensS", "tokens/s"],
+  ["inFlight", "in flight"],
+];
+
+function header(columns) {
+  return el("thead", {}, el("tr", {}, ...columns.map(([, title]) => el("th", {}, title))));
+}
+
+/** Fills `#resources-table` from `load.backends`. */
+export function renderResources(table, load) {
+  const rows = resourceRows(load).map((row) =>
+    el(
+      "tr",
+      { "data-backend": row.backend, "data-stale": String(row.stale) },
+      ...RESOURCE_COLUMNS.map(([key]) => el("td", { "data-field": key }, row[key])),
+    )
+  );
+  replaceChildren(table, header(RESOURCE_COLUMNS), el("tbody", {}, ...rows));
+}
+
+const ALERT_COLUMNS = [
+  ["state", "state"],
+  ["kind", "kind"],
+  ["subject", "subject"],
+  ["since", "since"],
+  ["resolved", "resolved"],
+  ["value", "value vs threshold"],
+  ["message", "message"],
+];
+
+/** Fills `#alerts-table`; says so when no alert source is wired or nothing alerts. */
+export function renderAlerts(table, note, alerts) {
+  const rows = alertRows(alerts);
+  if (rows === null) {
+    note.textContent = "Alerts are not available on this router.";
+    replaceChildren(table);
+    return;
+  }
+  const firing = rows.filter((r) => r.state === "firing").length;
+  note.textContent = rows.length === 0
+    ? "No alerts."
+    : `${firing} firing, ${rows.length - firing} recently resolved.`;
+  replaceChildren(
+    table,
+    header(ALERT_COLUMNS),
+    el(
+      "tbody",
+      {},
+      ...rows.map((row) =>
+        el(
+          "tr",
+          { "data-alert-id": row.id, "data-kind": row.kind, "data-state": row.state },
+          ...ALERT_COLUMNS.map(([key]) => el("td", { "data-field": key }, row[key])),
+        )
+      ),
+    ),
+  );
+}
+
+/** Fills the plan facts and the per-backend table; returns replicas per expert. */
+export function renderPlan(facts, perBackend, plan, layer) {
+  const view = planView(plan, layer);
+  if (view === null) {
+    replaceChildren(facts, el("dt", {}, "plan"), el("dd", {}, "no balancer on this router"));
+    replaceChildren(perBackend);
+    return [];
+  }
+  if (view.error !== undefined) {
+    replaceChildren(facts, el("dt", {}, "plan"), el("dd", {}, view.error));
+    replaceChildren(perBackend);
+    return [];
+  }
+  replaceChildren(
+    facts,
+    ...view.facts.flatMap(([name, value]) => [
+      el("dt", {}, name),
+      el("dd", { "data-fact": name }, value),
+    ]),
+  );
+  replaceChildren(
+    perBackend,
+    header([["backend", "backend"], ["experts", `experts hosted (layer ${layer})`], [
+      "list",
+      "which",
+    ]]),
+    el(
+      "tbody",
+      {},
+      ...view.perBackend.map((row) =>
+        el(
+          "tr",
+          { "data-backend": row.backend },
+          el("td", {}, row.backend),
+          el("td", {}, String(row.experts)),
+          el("td", { class: "wrap" }, row.list),
+        )
+      ),
+    ),
+  );
+  return view.replicasPerExpert;
+}
