@@ -1,0 +1,48 @@
+/**
+ * @module The dashboard's Analysis and Advisor pages (read-only, no auth, like the main
+ * dashboard): `GET /dashboard/analysis` and `GET /dashboard/advisor`. Their scripts and
+ * stylesheet are served by the dashboard's static route (`/dashboard/static/…`, listed
+ * in `PAGE_FILES`); ECharts comes from the same versioned asset URL as the main page.
+ */
+import type { Env, Hono } from "hono";
+import { ECHARTS_PATH, PAGE_SECURITY_HEADERS, StaticAssets } from "../dashboard/static_assets.ts";
+
+const STATIC_DIR = new URL("../dashboard/static/", import.meta.url);
+
+/** The pages, by route → file under `router/dashboard/static/`. */
+export const ANALYSIS_PAGES: Readonly<Record<string, string>> = {
+  "/dashboard/analysis": "analysis.html",
+  "/dashboard/advisor": "advisor.html",
+};
+
+/** Adds the two pages to `app`. */
+export function registerAnalysisPages<E extends Env>(app: Hono<E>): void {
+  const assets = new StaticAssets();
+  const cache = new Map<string, Promise<string>>();
+  const load = (file: string) => {
+    let text = cache.get(file);
+    if (text === undefined) {
+      text = (async () => {
+        const version = await assets.echartsVersion();
+        const html = await Deno.readTextFile(new URL(file, STATIC_DIR));
+        return html.replaceAll(
+          "__ECHARTS_SRC__",
+          `${ECHARTS_PATH}?v=${encodeURIComponent(version)}`,
+        );
+      })();
+      text.catch(() => cache.delete(file)); // a failed read is retried next time
+      cache.set(file, text);
+    }
+    return text;
+  };
+  for (const [route, file] of Object.entries(ANALYSIS_PAGES)) {
+    app.get(route, async () =>
+      new Response(await load(file), {
+        headers: {
+          "content-type": "text/html; charset=utf-8",
+          "cache-control": "no-cache",
+          ...PAGE_SECURITY_HEADERS,
+        },
+      }));
+  }
+}
