@@ -13,14 +13,22 @@ import { parseHeaderLength } from "../shared/header_length.ts";
 import { checkContentLength, readLimitedBody } from "../shared/read_body.ts";
 import { REQUEST_ID_HEADER, requestIdFrom } from "./http/request_id.ts";
 import type { Logger } from "../shared/logger.ts";
-import { loadApiBody, type LoadSource } from "./load/load_api.ts";
+import {
+  LOAD_API_DETAILS,
+  loadApiBody,
+  type LoadApiDetail,
+  type LoadSource,
+} from "./load/load_api.ts";
+import type { InferenceObserver } from "./observe/inference_event.ts";
+import type { MetricsEndpoint } from "./metrics/router_metrics.ts";
+import { type InferVariables, observeInference } from "./observe/observe_inference.ts";
 import { backendHeaders } from "./pool/backend_client.ts";
 import type { BackendPool } from "./pool/backend_pool.ts";
 import type { CatalogEntry } from "./pool/model_catalog.ts";
 import type { RoutingPolicy } from "./routing/policy.ts";
 import type { Clock } from "./runtime/clock.ts";
 import type { FetchLike } from "./runtime/fetch_like.ts";
-import { ROUTER_NAME, ROUTER_VERSION } from "./version.ts";
+import { ROUTER_NAME, ROUTER_VERSION } from "../shared/version.ts";
 
 /** Everything the router app needs, injected. */
 export interface AppDeps {
@@ -32,10 +40,14 @@ export interface AppDeps {
   clock: Clock;
   /** The pool's load from backend reports (`GET /api/load`). */
   load: LoadSource;
+  /** Told about every finished `POST /v2/models/:model/infer` (request log, metrics). */
+  observers?: readonly InferenceObserver[];
+  /** Serves `GET /metrics` (Prometheus text) when present; see docs/METRICS.md. */
+  metrics?: MetricsEndpoint;
 }
 
 /** Hono environment of the router app. */
-export type RouterEnv = { Variables: { requestId: string } };
+export type RouterEnv = { Variables: InferVariables };
 
 /** The catalog entry for `name`, asking backends if needed; 404, or 503 when none is healthy. */
 async function resolveModel(pool: BackendPool, name: string): Promise<CatalogEntry> {
@@ -101,7 +113,27 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
   });
 
   // Read-only and public for now: rates and balancedness, no request data or secrets.
-  app.get("/api/load", (c) => c.json(loadApiBody(deps.load.snapshot(), deps.load)));
+  app.get("/api/load", (c) => {
+    const detail = c.req.query("detail");
+    if (detail !== undefined && !LOAD_API_DETAILS.includes(detail as LoadApiDetail)) {
+      throw new ApiError(
+        "bad_request",
+        `Cannot serve load: detail must be one of ${
+          LOAD_API_DETAILS.map((d) => `"${d}"`).join(", ")
+        }, got "${detail}"`,
+      );
+    }
+    return c.json(loadApiBody(deps.load.snapshot(), deps.load, detail as LoadApiDetail));
+  });
+
+  // Read-only, no secrets; still meant for the monitoring network, not the internet.
+  const metrics = deps.metrics;
+  if (metrics !== undefined) {
+    app.get(
+      "/metrics",
+      async (c) => c.body(await metrics.render(), 200, { "content-type": metrics.contentType }),
+    );
+  }
 
   app.get("/v2/models/:model", async (c) => {
     const entry = await resolveModel(pool, c.req.param("model"));
@@ -114,6 +146,12 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
     return c.json({ name: entry.name, ready }, ready ? 200 : 503);
   });
 
+  // One InferenceEvent per inference request, rejected ones included.
+  app.use(
+    "/v2/models/:model/infer",
+    observeInference({ observers: deps.observers ?? [], clock }),
+  );
+
   app.post("/v2/models/:model/infer", async (c) => {
     const started = clock.now();
     const requestId = c.get("requestId");
@@ -121,6 +159,7 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
     // Step 1: cheap rejections before reading anything.
     checkContentLength(raw.headers, config.limits.max_body_bytes);
     const model = await resolveModel(pool, c.req.param("model"));
+    c.set("inferModel", model.name);
     // Step 2: read (bounded) and validate exactly as a backend would.
     const body = await readLimitedBody(raw, config.limits.max_body_bytes);
     const headerLength = parseHeaderLength(raw.headers);
@@ -130,6 +169,8 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
       maxTokens: config.limits.max_tokens,
       requestTypeHeader: raw.headers.get(REQUEST_TYPE_HEADER),
     });
+    c.set("inferRows", decoded.rows);
+    if (decoded.requestType !== undefined) c.set("inferRequestType", decoded.requestType);
     // Step 3: forward the original bytes with the headers the backend needs.
     const headers = backendHeaders(config.auth.internal_token);
     headers.set(

@@ -8,7 +8,11 @@ import { dirname } from "node:path";
 import { type Config, ConfigError } from "../shared/config.ts";
 import { createApp } from "./app.ts";
 import { createJsonLogger, type Logger } from "../shared/logger.ts";
+import type { LogPipelineStats } from "../shared/logging/service_logger.ts";
 import { registerPlanRoutes } from "./admin/plan_routes.ts";
+import { createLogStore, registerLogRoutes } from "./logs/mod.ts";
+import { registerDashboardRoutes } from "./dashboard/dashboard_routes.ts";
+import { LoadTimeline } from "./dashboard/load_timeline.ts";
 import { Balancer } from "./balancer/balancer.ts";
 import { PlanClient } from "./balancer/plan_client.ts";
 import { PlanStore } from "./balancer/plan_store.ts";
@@ -17,10 +21,38 @@ import { modelShapeFromMetadata } from "./balancer/rebalancer.ts";
 import type { PoolLoad } from "./load/pool_load.ts";
 import { LoadCollector } from "./load/load_collector.ts";
 import { LoadHistory } from "./load/load_history.ts";
+import {
+  AlertManager,
+  alertSettingsFromConfig,
+  AlertStore,
+  registerAlertRoutes,
+} from "./alerts/mod.ts";
+import { TrafficRecorder } from "./traffic/traffic_recorder.ts";
+import { TrafficStore } from "./traffic/traffic_store.ts";
+import { BackendSeries } from "./analysis/backend_series.ts";
+import { registerAnalysisRoutes } from "./analysis/analysis_routes.ts";
+import { registerAnalysisPages } from "./analysis/analysis_pages.ts";
+import { EventStore, prewarmEventSource } from "./events/event_store.ts";
+import { registerEventRoutes } from "./events/event_routes.ts";
+import { ForecastService } from "./forecast/forecast_service.ts";
+import { registerForecastRoutes } from "./forecast/forecast_routes.ts";
+import { RouterMetrics } from "./metrics/router_metrics.ts";
+import { requestLogObserver } from "./observe/request_log.ts";
+import { RequestWindow } from "./observe/request_window.ts";
+import { registerDoctorRoutes } from "./doctor/doctor_routes.ts";
+import { Advisor } from "./advisor/advisor.ts";
+import { registerAdviceRoutes } from "./advisor/advice_routes.ts";
+import {
+  createPrewarmJob,
+  type PrewarmJob,
+  registerPrewarmCron,
+  registerPrewarmRoutes,
+} from "./prewarm/mod.ts";
 import { BackendPool } from "./pool/backend_pool.ts";
 import { createPolicy } from "./routing/create_policy.ts";
 import { type Clock, systemClock } from "./runtime/clock.ts";
 import type { FetchLike } from "./runtime/fetch_like.ts";
+import { ROUTER_VERSION } from "../shared/version.ts";
 
 /** Options of {@linkcode startRouter}; every field has a real default. */
 export interface StartRouterOptions {
@@ -30,6 +62,8 @@ export interface StartRouterOptions {
   clock?: Clock;
   /** Default: JSON lines on stdout at `log.level`. */
   logger?: Logger;
+  /** Counters of the log pipeline (`createServiceLogger().stats`), for the log metrics. */
+  logShipping?: () => LogPipelineStats;
   /** Random source of randomised policies; default `Math.random`. */
   random?: () => number;
   /**
@@ -50,6 +84,8 @@ export interface RunningRouter {
   pool: BackendPool;
   /** The load collector (`GET /api/load`), for tests and tools. */
   load: LoadCollector;
+  /** Alerts (`GET /api/alerts`): firing and recent, for metrics and tools. */
+  alerts: AlertManager;
   /** The balancer, when Deno KV is available (plans live there). */
   balancer: Balancer | undefined;
   /** Stops health checks and shuts the server down gracefully (idempotent). */
@@ -119,8 +155,36 @@ export async function startRouter(
   // The planner sees an EWMA whose time constant is `expert_balancer.window`.
   const alpha = 1 - Math.exp(-loadIntervalMs / Math.max(config.expert_balancer.window, 1));
   const history = store && new LoadHistory(store.kv, { clock, alpha });
+  // Traffic series per bucket (requests, tokens, expert load) and scheduled events.
+  const traffic = store && new TrafficStore(store.kv, {
+    clock,
+    bucketMs: config.traffic.bucket,
+    retentionMs: config.traffic.retention,
+  });
+  const recorder = traffic &&
+    new TrafficRecorder(traffic, { clock, logger, roundIntervalMs: loadIntervalMs });
+  const events = store && new EventStore(store.kv);
+  // Per-backend efficiency series (tokens, busy time, energy) for /api/analysis/efficiency.
+  const backendSeries = store && new BackendSeries(store.kv, {
+    clock,
+    logger,
+    bucketMs: config.traffic.bucket,
+    retentionMs: config.traffic.retention,
+    roundIntervalMs: loadIntervalMs,
+  });
   // Declared before the collector so its round handler can use it once assigned.
   let weights: ReplicaWeightsPusher | undefined;
+  // The dashboard's recent minutes, fed by every round.
+  const timeline = new LoadTimeline();
+  // Alert rules over every round; KV records and webhook POSTs never block the round.
+  const alerts = new AlertManager({
+    settings: alertSettingsFromConfig(config),
+    views: () => pool.views(),
+    clock,
+    logger,
+    store: store && new AlertStore(store.kv, { logger }),
+    ...(config.alerts.webhook ? { webhook: { url: config.alerts.webhook, fetch } } : {}),
+  });
   const collector = new LoadCollector(pool, {
     fetch,
     clock,
@@ -128,6 +192,10 @@ export async function startRouter(
     internalToken: config.auth.internal_token,
     intervalMs: loadIntervalMs,
     onRound: async (load) => {
+      alerts.onRound(load);
+      recorder?.recordRound(load);
+      backendSeries?.recordRound(load);
+      timeline.record(load);
       await history?.recordPool(load);
       await weights?.onLoad(load, [...pool.catalog().keys()][0] ?? null);
     },
@@ -140,14 +208,62 @@ export async function startRouter(
     snapshot: () => collector.snapshot(),
     ewma: (model: string, layer: number) => history?.ewma(model, layer),
   };
-  const app = createApp({ config, pool, policy, logger, fetch, clock, load });
+  // `/metrics`: everything but the request counters is read when Prometheus scrapes.
+  const metrics = new RouterMetrics({
+    version: ROUTER_VERSION,
+    views: () => pool.views(),
+    knownModel: (model) => pool.model(model) !== undefined,
+    load: () => collector.snapshot(),
+    plans: store && {
+      models: () => [...pool.catalog().keys()],
+      currentVersion: (model) => balancer?.store.currentVersion(model) ?? Promise.resolve(null),
+    },
+    alerts,
+    logShipping: options.logShipping,
+  });
+  // The doctor's latency variation and token rate through this router.
+  const recent = new RequestWindow();
+  const observers = [
+    ...(config.log.requests ? [requestLogObserver(logger)] : []),
+    metrics.observer,
+    recent.observe,
+    ...(recorder ? [recorder.observer] : []),
+  ];
+  const app = createApp({ config, pool, policy, logger, fetch, clock, load, observers, metrics });
+  registerAlertRoutes(app, alerts);
+  registerLogRoutes(app, {
+    adminToken: config.auth.admin_token,
+    store: createLogStore(config, { fetch }),
+    now: () => clock.now(),
+    logger,
+  });
+  if (traffic && events) {
+    registerEventRoutes(app, {
+      store: events,
+      adminToken: config.auth.admin_token,
+      logger,
+      clock,
+      defaultLeadTimeMs: config.prewarm.lead_time,
+      maxBodyBytes: config.limits.max_body_bytes,
+    });
+    registerForecastRoutes(app, {
+      forecasts: new ForecastService({ traffic, events, clock }),
+      traffic,
+      defaultHorizonMs: config.prewarm.horizon,
+    });
+  }
+  let prewarm: PrewarmJob | undefined;
   const balancer = store && createBalancer(config, {
     kv: store.kv,
     pool,
     fetch,
     clock,
     logger,
-    observed: (model) => observedLoad(model, collector.snapshot(), history),
+    // While a pre-warm is in force the balancer also plans on the load it predicted.
+    observed: (model) => {
+      const observed = observedLoad(model, collector.snapshot(), history);
+      return prewarm ? prewarm.blendLoad(model, observed, clock.now()) : observed;
+    },
   });
   if (balancer) {
     weights = new ReplicaWeightsPusher({
@@ -165,14 +281,80 @@ export async function startRouter(
       maxBodyBytes: config.limits.max_body_bytes,
     });
   }
+  // Pre-warm job (Deno.cron, every minute): needs KV (series, plans) and the balancer.
+  let stopPrewarm: (() => void) | undefined;
+  if (balancer && store && config.prewarm.enabled) {
+    prewarm = createPrewarmJob(config, {
+      kv: store.kv,
+      balancer: balancer.balancer,
+      plans: balancer.store,
+      ...(events ? { events: prewarmEventSource(events) } : {}),
+      backends: () => pool.views().map(({ name, url }) => ({ id: name, url })),
+      poolLoad: () => collector.snapshot(),
+      topK: () => {
+        const [entry] = pool.catalog().values();
+        const topK = entry?.metadata.parameters?.["top_k"];
+        return typeof topK === "number" ? topK : null;
+      },
+      fetch,
+      clock,
+      logger,
+    });
+    registerPrewarmRoutes(app, prewarm);
+    stopPrewarm = registerPrewarmCron(prewarm, { now: () => clock.now(), logger });
+  }
+  registerDoctorRoutes(app, {
+    clock,
+    sources: {
+      experts: () => modelParameter(pool, "experts"),
+      load: () => collector.snapshot(),
+      ewma: (model, layer) => history?.ewma(model, layer),
+      requests: recent,
+    },
+  });
+  registerAdviceRoutes(app, {
+    advisor: new Advisor({
+      config,
+      balancer: balancer?.balancer,
+      views: () => pool.views(),
+      modelShape: () => {
+        const dModel = modelParameter(pool, "d_model");
+        const dFf = modelParameter(pool, "d_ff");
+        return dModel !== undefined && dFf !== undefined ? { dModel, dFf } : undefined;
+      },
+      fetch,
+      clock,
+      logger,
+    }),
+    adminToken: config.auth.admin_token,
+    logger,
+  });
+  if (store && traffic && backendSeries) {
+    registerAnalysisRoutes(app, {
+      kv: store.kv,
+      traffic,
+      backends: backendSeries,
+      clock,
+      servedModels: () => [...pool.catalog().keys()],
+    });
+  }
+  registerAnalysisPages(app);
+  // Read-only page and SSE stream; its streams must end before the server can shut down.
+  const dashboard = registerDashboardRoutes(app, { timeline, clock, logger, alerts });
   const stopAll = async () => {
+    stopPrewarm?.();
+    await dashboard.close();
     await balancer?.balancer.stop();
     await collector.stop();
+    await alerts.settled();
+    await recorder?.close();
+    await backendSeries?.close();
     await pool.stop();
     if (store?.owned) store.kv.close();
   };
   await pool.start();
   void collector.start();
+  recorder?.start();
   balancer?.balancer.start();
   let server: Deno.HttpServer<Deno.NetAddr>;
   try {
@@ -188,6 +370,7 @@ export async function startRouter(
   }
   const url = `${tls ? "https" : "http"}://${publicHost(config.router.host)}:${server.addr.port}`;
   logger.info("router listening", {
+    event: "start",
     url,
     tls: tls !== undefined,
     policy: policy.name,
@@ -198,15 +381,23 @@ export async function startRouter(
     url,
     pool,
     load: collector,
+    alerts,
     balancer: balancer?.balancer,
     finished: server.finished,
     close: () =>
       closing ??= (async () => {
         await stopAll();
         await server.shutdown();
-        logger.info("router stopped", { url });
+        logger.info("router stopped", { event: "stop", url });
       })(),
   };
+}
+
+/** A numeric parameter of the served model's metadata (`experts`, `d_model`, …). */
+function modelParameter(pool: BackendPool, name: string): number | undefined {
+  const [entry] = pool.catalog().values();
+  const value = entry?.metadata.parameters?.[name];
+  return typeof value === "number" ? value : undefined;
 }
 
 /** Per-layer expert load of `model`: the KV-history EWMA, else the latest rates. */

@@ -15,10 +15,12 @@ const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as co
 /** A duration such as `60s`, `250ms`, `5m` or a number of milliseconds, resolved to ms. */
 export const DurationSchema = z.union([
   z.number().nonnegative(),
-  z.string().regex(DURATION, 'must look like "250ms", "60s", "5m", "1h" or "7d"').transform((text) => {
-    const [, value, unit] = DURATION.exec(text)!;
-    return Number(value) * UNIT_MS[unit as keyof typeof UNIT_MS];
-  }),
+  z.string().regex(DURATION, 'must look like "250ms", "60s", "5m", "1h" or "7d"').transform(
+    (text) => {
+      const [, value, unit] = DURATION.exec(text)!;
+      return Number(value) * UNIT_MS[unit as keyof typeof UNIT_MS];
+    },
+  ),
 ]);
 
 const HttpUrl = z.url({ protocol: /^https?$/ });
@@ -59,6 +61,13 @@ export const ConfigSchema = z.object({
     simulated: z.object({
       fixed_ms: z.number().min(0).default(0.2),
       per_row_ms: z.number().min(0).default(0.01),
+      /**
+       * Load time of a routed expert (cold start, residency): `load_fixed_ms +
+       * load_ms_per_mb·MiB`; defaults measured for onnxruntime on CPU here (~80 ms for a
+       * 2 MiB demo expert: session creation on every Worker).
+       */
+      load_fixed_ms: z.number().min(0).default(40),
+      load_ms_per_mb: z.number().min(0).default(20),
     }).prefault({}),
     /** Execution providers tried in order; the backend falls back explicitly. */
     execution_providers: z.array(z.enum(["cuda", "cpu"])).min(1).default(["cuda", "cpu"]),
@@ -131,6 +140,11 @@ export const ConfigSchema = z.object({
   }).prefault({}).refine((b) => b.min <= b.max, { message: "min must be <= max", path: ["min"] }),
   gate: z.object({
     temperature: z.number().gt(0).max(100).default(1),
+    /**
+     * The advisor recommends a routing-only expert bias only when it moves the model's
+     * outputs by at most this relative L2 distance on recorded inputs.
+     */
+    bias_deviation_budget: z.number().min(0).max(1).default(0.05),
   }).prefault({}),
   alerts: z.object({
     /** An expert using more than this share of its backend's executor capacity alerts. */

@@ -7,6 +7,7 @@
  * launcher's `data/admin_token` file.
  */
 import { parseArgs } from "node:util";
+import { ADMIN_TOKEN_FILE, readAdminToken } from "./token_files.ts";
 
 interface AdviceBody {
   id: string;
@@ -28,19 +29,9 @@ const { values } = parseArgs({
   },
 });
 
-async function adminToken(): Promise<string | undefined> {
-  const fromEnv = Deno.env.get("SWITCHYARD_AUTH__ADMIN_TOKEN");
-  if (fromEnv) return fromEnv;
-  try {
-    return (await Deno.readTextFile("data/admin_token")).trim();
-  } catch {
-    return undefined;
-  }
-}
-
 try {
   if (values.apply !== undefined) {
-    const token = await adminToken();
+    const token = await readAdminToken(Deno.env.toObject(), ADMIN_TOKEN_FILE);
     if (token === undefined) {
       throw new Error(
         "no admin token: set SWITCHYARD_AUTH__ADMIN_TOKEN or start with deno task start",

@@ -10,6 +10,12 @@ import { parseArgs } from "node:util";
 import { type Config, ConfigError } from "../shared/config.ts";
 import { loadConfig } from "../shared/config_file.ts";
 import { generateModel } from "./model/generate.ts";
+import {
+  ADMIN_TOKEN_FILE,
+  INTERNAL_TOKEN_FILE,
+  randomToken,
+  writeTokenFile,
+} from "./token_files.ts";
 import { type PoolProcess, startProcess } from "./pool/processes.ts";
 
 const { values } = parseArgs({
@@ -38,14 +44,21 @@ if (!existsSync(join(config.model.dir, "moe.json"))) {
 const manifest = JSON.parse(await Deno.readTextFile(join(config.model.dir, "moe.json")));
 
 // A random internal token unless the operator set one: backends refuse anyone else.
-const internalToken = config.auth.internal_token ??
-  Array.from(crypto.getRandomValues(new Uint8Array(24)), (b) => b.toString(16).padStart(2, "0"))
-    .join("");
+// Written to a 0600 file so a local Prometheus can scrape the backends' /metrics.
+const internalToken = config.auth.internal_token ?? randomToken();
+if (config.auth.internal_token === undefined) {
+  await writeTokenFile(INTERNAL_TOKEN_FILE, internalToken);
+}
 const childEnv = {
   ...env,
   ...(configPath ? { SWITCHYARD_CONFIG: configPath } : {}),
   SWITCHYARD_AUTH__INTERNAL_TOKEN: internalToken,
 };
+
+// A random admin token unless the operator set one, in a 0600 file for `deno task logs`
+// and the admin API; only the router gets it, and it is never printed.
+const adminToken = config.auth.admin_token ?? randomToken();
+if (config.auth.admin_token === undefined) await writeTokenFile(ADMIN_TOKEN_FILE, adminToken);
 
 const children: PoolProcess[] = [];
 let stopping = false;
@@ -97,14 +110,20 @@ const scheme = config.router.tls ? "https" : "http";
 const routerUrl = `${scheme}://127.0.0.1:${config.router.port}`;
 await start("router/main.ts", routerUrl, {
   SWITCHYARD_ROUTER__BACKENDS: JSON.stringify(backendUrls),
+  SWITCHYARD_AUTH__ADMIN_TOKEN: adminToken,
 });
 
 console.log(`
 Switchyard is up — model "${manifest.name}": ${manifest.layers} layers × ${manifest.experts} experts, top-${manifest.top_k}, d_model ${manifest.d_model}
   router    ${routerUrl}   (public: OIP v2 at /v2/models/${manifest.name}/infer)
 ${backendUrls.map((url, i) => `  backend-${i + 1} ${url}   (internal, loopback only)`).join("\n")}
+  dashboard ${routerUrl}/dashboard   (expert-load heatmaps, node resources, alerts, plan)
+  metrics   ${routerUrl}/metrics   (Prometheus: deploy/prometheus/prometheus.yml)
 Try:
   curl -s ${routerUrl}/v2/models/${manifest.name}
+  deno task logs '{service="router"}'   (admin token: ${
+  config.auth.admin_token === undefined ? `${ADMIN_TOKEN_FILE}, mode 0600` : "auth.admin_token"
+})
 Ctrl-C stops everything.
 `);
 

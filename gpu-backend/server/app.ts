@@ -11,6 +11,13 @@ import { parseHeaderLength } from "../../shared/header_length.ts";
 import { readLimitedBody } from "../../shared/read_body.ts";
 import { decodeInferRequest } from "../../shared/infer_request_codec.ts";
 import { encodeInferResponse, type OutputTensor } from "../../shared/infer_response_codec.ts";
+import {
+  BATCHES_HEADER,
+  encodeBatchSizes,
+  encodeExpertCounts,
+  expertCountsFromIds,
+  EXPERTS_HEADER,
+} from "../../shared/expert_trace.ts";
 import type { LoadReport } from "../../shared/load_report.ts";
 import type { Logger } from "../../shared/logger.ts";
 import {
@@ -23,8 +30,11 @@ import {
 } from "../../shared/oip.ts";
 import type { MoeEngine } from "../moe/engine.ts";
 import type { PeerRegistry } from "../peer/peer_registry.ts";
+import type { BackendMetrics } from "../metrics/backend_metrics.ts";
 import type { PlacementState } from "../placement/placement_state.ts";
 import { registerPlanRoutes } from "./plan_routes.ts";
+import { InputRecorder } from "../advice/input_recorder.ts";
+import { registerAdviceRoutes } from "../advice/advice_routes.ts";
 
 /** Dependencies of {@linkcode createBackendApp}. */
 export interface BackendAppDeps {
@@ -40,6 +50,10 @@ export interface BackendAppDeps {
   peers: PeerRegistry;
   /** Active execution provider; `simulated` marks every inference response. */
   executionProvider?: string;
+  /** Serves `GET /metrics` (Prometheus text, behind the internal token) when present. */
+  metrics?: Pick<BackendMetrics, "contentType" | "render">;
+  /** Samples served input rows for the gate-bias evaluation; default a 256-row recorder. */
+  inputRecorder?: InputRecorder;
 }
 
 /** Model metadata for `GET /v2/models/{model}`. */
@@ -57,6 +71,7 @@ export function modelMetadata(engine: MoeEngine): ModelMetadata {
     ],
     parameters: {
       d_model: m.d_model,
+      d_ff: m.d_ff,
       layers: m.layers,
       experts: m.experts,
       top_k: m.top_k,
@@ -99,7 +114,16 @@ export function createBackendApp(deps: BackendAppDeps): Hono {
   });
 
   app.get("/v2/load", (c) => c.json(deps.loadReport()));
+  const metrics = deps.metrics;
+  if (metrics !== undefined) {
+    app.get(
+      "/metrics",
+      async (c) => c.body(await metrics.render(), 200, { "content-type": metrics.contentType }),
+    );
+  }
   registerPlanRoutes(app, { placement: deps.placement, peers: deps.peers });
+  const inputRecorder = deps.inputRecorder ?? new InputRecorder({ width: manifest.d_model });
+  registerAdviceRoutes(app, { engine, recorder: inputRecorder, logger });
 
   const requireModel = (name: string) => {
     if (name !== manifest.name) {
@@ -133,6 +157,8 @@ export function createBackendApp(deps: BackendAppDeps): Hono {
       requestTypeHeader: headers.get(REQUEST_TYPE_HEADER),
     });
     const result = await engine.infer(request.tokens, request.rows);
+    // The forward pass leaves its input intact; the recorder copies only rows it keeps.
+    inputRecorder.offer(request.tokens, request.rows);
     const routedShape = [manifest.layers, request.rows, manifest.top_k];
     const available: Record<string, OutputTensor> = {
       [OUTPUT_TENSOR]: {
@@ -167,9 +193,22 @@ export function createBackendApp(deps: BackendAppDeps): Hono {
       request_type: request.requestType,
       ms: Math.round((performance.now() - started) * 100) / 100,
     });
+    // The request's expert trace, for the router's request log (see shared/expert_trace.ts).
+    const experts = expertCountsFromIds(result.expertIds, {
+      layers: manifest.layers,
+      rows: request.rows,
+      topK: manifest.top_k,
+    });
     return new Response(encoded.body, {
       status: 200,
-      headers: { ...encoded.headers, "x-switchyard-backend": deps.backendId },
+      headers: {
+        ...encoded.headers,
+        // Known here; also spares the node-resources byte count a stream wrapper.
+        "content-length": String(encoded.body.byteLength),
+        "x-switchyard-backend": deps.backendId,
+        [EXPERTS_HEADER]: encodeExpertCounts(experts),
+        [BATCHES_HEADER]: encodeBatchSizes(result.batchGroups),
+      },
     });
   });
 

@@ -17,6 +17,12 @@ import { policyByName } from "../batching/policies.ts";
 import { MoeEngine } from "../moe/engine.ts";
 import { createBackendApp } from "./app.ts";
 import { buildLoadReport } from "./load_report.ts";
+import { BackendMetrics } from "../metrics/backend_metrics.ts";
+import { ROUTER_VERSION as SWITCHYARD_VERSION } from "../../shared/version.ts";
+import { startupResidency } from "../residency/startup_residency.ts";
+import { countingHandler, NetCounter } from "../resources/net_counter.ts";
+import { NvidiaSmiSampler } from "../resources/nvidia_smi.ts";
+import { readResources } from "../resources/resource_meter.ts";
 
 /** A running backend. */
 export interface RunningBackend {
@@ -51,6 +57,12 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
   const manifest = await loadManifest(config.model.dir);
   const started = performance.now();
   const startedAt = Date.now();
+  // Expert residency: under backend.memory_budget_mb only part of the experts start warm.
+  const startup = await startupResidency({
+    modelDir: config.model.dir,
+    manifest,
+    memoryBudgetMb: config.backend.memory_budget_mb,
+  });
   const executor = await createExecutor({
     kind: config.backend.executor,
     modelDir: config.model.dir,
@@ -60,7 +72,10 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     simulated: {
       fixedMs: config.backend.simulated.fixed_ms,
       perRowMs: config.backend.simulated.per_row_ms,
+      loadFixedMs: config.backend.simulated.load_fixed_ms,
+      loadMsPerMb: config.backend.simulated.load_ms_per_mb,
     },
+    ...(startup.executorParts ? { parts: startup.executorParts } : {}),
   });
   for (const fallback of executor.fallbacks ?? []) {
     logger.warn("execution provider unavailable, falling back", fallback);
@@ -83,8 +98,25 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     }),
   });
   const backendId = config.backend.id ?? `${config.backend.host}:${config.backend.port}`;
-  const placement = new PlacementState({ manifest, backendId, executor, logger });
-  const peers = new PeerRegistry({ selfId: backendId, token: config.auth.internal_token, logger });
+  const placement = new PlacementState({
+    manifest,
+    backendId,
+    executor,
+    logger,
+    residency: startup.residency,
+  });
+  await placement.warm(startup.warmAtStart);
+  // Node resources: body bytes counted at the HTTP handler and the peer channel;
+  // accelerators read in the background (never on the report path).
+  const net = new NetCounter();
+  const accelerator = new NvidiaSmiSampler({ logger });
+  void accelerator.start();
+  const peers = new PeerRegistry({
+    selfId: backendId,
+    token: config.auth.internal_token,
+    logger,
+    net,
+  });
   const dispatcher = new ExpertDispatcher({
     selfId: backendId,
     local: batcher,
@@ -98,6 +130,38 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     temperature: config.gate.temperature,
     maxQueuedRows: config.backend.max_queued_rows,
   });
+  const loadReport = () => {
+    const { rss, heapUsed } = Deno.memoryUsage();
+    return buildLoadReport({
+      backendId,
+      manifest,
+      executor,
+      batcher,
+      engine,
+      startedAt,
+      now: Date.now(),
+      memory: { rssBytes: rss, heapUsedBytes: heapUsed },
+      coldStarts: (key) => placement.coldStartsOf(key),
+      resources: readResources({ net, accelerator }),
+    });
+  };
+  // `/metrics`: every value is read from the counters above when Prometheus scrapes.
+  const metrics = new BackendMetrics({
+    version: SWITCHYARD_VERSION,
+    expertDetail: config.metrics.expert_detail,
+    providerFallbacks: executor.fallbacks?.length ?? 0,
+    snapshot: () => ({
+      report: loadReport(),
+      batches: batcher.stats(),
+      executor: executor.stats(),
+      engine: engine.stats(),
+      placement: {
+        active: placement.active?.version ?? null,
+        staged: placement.staged?.version ?? null,
+        coldStarts: placement.coldStarts,
+      },
+    }),
+  });
   const app = createBackendApp({
     config,
     backendId,
@@ -106,19 +170,8 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     placement,
     peers,
     executionProvider: executor.provider,
-    loadReport: () => {
-      const { rss, heapUsed } = Deno.memoryUsage();
-      return buildLoadReport({
-        backendId,
-        manifest,
-        executor,
-        batcher,
-        engine,
-        startedAt,
-        now: Date.now(),
-        memory: { rssBytes: rss, heapUsedBytes: heapUsed },
-      });
-    },
+    loadReport,
+    metrics,
     readiness: () => ({
       ready: true,
       details: {
@@ -129,10 +182,17 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
           active: placement.active?.version ?? null,
           staged: placement.staged?.version ?? null,
           cold_starts: placement.coldStarts,
+          residency: {
+            budget_bytes: placement.residency.budgetBytes,
+            used_bytes: placement.residency.usedBytes,
+            cold_starts: placement.coldStartReport(),
+          },
           dispatch: dispatcher.counters,
         },
         executor: executor.stats(),
         engine: engine.stats(),
+        // The live routing-only bias (PUT /v2/gate/bias): set or not, largest |b| per layer.
+        routing_bias: engine.routingBias(),
         batching: {
           policy: batcher.policy.name,
           window_ms: batcher.windowMs(),
@@ -146,14 +206,12 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     backendId,
     token: config.auth.internal_token,
     logger,
+    net,
     runLocal: (layer: number, expert: number, input: Float32Array, rows: number) =>
       dispatcher.runLocal({ kind: "expert", layer, expert }, input, rows),
   };
-  const server = Deno.serve({
-    hostname: config.backend.host,
-    port: config.backend.port,
-    onListen: () => {},
-  }, (request) => {
+  // Body bytes in and out are counted for the load report's node resources.
+  const handler = countingHandler((request: Request) => {
     // The expert channel is a WebSocket; its first frame carries the internal token.
     if (
       request.headers.get("upgrade")?.toLowerCase() === "websocket" &&
@@ -162,9 +220,15 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
       return acceptPeer(request, peerDeps);
     }
     return app.fetch(request);
-  });
+  }, net);
+  const server = Deno.serve({
+    hostname: config.backend.host,
+    port: config.backend.port,
+    onListen: () => {},
+  }, handler);
   const url = `http://${config.backend.host}:${server.addr.port}`;
   logger.info("backend listening", {
+    event: "start",
     url,
     model: manifest.name,
     execution_provider: executor.provider,
@@ -180,6 +244,7 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     engine,
     async close() {
       peers.closeAll();
+      await accelerator.stop();
       await server.shutdown();
       await executor.close();
     },

@@ -11,7 +11,7 @@ import type { Env, Hono } from "hono";
 import { z } from "zod";
 import { ApiError, errorResponse } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
-import { readLimitedBody } from "../../shared/read_body.ts";
+import { readJsonBody } from "../http/json_body.ts";
 import { requireAdmin } from "../http/require_admin.ts";
 import { AdviceNotApplicable, type Advisor } from "./advisor.ts";
 import type { Advice } from "./advice_types.ts";
@@ -44,25 +44,11 @@ export function registerAdviceRoutes<E extends Env>(
 
   app.post("/api/advice/apply", async (c) => {
     requireAdmin(c.req.raw.headers, deps.adminToken);
-    const text = new TextDecoder().decode(await readLimitedBody(c.req.raw, 4096));
-    let raw: unknown;
+    const body = await readJsonBody(c.req.raw, 4096, ApplyBodySchema, "apply advice");
     try {
-      raw = JSON.parse(text);
-    } catch {
-      throw new ApiError("bad_request", "Cannot apply advice: body is not valid JSON");
-    }
-    const parsed = ApplyBodySchema.safeParse(raw);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      throw new ApiError(
-        "bad_request",
-        `Cannot apply advice: ${issue.path.join(".") || "body"}: ${issue.message}`,
-      );
-    }
-    try {
-      const result = await deps.advisor.apply(parsed.data.id);
-      deps.logger.info("admin action", { who: "admin", what: "apply advice", id: parsed.data.id });
-      return c.json({ applied: parsed.data.id, result });
+      const result = await deps.advisor.apply(body.id);
+      deps.logger.info("admin action", { who: "admin", what: "apply advice", id: body.id });
+      return c.json({ applied: body.id, result });
     } catch (error) {
       if (error instanceof AdviceNotApplicable) {
         return errorResponse(new ApiError("conflict", error.message));

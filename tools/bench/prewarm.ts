@@ -1,9 +1,10 @@
 // deno-lint-ignore-file no-console
 /**
  * @module `deno task bench:prewarm`: the same compressed-day trace with a scheduled 5×
- * event that shifts the request-type mix, served once WITHOUT and once WITH the pre-warm
- * job, on backends whose memory budget cannot hold every expert; plus forecast accuracy
- * of every forecaster on the trace at 10–60 minute horizons.
+ * event that shifts the request-type mix, served three ways on backends whose memory
+ * budget cannot hold every expert — no plan and no pre-warm; the reactive balancer alone;
+ * the reactive balancer plus the pre-warm job — and forecast accuracy of every forecaster
+ * on the trace at 10–60 minute horizons.
  *
  * Time compression. The trace (`router/forecast/synthetic_trace.ts`, seeded) is in
  * simulated time. Days before the replay window are written straight into a traffic
@@ -11,20 +12,36 @@
  * last day; the event is 20:00–21:00, lead time 1 h) is played against real processes
  * at `--speed` simulated seconds per real second (default 60: one simulated minute per
  * real second, one simulated hour per real minute). Every simulated minute (one tick)
- * the bench writes the bucket that just closed and — in the WITH run — calls the
+ * the bench writes the bucket that just closed and — in the pre-warm run — calls the
  * exported cron handler (`PrewarmJob.run(simNow)`) with the simulated time, so the
  * forecast, the event's lead time and the job's decisions all move on the compressed
  * clock. (Deno.cron fires once per real minute: far too slow for a compressed day.)
  * Request rates are NOT compressed: the bench sends `--rps` real requests/s at the
  * trace's mean rate, following the trace's shape (×5 during the event) and its mix.
  *
+ * The three runs (same trace, seed and request stream):
+ * - `no plan, no pre-warm`: `expert_balancer.strategy: off`; every backend hosts every
+ *   expert and its LRU residency under the budget decides what is warm.
+ * - `reactive`: the `dynamic` balancer as in production — it re-plans from the observed
+ *   expert load (EWMA over `window`) every `adjust_interval` when balancedness falls below
+ *   `threshold` — and no pre-warm job.
+ * - `reactive + pre-warm`: the same balancer, plus the job every simulated minute, its
+ *   predicted load blended into the balancer's input as `startRouter` does.
+ * The reactive balancer is built by `reactive_balancer.ts` (see there why) and ticks on a
+ * {@linkcode CompressedClock}: `adjust_interval` and `window` are production's values in
+ * simulated time (default 60 s each, i.e. one real second at 60×), not real time.
+ *
+ * Residency. With a plan, each backend stages (loads) every expert the plan places there
+ * before the plan is activated, and those experts are pinned: the budget never evicts
+ * them (`gpu-backend/residency/eviction_policy.ts`). So in both reactive runs a request
+ * only reaches warm experts and the budget binds only on experts no plan places there;
+ * a re-plan's cost is the experts it newly loads while serving (`moved`) and the minutes
+ * the old placement serves the new mix. The report counts both.
+ *
  * Processes: 2 backends (`gpu-backend/main.ts`, real ONNX Runtime on the demo model, or
  * `--executor simulated`) with `backend.memory_budget_mb` (default 96 MiB: 45 of the 64
- * demo experts of 2.1 MiB; a plan's share, ~40, fits); the router runs in this process
- * (`startRouter`) so the bench can hand its balancer to the job. The router's own
- * balancer is `off` in both runs: without pre-warm every backend hosts every expert and
- * its LRU residency decides what is warm; with pre-warm the job's staged placement is the
- * only plan (a staged plan pins and loads the experts it places, whatever the budget).
+ * demo experts of 2.1 MiB; a plan's share, 40, fits); the router runs in this process
+ * (`startRouter`, its own balancer `off`).
  */
 import { join } from "node:path";
 import { existsSync } from "node:fs";

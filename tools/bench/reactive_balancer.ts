@@ -1,0 +1,133 @@
+/**
+ * @module The reactive (`dynamic`) expert balancer of the pre-warm bench, built the way
+ * `startRouter` builds the router's own (`createBalancer` in router/server.ts): the same
+ * `Balancer`, a `PlanStore` on the router's KV, a `PlanClient` with the internal token, the
+ * pool's members (once every one has named itself) and the model shape from the pool's
+ * catalogue; its input is the observed expert load smoothed by an EWMA whose time constant
+ * is `expert_balancer.window` (`LoadHistory`, fed from the router's load rounds), and —
+ * when a pre-warm job is given — raised to the load that job predicted, exactly as
+ * `startRouter` blends its own job in (`PrewarmJob.blendLoad`).
+ *
+ * Why the bench builds it. `startRouter` blends only the job it creates itself, and that
+ * job runs from `Deno.cron` on the real clock; a compressed replay must call the job with
+ * simulated time. Building the balancer here lets the runs with and without pre-warm use
+ * one identical balancer, differing only in the job. (The router's built-in balancer is
+ * then configured `off`, so that it never acts.)
+ *
+ * Time. The balancer ticks on `clock` — the replay's compressed clock — so
+ * `adjust_interval` is given in simulated time (production's 60 s = one real second at 60×)
+ * and its decision records carry simulated instants. The load rounds run on real time
+ * (every `loadIntervalMs` real ms = `loadIntervalMs × speed` simulated ms), so the EWMA
+ * weight is `1 − exp(−loadIntervalMs · speed / window)`: a `window` in simulated time.
+ * The plan calls keep real-time timeouts (staging really loads ONNX sessions).
+ */
+import type { Config } from "../../shared/config.ts";
+import type { Logger } from "../../shared/logger.ts";
+import { Balancer } from "../../router/balancer/balancer.ts";
+import { PlanClient } from "../../router/balancer/plan_client.ts";
+import { PlanStore } from "../../router/balancer/plan_store.ts";
+import { modelShapeFromMetadata } from "../../router/balancer/rebalancer.ts";
+import { LoadHistory } from "../../router/load/load_history.ts";
+import type { PoolLoad } from "../../router/load/pool_load.ts";
+import { type Clock, systemClock } from "../../router/runtime/clock.ts";
+import type { RunningRouter } from "../../router/server.ts";
+
+/** Options of {@linkcode startReactiveBalancer}. */
+export interface ReactiveBalancerOptions {
+  /** `expert_balancer` (its `adjust_interval` and `window` in simulated ms) and `auth`. */
+  config: Config;
+  router: Pick<RunningRouter, "pool" | "load">;
+  /** The router's KV: plans live there. */
+  kv: Deno.Kv;
+  /** The replay's simulated clock. */
+  clock: Clock;
+  /** Simulated ms per real ms. */
+  speed: number;
+  /** Real ms between the router's load rounds (`startRouter`'s `loadIntervalMs`). */
+  loadIntervalMs: number;
+  logger: Logger;
+  /** The pre-warm job's blend (`PrewarmJob.blendLoad`), in the run with pre-warm. */
+  blend?: (model: string, observed: number[][] | null, now: number) => number[][] | null;
+}
+
+/** A started reactive balancer; `stop()` ends its ticks and the EWMA feed. */
+export interface ReactiveBalancer {
+  balancer: Balancer;
+  store: PlanStore;
+  /** EWMA weight of one load round. */
+  alpha: number;
+  stop(): Promise<void>;
+}
+
+/** Per-layer expert load of `model`: the EWMA, else the latest rates (as startRouter). */
+export function observedLoad(
+  model: string,
+  snapshot: PoolLoad,
+  ewma: (model: string, layer: number) => number[] | undefined,
+): number[][] | null {
+  const layers = snapshot.models.find((m) => m.model === model)?.layers;
+  if (!layers || layers.length === 0) return null;
+  const smoothed = layers.map((layer) => ewma(model, layer.layer));
+  if (smoothed.every((v) => v !== undefined)) return smoothed.map((v) => [...v!]);
+  return layers.map((layer) => [...layer.expertTokensPerS]);
+}
+
+/** Builds and starts the balancer; see the module doc. */
+export async function startReactiveBalancer(
+  options: ReactiveBalancerOptions,
+): Promise<ReactiveBalancer> {
+  const { config, router, clock, speed, loadIntervalMs } = options;
+  const settings = { ...config.expert_balancer, enabled: true, strategy: "dynamic" as const };
+  const alpha = 1 - Math.exp(-(loadIntervalMs * speed) / Math.max(settings.window, 1));
+  const historyKv = await Deno.openKv(":memory:");
+  const history = new LoadHistory(historyKv, { clock: systemClock, alpha });
+  const store = new PlanStore(options.kv);
+  const balancer = new Balancer({
+    store,
+    client: new PlanClient({
+      fetch,
+      clock: systemClock,
+      ...(config.auth.internal_token ? { internalToken: config.auth.internal_token } : {}),
+    }),
+    logger: options.logger,
+    clock,
+    settings,
+    loadSource: (model) => {
+      const observed = observedLoad(model, router.load.snapshot(), (m, l) => history.ewma(m, l));
+      return options.blend ? options.blend(model, observed, clock.now()) : observed;
+    },
+    backends: () => {
+      const views = router.pool.views();
+      if (views.some((view) => typeof view.details?.["backend_id"] !== "string")) return [];
+      return views.map(({ name, url }) => ({ id: name, url }));
+    },
+    modelShape: () => {
+      const [entry] = router.pool.catalog().values();
+      return entry ? modelShapeFromMetadata(entry.metadata) : null;
+    },
+    decisionsKept: 1000,
+  });
+  // Every round of the router's collector, once (polled at twice its rate).
+  let lastRound = -1;
+  let feeding: Promise<void> = Promise.resolve();
+  const feed = setInterval(() => {
+    const snapshot = router.load.snapshot();
+    if (snapshot.at === lastRound || snapshot.models.length === 0) return;
+    lastRound = snapshot.at;
+    feeding = feeding.then(() => history.recordPool(snapshot)).catch((error) =>
+      options.logger.warn("bench load history failed", { error: (error as Error).message })
+    );
+  }, loadIntervalMs / 2);
+  balancer.start();
+  return {
+    balancer,
+    store,
+    alpha,
+    async stop() {
+      clearInterval(feed);
+      await balancer.stop();
+      await feeding;
+      historyKv.close();
+    },
+  };
+}
