@@ -1,0 +1,135 @@
+/**
+ * @module Expert placement on the router: the balancer (plans in KV, re-planning on the
+ * observed load), its admin routes, the replica weights pushed to backends after every
+ * load round, and the pre-warm job that stages plans for predicted load ahead of time.
+ * All need Deno KV.
+ */
+import type { Config } from "../../shared/config.ts";
+import type { Logger } from "../../shared/logger.ts";
+import type { Env, Hono } from "hono";
+import { registerPlanRoutes } from "../admin/plan_routes.ts";
+import { Balancer } from "../balancer/balancer.ts";
+import { PlanClient } from "../balancer/plan_client.ts";
+import { PlanStore } from "../balancer/plan_store.ts";
+import { modelShapeFromMetadata } from "../balancer/rebalancer.ts";
+import { ReplicaWeightsPusher } from "../balancer/replica_weights_pusher.ts";
+import { type EventStore, prewarmEventSource } from "../events/event_store.ts";
+import type { LoadHistory } from "../load/load_history.ts";
+import type { PoolLoad } from "../load/pool_load.ts";
+import type { BackendPool } from "../pool/backend_pool.ts";
+import {
+  createPrewarmJob,
+  type PrewarmJob,
+  registerPrewarmCron,
+  registerPrewarmRoutes,
+} from "../prewarm/mod.ts";
+import type { Clock } from "../runtime/clock.ts";
+import type { FetchLike } from "../runtime/fetch_like.ts";
+import { modelParameter } from "./served_model.ts";
+
+/** What {@linkcode wireBalancing} reads. */
+export interface BalancingDeps {
+  kv: Deno.Kv;
+  pool: BackendPool;
+  /** The pool's load now. */
+  load: () => PoolLoad;
+  history: LoadHistory | undefined;
+  events: EventStore | undefined;
+  fetch: FetchLike;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** The wired balancer, its plan store and what must run with the router. */
+export interface Balancing {
+  balancer: Balancer;
+  store: PlanStore;
+  /** After every load round: push replica weights to backends. */
+  onRound(load: PoolLoad): Promise<void>;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/** Per-layer expert load of `model`: the KV-history EWMA, else the latest rates. */
+export function observedLoad(
+  model: string,
+  snapshot: PoolLoad,
+  history: LoadHistory | undefined,
+): number[][] | null {
+  const layers = snapshot.models.find((m) => m.model === model)?.layers;
+  if (!layers || layers.length === 0) return null;
+  const smoothed = layers.map((layer) => history?.ewma(model, layer.layer));
+  if (smoothed.every((v) => v !== undefined)) return smoothed.map((v) => [...v!]);
+  return layers.map((layer) => [...layer.expertTokensPerS]);
+}
+
+/** Creates the balancer, pre-warm job and weights pusher, and registers their routes. */
+export function wireBalancing<E extends Env>(
+  app: Hono<E>,
+  config: Config,
+  deps: BalancingDeps,
+): Balancing {
+  const { pool, fetch, clock, logger } = deps;
+  const internalToken = config.auth.internal_token;
+  const store = new PlanStore(deps.kv);
+  let prewarm: PrewarmJob | undefined;
+  const balancer = new Balancer({
+    store,
+    client: new PlanClient({ fetch, clock, ...(internalToken ? { internalToken } : {}) }),
+    logger,
+    clock,
+    settings: config.expert_balancer,
+    // While a pre-warm is in force the balancer also plans on the load it predicted.
+    loadSource: (model) => {
+      const observed = observedLoad(model, deps.load(), deps.history);
+      return prewarm ? prewarm.blendLoad(model, observed, clock.now()) : observed;
+    },
+    // Every configured member, healthy or not (a flapping backend must not re-place),
+    // named as the backends name themselves; none until every one has said its name.
+    backends: () => {
+      const views = pool.views();
+      if (views.some((view) => typeof view.details?.["backend_id"] !== "string")) return [];
+      return views.map(({ name, url }) => ({ id: name, url }));
+    },
+    modelShape: () => {
+      const [entry] = pool.catalog().values();
+      return entry ? modelShapeFromMetadata(entry.metadata) : null;
+    },
+  });
+  const weights = new ReplicaWeightsPusher({ store, fetch, clock, logger, internalToken });
+  registerPlanRoutes(app, {
+    balancer,
+    store,
+    adminToken: config.auth.admin_token,
+    logger,
+    maxBodyBytes: config.limits.max_body_bytes,
+  });
+  // Pre-warm job (Deno.cron, every minute).
+  let stopCron: (() => void) | undefined;
+  if (config.prewarm.enabled) {
+    prewarm = createPrewarmJob(config, {
+      kv: deps.kv,
+      balancer,
+      plans: store,
+      ...(deps.events ? { events: prewarmEventSource(deps.events) } : {}),
+      backends: () => pool.views().map(({ name, url }) => ({ id: name, url })),
+      poolLoad: deps.load,
+      topK: () => modelParameter(pool, "top_k") ?? null,
+      fetch,
+      clock,
+      logger,
+    });
+    registerPrewarmRoutes(app, prewarm);
+    stopCron = registerPrewarmCron(prewarm, { now: () => clock.now(), logger });
+  }
+  return {
+    balancer,
+    store,
+    onRound: (load) => weights.onLoad(load, [...pool.catalog().keys()][0] ?? null),
+    start: () => balancer.start(),
+    async stop() {
+      stopCron?.();
+      await balancer.stop();
+    },
+  };
+}

@@ -1,0 +1,119 @@
+/**
+ * @module The operator-facing API and pages on the router: alerts, log queries,
+ * scheduled events and forecasts, the doctor, the advisor, analysis, and the live
+ * dashboard. Read-only unless the route says otherwise (admin token for changes and
+ * for sensitive reads: logs, events).
+ */
+import type { Env, Hono } from "hono";
+import type { Config } from "../../shared/config.ts";
+import type { Logger } from "../../shared/logger.ts";
+import { Advisor } from "../advisor/advisor.ts";
+import { registerAdviceRoutes } from "../advisor/advice_routes.ts";
+import { type AlertManager, registerAlertRoutes } from "../alerts/mod.ts";
+import { registerAnalysisPages } from "../analysis/analysis_pages.ts";
+import { registerAnalysisRoutes } from "../analysis/analysis_routes.ts";
+import type { Balancer } from "../balancer/balancer.ts";
+import { registerDashboardRoutes } from "../dashboard/dashboard_routes.ts";
+import type { LoadTimeline } from "../dashboard/load_timeline.ts";
+import { registerDoctorRoutes } from "../doctor/doctor_routes.ts";
+import { registerEventRoutes } from "../events/event_routes.ts";
+import { ForecastService } from "../forecast/forecast_service.ts";
+import { registerForecastRoutes } from "../forecast/forecast_routes.ts";
+import type { PoolLoad } from "../load/pool_load.ts";
+import { createLogStore, registerLogRoutes } from "../logs/mod.ts";
+import type { RequestWindow } from "../observe/request_window.ts";
+import type { BackendPool } from "../pool/backend_pool.ts";
+import type { Clock } from "../runtime/clock.ts";
+import type { FetchLike } from "../runtime/fetch_like.ts";
+import type { RouterSeries } from "./series.ts";
+import { modelParameter } from "./served_model.ts";
+
+/** What the operator API reads. */
+export interface OperatorApiDeps {
+  kv: Deno.Kv | undefined;
+  pool: BackendPool;
+  load: () => PoolLoad;
+  series: RouterSeries;
+  balancer: Balancer | undefined;
+  alerts: AlertManager;
+  timeline: LoadTimeline;
+  requests: RequestWindow;
+  fetch: FetchLike;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** Registers the operator API; `close()` ends the dashboard's live streams. */
+export function registerOperatorApi<E extends Env>(
+  app: Hono<E>,
+  config: Config,
+  deps: OperatorApiDeps,
+): { close(): Promise<void> } {
+  const { pool, clock, logger, series } = deps;
+  const adminToken = config.auth.admin_token;
+  registerAlertRoutes(app, deps.alerts);
+  registerLogRoutes(app, {
+    adminToken,
+    store: createLogStore(config, { fetch: deps.fetch }),
+    now: () => clock.now(),
+    logger,
+  });
+  if (series.traffic && series.events) {
+    registerEventRoutes(app, {
+      store: series.events,
+      adminToken,
+      logger,
+      clock,
+      defaultLeadTimeMs: config.prewarm.lead_time,
+      maxBodyBytes: config.limits.max_body_bytes,
+    });
+    registerForecastRoutes(app, {
+      forecasts: new ForecastService({ traffic: series.traffic, events: series.events, clock }),
+      traffic: series.traffic,
+      defaultHorizonMs: config.prewarm.horizon,
+    });
+  }
+  registerDoctorRoutes(app, {
+    clock,
+    sources: {
+      experts: () => modelParameter(pool, "experts"),
+      load: deps.load,
+      ewma: (model, layer) => series.history?.ewma(model, layer),
+      requests: deps.requests,
+    },
+  });
+  registerAdviceRoutes(app, {
+    advisor: new Advisor({
+      config,
+      balancer: deps.balancer,
+      views: () => pool.views(),
+      modelShape: () => {
+        const dModel = modelParameter(pool, "d_model");
+        const dFf = modelParameter(pool, "d_ff");
+        return dModel !== undefined && dFf !== undefined ? { dModel, dFf } : undefined;
+      },
+      fetch: deps.fetch,
+      clock,
+      logger,
+    }),
+    adminToken,
+    logger,
+  });
+  if (deps.kv && series.traffic && series.backends) {
+    registerAnalysisRoutes(app, {
+      kv: deps.kv,
+      traffic: series.traffic,
+      backends: series.backends,
+      clock,
+      servedModels: () => [...pool.catalog().keys()],
+    });
+  }
+  registerAnalysisPages(app);
+  // Read-only page and SSE stream; its streams must end before the server can shut down.
+  return registerDashboardRoutes(app, {
+    timeline: deps.timeline,
+    clock,
+    logger,
+    alerts: deps.alerts,
+  });
+}
