@@ -8,10 +8,14 @@
 import type { Hono } from "hono";
 import { z } from "zod";
 import { ApiError } from "../../shared/errors.ts";
+import { readJsonBody } from "../../shared/json_body.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { MoeEngine } from "../moe/engine.ts";
 import { evaluateRoutingBias } from "./bias_evaluation.ts";
 import type { InputRecorder } from "./input_recorder.ts";
+
+/** A bias for 60 layers × 256 experts is well under this. */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 const EvaluateBodySchema = z.strictObject({
   steps: z.int().min(1).max(10_000).optional(),
@@ -30,27 +34,6 @@ export interface AdviceRoutesDeps {
   logger: Logger;
 }
 
-async function parseBody<T>(request: Request, schema: z.ZodType<T>, action: string): Promise<T> {
-  const text = await request.text();
-  let raw: unknown = {};
-  if (text.trim() !== "") {
-    try {
-      raw = JSON.parse(text);
-    } catch {
-      throw new ApiError("bad_request", `Cannot ${action}: body is not valid JSON`);
-    }
-  }
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ApiError(
-      "bad_request",
-      `Cannot ${action}: ${issue.path.join(".") || "body"}: ${issue.message}`,
-    );
-  }
-  return parsed.data;
-}
-
 /** Registers the gate-bias endpoints on the backend app. */
 export function registerAdviceRoutes(app: Hono, deps: AdviceRoutesDeps): void {
   const { engine, recorder, logger } = deps;
@@ -58,7 +41,9 @@ export function registerAdviceRoutes(app: Hono, deps: AdviceRoutesDeps): void {
 
   app.post("/v2/advice/gate-bias", async (c) => {
     const action = "evaluate a routing bias";
-    const fit = await parseBody(c.req.raw, EvaluateBodySchema, action);
+    const fit = await readJsonBody(c.req.raw, MAX_BODY_BYTES, EvaluateBodySchema, action, {
+      allowEmpty: true,
+    });
     if (busy) {
       throw new ApiError("conflict", `Cannot ${action}: another evaluation is running`);
     }
@@ -89,7 +74,7 @@ export function registerAdviceRoutes(app: Hono, deps: AdviceRoutesDeps): void {
 
   app.put("/v2/gate/bias", async (c) => {
     const action = "set routing bias";
-    const { bias } = await parseBody(c.req.raw, SetBiasBodySchema, action);
+    const { bias } = await readJsonBody(c.req.raw, MAX_BODY_BYTES, SetBiasBodySchema, action);
     let summary;
     try {
       summary = engine.setRoutingBias(bias);

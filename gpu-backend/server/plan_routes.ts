@@ -8,6 +8,7 @@
  */
 import type { Hono } from "hono";
 import { ApiError } from "../../shared/errors.ts";
+import { readJsonBody } from "../../shared/json_body.ts";
 import {
   PlacementPlanSchema,
   PlanVersionBodySchema,
@@ -17,34 +18,8 @@ import type { PeerRegistry } from "../peer/peer_registry.ts";
 import type { PlacementState } from "../placement/placement_state.ts";
 import { registerResidencyRoutes } from "../residency/residency_routes.ts";
 
-async function parseBody<T>(
-  request: Request,
-  schema: {
-    safeParse(
-      v: unknown,
-    ): { success: true; data: T } | {
-      success: false;
-      error: { issues: { path: PropertyKey[]; message: string }[] };
-    };
-  },
-  action: string,
-): Promise<T> {
-  let raw: unknown;
-  try {
-    raw = await request.json();
-  } catch {
-    throw new ApiError("bad_request", `Cannot ${action}: body is not valid JSON`);
-  }
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ApiError(
-      "bad_request",
-      `Cannot ${action}: ${issue.path.join(".") || "body"}: ${issue.message}`,
-    );
-  }
-  return parsed.data;
-}
+/** Plans (slots per layer) and weights are small; this bounds a bad caller. */
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 /** Registers the plan endpoints on the backend app (behind its internal-token check). */
 export function registerPlanRoutes(
@@ -62,23 +37,38 @@ export function registerPlanRoutes(
       peers: peers.stats(),
     }));
   app.put("/v2/plan", async (c) => {
-    const plan = await parseBody(c.req.raw, PlacementPlanSchema, "stage plan");
+    const plan = await readJsonBody(c.req.raw, MAX_BODY_BYTES, PlacementPlanSchema, "stage plan");
     peers.update(plan.backends);
     const { loaded, ms } = await placement.stage(plan);
     return c.json({ staged: plan.version, loaded, ms: Math.round(ms) });
   });
   app.post("/v2/plan/activate", async (c) => {
-    const { version } = await parseBody(c.req.raw, PlanVersionBodySchema, "activate plan");
+    const { version } = await readJsonBody(
+      c.req.raw,
+      MAX_BODY_BYTES,
+      PlanVersionBodySchema,
+      "activate plan",
+    );
     placement.activate(version);
     return c.json({ active: version });
   });
   app.put("/v2/plan/weights", async (c) => {
-    const body = await parseBody(c.req.raw, ReplicaWeightsBodySchema, "set replica weights");
+    const body = await readJsonBody(
+      c.req.raw,
+      MAX_BODY_BYTES,
+      ReplicaWeightsBodySchema,
+      "set replica weights",
+    );
     placement.setWeights(body.version, body.weights);
     return c.json({ version: body.version });
   });
   app.post("/v2/plan/release", async (c) => {
-    const { version } = await parseBody(c.req.raw, PlanVersionBodySchema, "release plan");
+    const { version } = await readJsonBody(
+      c.req.raw,
+      MAX_BODY_BYTES,
+      PlanVersionBodySchema,
+      "release plan",
+    );
     return c.json({ unloaded: await placement.release(version) });
   });
 }

@@ -12,7 +12,7 @@
 import type { Context, Env, Hono } from "hono";
 import { z } from "zod";
 import { ApiError, errorResponse } from "../../shared/errors.ts";
-import { readLimitedBody } from "../../shared/read_body.ts";
+import { readJsonBody } from "../../shared/json_body.ts";
 import { requireAdmin } from "../http/require_admin.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { hostedExperts, type PlacementPlan } from "../../shared/placement_plan.ts";
@@ -36,6 +36,8 @@ export interface PlanRoutesDeps {
 const Matrix = z.array(z.array(z.number().min(0)));
 const PreviewBodySchema = z.strictObject({ weight: Matrix.min(1).optional() });
 const ApplyBodySchema = z.strictObject({ phy2log: z.array(z.array(z.int().min(0))).optional() });
+/** Plan actions whose fields are all optional accept an empty body. */
+const EMPTY_OK = { allowEmpty: true };
 const PinBodySchema = z.strictObject({ version: z.int().positive() });
 
 /** Adds the plan routes to `app`; see the module doc. */
@@ -50,7 +52,13 @@ export function registerPlanRoutes<E extends Env>(app: Hono<E>, deps: PlanRoutes
   app.post("/api/plan/preview", (c) =>
     handle(c, async () => {
       requireAdmin(c.req.raw.headers, deps.adminToken);
-      const body = await readBody(c.req.raw, maxBytes, PreviewBodySchema, "preview plan");
+      const body = await readJsonBody(
+        c.req.raw,
+        maxBytes,
+        PreviewBodySchema,
+        "preview plan",
+        EMPTY_OK,
+      );
       const preview = await balancer.preview(body.weight);
       return {
         model: preview.model,
@@ -67,7 +75,7 @@ export function registerPlanRoutes<E extends Env>(app: Hono<E>, deps: PlanRoutes
   app.post("/api/plan/apply", (c) =>
     handle(c, async () => {
       requireAdmin(c.req.raw.headers, deps.adminToken);
-      const body = await readBody(c.req.raw, maxBytes, ApplyBodySchema, "apply plan");
+      const body = await readJsonBody(c.req.raw, maxBytes, ApplyBodySchema, "apply plan", EMPTY_OK);
       const result = await balancer.apply(body.phy2log ? { phy2log: body.phy2log } : {});
       audit("apply plan", {
         model: balancer.modelShape()?.name ?? null,
@@ -88,7 +96,7 @@ export function registerPlanRoutes<E extends Env>(app: Hono<E>, deps: PlanRoutes
   app.post("/api/plan/pin", (c) =>
     handle(c, async () => {
       requireAdmin(c.req.raw.headers, deps.adminToken);
-      const body = await readBody(c.req.raw, maxBytes, PinBodySchema, "pin plan");
+      const body = await readJsonBody(c.req.raw, maxBytes, PinBodySchema, "pin plan", EMPTY_OK);
       const result = await balancer.pin(body.version);
       audit("pin plan", {
         model: balancer.modelShape()?.name ?? null,
@@ -133,38 +141,6 @@ function asApiError(error: unknown): ApiError | undefined {
     return new ApiError("backend_error", `${error.message}; the current plan is unchanged`);
   }
   return undefined;
-}
-
-/** Reads a JSON body (empty means `{}`) under `maxBytes` and validates it; 400 names the field. */
-async function readBody<T>(
-  request: Request,
-  maxBytes: number,
-  schema: z.ZodType<T>,
-  action: string,
-): Promise<T> {
-  const text = new TextDecoder().decode(await readLimitedBody(request, maxBytes));
-  let raw: unknown = {};
-  if (text.trim() !== "") {
-    try {
-      raw = JSON.parse(text);
-    } catch {
-      throw new ApiError("bad_request", `Cannot ${action}: body is not valid JSON`);
-    }
-  }
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const field = issue.path.reduce<string>(
-      (name, key) =>
-        typeof key === "number" ? `${name}[${key}]` : name ? `${name}.${String(key)}` : String(key),
-      "",
-    );
-    throw new ApiError(
-      "bad_request",
-      `Cannot ${action}: ${field || "body"}: ${issue.message}`,
-    );
-  }
-  return parsed.data;
 }
 
 function round(value: number | null): number | null {

@@ -11,7 +11,7 @@ import type { Env, Hono } from "hono";
 import { z } from "zod";
 import { ApiError, errorResponse } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
-import { readJsonBody } from "../http/json_body.ts";
+import { readJsonBody } from "../../shared/json_body.ts";
 import { requireAdmin } from "../http/require_admin.ts";
 import { AdviceNotApplicable, type Advisor } from "./advisor.ts";
 import type { Advice } from "./advice_types.ts";

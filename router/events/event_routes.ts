@@ -11,7 +11,7 @@ import type { Env, Hono } from "hono";
 import { ApiError, errorResponse } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { Clock } from "../runtime/clock.ts";
-import { readJsonBody } from "../http/json_body.ts";
+import { readJsonBody } from "../../shared/json_body.ts";
 import { requireAdmin } from "../http/require_admin.ts";
 import type { EventStore } from "./event_store.ts";
 import { eventBody, EventBodySchema, toScheduledEvent } from "./scheduled_event.ts";
