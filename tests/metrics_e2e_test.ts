@@ -10,8 +10,8 @@ import {
   findSamples,
   parseExposition,
   sumSamples,
-} from "../router/metrics/parse_exposition.ts";
-import { promtoolAvailable, promtoolCheckMetrics } from "../router/metrics/promtool_check.ts";
+} from "../shared/metrics/parse_exposition.ts";
+import { promtoolAvailable, promtoolCheckMetrics } from "./_support/system_tools.ts";
 import { UNKNOWN_MODEL } from "../router/metrics/request_metrics.ts";
 import { startPool } from "../tools/pool/processes.ts";
 import { infer } from "./_support/client.ts";

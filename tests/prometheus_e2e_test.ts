@@ -6,6 +6,7 @@
  * `switchyard_build_info` from all three, and a backend's expert token counter.
  */
 import assert from "node:assert/strict";
+import { commandAvailable } from "./_support/system_tools.ts";
 import { join } from "node:path";
 import { parse, stringify } from "yaml";
 import { freePort, startPool } from "../tools/pool/processes.ts";
@@ -25,19 +26,6 @@ interface ScrapeConfig {
 interface PrometheusConfig {
   global: Record<string, string>;
   scrape_configs: ScrapeConfig[];
-}
-
-async function prometheusAvailable(): Promise<boolean> {
-  try {
-    const { code } = await new Deno.Command("prometheus", {
-      args: ["--version"],
-      stdout: "null",
-      stderr: "null",
-    }).output();
-    return code === 0;
-  } catch {
-    return false;
-  }
 }
 
 /** The deployed config pointed at the test pool. */
@@ -94,7 +82,7 @@ async function waitFor(
   return last;
 }
 
-const available = await prometheusAvailable();
+const available = await commandAvailable("prometheus");
 
 Deno.test({
   name: "Prometheus with deploy/prometheus/prometheus.yml scrapes router and backends",

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import type { LoadReport } from "../../shared/load_report.ts";
 import type { PartBatchStats } from "../batching/micro_batcher.ts";
-import { findSamples, parseExposition, sumSamples } from "../../router/metrics/parse_exposition.ts";
-import { promtoolAvailable, promtoolCheckMetrics } from "../../router/metrics/promtool_check.ts";
+import { findSamples, parseExposition, sumSamples } from "../../shared/metrics/parse_exposition.ts";
+import { promtoolAvailable, promtoolCheckMetrics } from "../../tests/_support/system_tools.ts";
 import { BackendMetrics, type BackendSnapshot } from "./backend_metrics.ts";
 import type { ExpertDetail } from "./routed_token_samples.ts";
 

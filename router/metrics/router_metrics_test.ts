@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import type { Alert, AlertSource } from "../alerts/alert_types.ts";
 import type { PoolLoad } from "../load/pool_load.ts";
 import type { BackendView } from "../pool/backend_view.ts";
-import { findSamples, parseExposition, sumSamples } from "./parse_exposition.ts";
+import { findSamples, parseExposition, sumSamples } from "../../shared/metrics/parse_exposition.ts";
 import { RouterMetrics, type RouterMetricsDeps } from "./router_metrics.ts";
-import { promtoolAvailable, promtoolCheckMetrics } from "./promtool_check.ts";
+import { promtoolAvailable, promtoolCheckMetrics } from "../../tests/_support/system_tools.ts";
 import { UNKNOWN_MODEL } from "./request_metrics.ts";
 import type { InferenceEvent } from "../observe/inference_event.ts";
 

@@ -1,7 +1,8 @@
 /**
- * @module Runs `promtool check metrics` (Debian's `prometheus` package) on exposition
- * text, for tests: exit code and lint output. `promtoolAvailable()` says whether the
- * binary is on PATH; tests must fail without it when `CI` is set (see docs/METRICS.md).
+ * @module Test support: system tools the tests use (Debian's `prometheus` package gives
+ * `promtool` and `prometheus`). `commandAvailable()` says whether a binary runs; tests
+ * must fail without it when `CI` is set (see docs/METRICS.md), and may skip otherwise.
+ * `promtoolCheckMetrics()` pipes exposition text into `promtool check metrics`.
  */
 
 /** What `promtool check metrics` said. */
@@ -11,10 +12,10 @@ export interface PromtoolResult {
   output: string;
 }
 
-/** Whether `promtool` can be run. */
-export async function promtoolAvailable(): Promise<boolean> {
+/** Whether `name --version` runs and exits 0. */
+export async function commandAvailable(name: string): Promise<boolean> {
   try {
-    const { code } = await new Deno.Command("promtool", {
+    const { code } = await new Deno.Command(name, {
       args: ["--version"],
       stdout: "null",
       stderr: "null",
@@ -23,6 +24,11 @@ export async function promtoolAvailable(): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** Whether `promtool` can be run. */
+export function promtoolAvailable(): Promise<boolean> {
+  return commandAvailable("promtool");
 }
 
 /** Pipes `text` into `promtool check metrics`. */
