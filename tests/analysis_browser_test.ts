@@ -7,29 +7,14 @@
  * (and fails under `CI`).
  */
 import assert from "node:assert/strict";
-import { chromium } from "playwright-core";
 import { createRandom } from "../tools/model/prng.ts";
 import { demoTokens, loadDemoTraffic } from "../tools/model/traffic.ts";
 import { startPool } from "../tools/pool/processes.ts";
+import { chromiumForTest, launchChromium } from "./_support/browser.ts";
 import { infer } from "./_support/client.ts";
 import { makeTinyModel, TINY } from "./_support/tiny_model.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-
-async function chromiumPresent(): Promise<boolean> {
-  try {
-    return (await Deno.stat(CHROMIUM)).isFile;
-  } catch {
-    return false;
-  }
-}
-
-const present = await chromiumPresent();
-if (!present && Deno.env.get("CI")) {
-  throw new Error(
-    `Cannot run the analysis browser test: ${CHROMIUM} is missing (apt-get install -y chromium)`,
-  );
-}
+const present = await chromiumForTest("the analysis browser test");
 
 Deno.test({
   name: "the Analysis and Advisor pages render the analysis, advice and doctor APIs",
@@ -45,10 +30,7 @@ Deno.test({
     env: { SWITCHYARD_TRAFFIC__BUCKET: "1s" },
   });
   const base = pool.router.url;
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu"],
-  });
+  const browser = await launchChromium();
   try {
     // Typed traffic, then a few seconds for the buckets to close and flush.
     const random = createRandom(3);

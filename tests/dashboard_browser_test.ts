@@ -6,30 +6,17 @@
  * `out/dashboard.png`. Without Chromium the test is skipped (and fails under `CI`).
  */
 import assert from "node:assert/strict";
-import { chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { createRandom } from "../tools/model/prng.ts";
 import { demoTokens, loadDemoTraffic } from "../tools/model/traffic.ts";
 import { startPool } from "../tools/pool/processes.ts";
+import { chromiumForTest, launchChromium } from "./_support/browser.ts";
 import { infer } from "./_support/client.ts";
 import { makeTinyModel, TINY } from "./_support/tiny_model.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const SCREENSHOT = new URL("../out/dashboard.png", import.meta.url).pathname;
 
-async function chromiumPresent(): Promise<boolean> {
-  try {
-    return (await Deno.stat(CHROMIUM)).isFile;
-  } catch {
-    return false;
-  }
-}
-
-const present = await chromiumPresent();
-if (!present && Deno.env.get("CI")) {
-  throw new Error(
-    `Cannot run the dashboard browser test: ${CHROMIUM} is missing (apt-get install -y chromium)`,
-  );
-}
+const present = await chromiumForTest("the dashboard browser test");
 
 async function waitFor<T>(
   what: string,
@@ -93,10 +80,7 @@ Deno.test({
     backends: 2,
     env: { SWITCHYARD_ALERTS__RAISE_AFTER: "1", SWITCHYARD_ALERTS__CLEAR_AFTER: "3" },
   });
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu"],
-  });
+  const browser = await launchChromium();
   // Skewed traffic: one request type, whose preferred experts get hot.
   let stop = false;
   const random = createRandom(5);

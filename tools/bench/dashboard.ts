@@ -14,7 +14,7 @@
  * Targets (issue 5): initial load < 1 s on loopback, updates at least every 2 s.
  */
 import { parseArgs } from "node:util";
-import { chromium } from "playwright-core";
+import { launchChromium } from "../../tests/_support/browser.ts";
 import { generateModel } from "../model/generate.ts";
 import { createRandom } from "../model/prng.ts";
 import { demoTokens, loadDemoTraffic } from "../model/traffic.ts";
@@ -53,10 +53,7 @@ await generateModel(modelDir, {
 });
 const traffic = (await loadDemoTraffic(modelDir))!;
 const pool = await startPool({ modelDir, backends: Number(values.backends) });
-const browser = await chromium.launch({
-  executablePath: values.chromium,
-  args: ["--headless", "--no-sandbox", "--disable-gpu"],
-});
+const browser = await launchChromium(values.chromium);
 let stop = false;
 const random = createRandom(1);
 const sender = (async () => {
