@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import type { PlacementPlan, PlanBackend } from "../../shared/placement_plan.ts";
+import { callJson, type JsonCallResult } from "../runtime/call_json.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { FetchLike } from "../runtime/fetch_like.ts";
 
@@ -95,7 +96,7 @@ const StatusBodySchema = z.object({
   staged: z.number().nullable(),
 });
 
-type Answer = { ok: true; body: unknown } | { ok: false; reason: string };
+type Answer = JsonCallResult;
 
 /** Plan calls to the backends of a plan; see the module doc. */
 export class PlanClient {
@@ -165,51 +166,20 @@ export class PlanClient {
     );
   }
 
-  async #call(
+  #call(
     backend: PlanBackend,
     method: string,
     path: string,
     body?: unknown,
     timeoutMs = this.#options.timeoutMs ?? 10_000,
   ): Promise<Answer> {
-    const { clock, fetch, internalToken } = this.#options;
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = clock.setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
-    const headers = new Headers();
-    if (internalToken !== undefined) headers.set("authorization", `Bearer ${internalToken}`);
-    if (body !== undefined) headers.set("content-type", "application/json");
-    try {
-      const response = await fetch(`${backend.url.replace(/\/+$/, "")}${path}`, {
-        method,
-        headers,
-        signal: controller.signal,
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await response.text();
-      let parsed: unknown = undefined;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        // Judged by status below; a 2xx without JSON fails validation.
-      }
-      if (!response.ok) {
-        const message = typeof (parsed as { error?: unknown })?.error === "string"
-          ? `: ${(parsed as { error: string }).error}`
-          : "";
-        return { ok: false, reason: `HTTP ${response.status}${message}` };
-      }
-      return { ok: true, body: parsed };
-    } catch (error) {
-      if (timedOut) return { ok: false, reason: `timed out after ${timeoutMs} ms` };
-      const message = error instanceof Error ? error.message : String(error);
-      return { ok: false, reason: `connection failed: ${message}` };
-    } finally {
-      clock.clearTimeout(timer);
-    }
+    const { internalToken } = this.#options;
+    return callJson(this.#options, `${backend.url.replace(/\/+$/, "")}${path}`, {
+      method,
+      token: internalToken,
+      body,
+      timeoutMs,
+    });
   }
 }
 

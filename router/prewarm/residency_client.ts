@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import type { PlanBackend } from "../../shared/placement_plan.ts";
+import { callJson } from "../runtime/call_json.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { FetchLike } from "../runtime/fetch_like.ts";
 import type { ResidencyWarmer, WarmResult } from "./prewarm_types.ts";
@@ -38,54 +39,27 @@ export class ResidencyClient implements ResidencyWarmer {
   async warm(backend: PlanBackend, parts: string[]): Promise<WarmResult> {
     const empty = { warmed: [], alreadyWarm: [], evicted: [], skipped: [] };
     const result = { backend: backend.id, requested: parts };
-    const { clock, fetch, internalToken } = this.#options;
-    const timeoutMs = this.#options.timeoutMs ?? 60_000;
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = clock.setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
-    const headers = new Headers({ "content-type": "application/json" });
-    if (internalToken !== undefined) headers.set("authorization", `Bearer ${internalToken}`);
-    try {
-      const response = await fetch(`${backend.url.replace(/\/+$/, "")}/v2/residency/warm`, {
+    const answer = await callJson(
+      this.#options,
+      `${backend.url.replace(/\/+$/, "")}/v2/residency/warm`,
+      {
         method: "POST",
-        headers,
-        body: JSON.stringify({ parts }),
-        signal: controller.signal,
-      });
-      const text = await response.text();
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        body = undefined;
-      }
-      if (!response.ok) {
-        const message = typeof (body as { error?: unknown })?.error === "string"
-          ? `: ${(body as { error: string }).error}`
-          : "";
-        return { ...result, ...empty, error: `HTTP ${response.status}${message}` };
-      }
-      const parsed = WarmBodySchema.safeParse(body);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0]!;
-        return {
-          ...result,
-          ...empty,
-          error: `bad answer: ${issue.path.join(".") || "body"}: ${issue.message}`,
-        };
-      }
-      const { warmed, already_warm, evicted, skipped } = parsed.data;
-      return { ...result, warmed, alreadyWarm: already_warm, evicted, skipped };
-    } catch (error) {
-      const reason = timedOut
-        ? `timed out after ${timeoutMs} ms`
-        : `connection failed: ${error instanceof Error ? error.message : String(error)}`;
-      return { ...result, ...empty, error: reason };
-    } finally {
-      clock.clearTimeout(timer);
+        token: this.#options.internalToken,
+        body: { parts },
+        timeoutMs: this.#options.timeoutMs ?? 60_000,
+      },
+    );
+    if (!answer.ok) return { ...result, ...empty, error: answer.reason };
+    const parsed = WarmBodySchema.safeParse(answer.body);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      return {
+        ...result,
+        ...empty,
+        error: `bad answer: ${issue.path.join(".") || "body"}: ${issue.message}`,
+      };
     }
+    const { warmed, already_warm, evicted, skipped } = parsed.data;
+    return { ...result, warmed, alreadyWarm: already_warm, evicted, skipped };
   }
 }

@@ -6,6 +6,7 @@
  *   limit; a failure is an outcome, never an exception.
  * - `local`: see `local_scaler.ts` (starts backend processes).
  */
+import { callJson } from "../runtime/call_json.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { FetchLike } from "../runtime/fetch_like.ts";
 import type { Scaler, ScalerOutcome, ScalingRecommendation } from "./prewarm_types.ts";
@@ -47,38 +48,14 @@ export class WebhookScaler implements Scaler {
   }
 
   async publish(recommendation: ScalingRecommendation): Promise<ScalerOutcome> {
-    const { url, fetch, clock } = this.#options;
-    const timeoutMs = this.#options.timeoutMs ?? 5000;
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = clock.setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
     const body: WebhookBody = { source: "switchyard-prewarm", recommendation };
-    try {
-      const response = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(body),
-        signal: controller.signal,
-      });
-      await response.body?.cancel();
-      if (!response.ok) {
-        return {
-          scaler: this.name,
-          status: "failed",
-          detail: `webhook answered HTTP ${response.status}`,
-        };
-      }
-      return { scaler: this.name, status: "sent", detail: `HTTP ${response.status}` };
-    } catch (error) {
-      const detail = timedOut
-        ? `webhook timed out after ${timeoutMs} ms`
-        : `webhook connection failed: ${error instanceof Error ? error.message : String(error)}`;
-      return { scaler: this.name, status: "failed", detail };
-    } finally {
-      clock.clearTimeout(timer);
-    }
+    const answer = await callJson(this.#options, this.#options.url, {
+      method: "POST",
+      body,
+      timeoutMs: this.#options.timeoutMs ?? 5000,
+    });
+    return answer.ok
+      ? { scaler: this.name, status: "sent", detail: `HTTP ${answer.status}` }
+      : { scaler: this.name, status: "failed", detail: `webhook: ${answer.reason}` };
   }
 }

@@ -54,7 +54,7 @@ Deno.test("WebhookScaler POSTs the recommendation as JSON to a real server", asy
   status = 500;
   const failed = await scaler.publish(REC);
   assert.equal(failed.status, "failed");
-  assert.equal(failed.detail, "webhook answered HTTP 500");
+  assert.equal(failed.detail, "webhook: HTTP 500");
 });
 
 Deno.test("WebhookScaler never throws: refused connections and timeouts are outcomes", async () => {
@@ -67,7 +67,7 @@ Deno.test("WebhookScaler never throws: refused connections and timeouts are outc
     clock: systemClock,
   }).publish(REC);
   assert.equal(refused.status, "failed");
-  assert.match(refused.detail!, /webhook connection failed/);
+  assert.match(refused.detail!, /webhook: connection failed/);
   const clock = new ManualClock();
   const hanging = new WebhookScaler({
     url: "http://hook.invalid/",
@@ -82,7 +82,7 @@ Deno.test("WebhookScaler never throws: refused connections and timeouts are outc
   assert.deepEqual(await hanging, {
     scaler: "webhook",
     status: "failed",
-    detail: "webhook timed out after 1000 ms",
+    detail: "webhook: timed out after 1000 ms",
   });
 });
 
