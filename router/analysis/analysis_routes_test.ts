@@ -9,6 +9,7 @@ import { emptyModelBucket, type ModelBucket } from "../traffic/bucket_traffic.ts
 import { TrafficStore } from "../traffic/traffic_store.ts";
 import { registerAnalysisRoutes } from "./analysis_routes.ts";
 import { BackendSeries } from "./backend_series.ts";
+import { backendLoadOf } from "../testing/pool_loads.ts";
 
 const T0 = 1_700_000_040_000;
 const MIN = 60_000;
@@ -40,25 +41,8 @@ async function setup() {
     retentionMs: 3_600_000,
     roundIntervalMs: 1000,
   });
-  const base = {
-    id: "x",
-    model: "m",
-    stale: false,
-    error: undefined,
-    reportAgeMs: 0,
-    requestsPerS: 1,
-    inFlight: 0,
-    inFlightRows: 0,
-    queueDepth: 0,
-    slots: 1,
-    executionProvider: "cpu",
-    memory: undefined,
-    cpuCores: undefined,
-    netRxBytesPerS: undefined,
-    netTxBytesPerS: undefined,
-    accelerator: null,
-    expertLayers: undefined,
-  };
+  const base = backendLoadOf({ id: "x", requestsPerS: 1 });
+
   for (let s = 0; s < 10; s++) {
     backends.recordRound(
       {

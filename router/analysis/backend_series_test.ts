@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import type { BackendLoad, PoolLoad } from "../load/pool_load.ts";
 import { MemoryLogger } from "../observe/memory_logger.ts";
 import { ManualClock } from "../runtime/manual_clock.ts";
+import { backendLoadOf } from "../testing/pool_loads.ts";
 import { BACKEND_PREFIX, BackendSeries } from "./backend_series.ts";
 
 const T0 = 1_700_000_040_000; // a multiple of 60 000
@@ -12,30 +13,9 @@ function load(at: number, backends: Partial<BackendLoad>[]): PoolLoad {
     at,
     models: [],
     pool: { reporting: backends.length, balancedness: 1, cv: 0, tokensBalancedness: 1 },
-    backends: backends.map((fields) => ({
-      id: "id",
-      name: "backend-1",
-      model: "m",
-      stale: false,
-      error: undefined,
-      reportAgeMs: 0,
-      utilisation: 0.5,
-      tokensPerS: 10,
-      requestsPerS: 1,
-      inFlight: 0,
-      inFlightRows: 0,
-      queueDepth: 0,
-      slots: 1,
-      executionProvider: "cpu",
-      memory: undefined,
-      cpuCores: undefined,
-      netRxBytesPerS: undefined,
-      netTxBytesPerS: undefined,
-      accelerator: null,
-      powerW: null,
-      expertLayers: undefined,
-      ...fields,
-    })),
+    backends: backends.map((fields) =>
+      backendLoadOf({ id: "id", name: "backend-1", utilisation: 0.5, tokensPerS: 10, ...fields })
+    ),
   };
 }
 

@@ -3,32 +3,21 @@ import assert from "node:assert/strict";
 import type { BackendLoad } from "../load/pool_load.ts";
 import { addBackendBuckets, type BackendBucket, roundContribution } from "./backend_bucket.ts";
 import { efficiency } from "./efficiency.ts";
+import { backendLoadOf } from "../testing/pool_loads.ts";
 
 function backend(fields: Partial<BackendLoad>): BackendLoad {
-  return {
+  return backendLoadOf({
     id: "127.0.0.1:9001",
     name: "backend-1",
-    model: "m",
-    stale: false,
-    error: undefined,
     reportAgeMs: 10,
     utilisation: 0.5,
     tokensPerS: 100,
     requestsPerS: 10,
-    inFlight: 0,
-    inFlightRows: 0,
-    queueDepth: 0,
-    slots: 1,
-    executionProvider: "cpu",
-    memory: undefined,
     cpuCores: 1,
     netRxBytesPerS: 0,
     netTxBytesPerS: 0,
-    accelerator: null,
-    powerW: null,
-    expertLayers: undefined,
     ...fields,
-  };
+  });
 }
 
 function rounds(load: BackendLoad, count: number, roundMs = 1000): BackendBucket {
