@@ -48,7 +48,7 @@ import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { resolveConfig } from "../../shared/config.ts";
 import { encodeInferRequest } from "../../shared/infer_request_codec.ts";
-import { PlanStore } from "../../router/balancer/plan_store.ts";
+import type { DecisionRecord } from "../../router/balancer/balancer_types.ts";
 import { accuracy, backtest } from "../../router/forecast/backtest.ts";
 import { FORECASTERS } from "../../router/forecast/forecasters.ts";
 import { syntheticTrace } from "../../router/forecast/synthetic_trace.ts";
@@ -68,6 +68,8 @@ import { demoTokens, loadDemoTraffic } from "../model/traffic.ts";
 import { freePort, type PoolProcess, startProcess } from "../pool/processes.ts";
 import { formatTable, quantile, round } from "./stats.ts";
 import { drawRows } from "./workload.ts";
+import { CompressedClock } from "./compressed_clock.ts";
+import { type ReactiveBalancer, startReactiveBalancer } from "./reactive_balancer.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -83,6 +85,11 @@ const { values } = parseArgs({
     out: { type: "string", default: "out/bench-prewarm.csv" },
     "skip-accuracy": { type: "boolean", default: false },
     "accuracy-only": { type: "boolean", default: false },
+    /** Comma-separated: no_plan, reactive, reactive_prewarm. */
+    runs: { type: "string", default: "no_plan,reactive,reactive_prewarm" },
+    /** The reactive balancer's `adjust_interval` and EWMA `window`, in simulated time. */
+    "adjust-interval": { type: "string", default: "60s" },
+    window: { type: "string", default: "60s" },
   },
 });
 const speed = Number(values.speed);
@@ -91,6 +98,8 @@ const seed = Number(values.seed);
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
 const TOKEN = "bench-internal-token-0123456789";
+/** Real ms between the router's load rounds (15 simulated s at 60×). */
+const LOAD_INTERVAL_MS = 250;
 
 // The model and its request types.
 const modelDir = values.model;
@@ -199,16 +208,32 @@ interface Sent {
   sim: number;
   latency: number;
   ok: boolean;
+  /** HTTP status, or 0 when the request failed without an answer. */
+  status: number;
 }
 
+/** The three runs; see the module doc. */
+type Mode = "no_plan" | "reactive" | "reactive_prewarm";
+const LABELS: Record<Mode, string> = {
+  no_plan: "no plan, no pre-warm",
+  reactive: "reactive, no pre-warm",
+  reactive_prewarm: "reactive + pre-warm",
+};
+
 interface RunResult {
-  label: string;
+  mode: Mode;
   sent: Sent[];
   coldFirstMinute: number;
   coldEvent: number;
   coldBefore: number;
   decisions: PrewarmDecision[];
+  switches: DecisionRecord[];
+  /** Every balancer decision (ticks and the job's applies), oldest first. */
+  balancerDecisions: DecisionRecord[];
   residency: string;
+  realSeconds: number;
+  /** `expert_balancer.threshold` in force. */
+  threshold: number;
 }
 
 /** `used/budget MB, warm parts` per backend, for the report. */
@@ -225,7 +250,11 @@ async function residencySummary(backends: PoolProcess[]): Promise<string> {
     }
     const body = await response.json();
     const mb = (v: number | null) => v === null ? "∞" : (v / 2 ** 20).toFixed(0);
-    parts.push(`${mb(body.used_bytes)}/${mb(body.budget_bytes)} MB, ${body.warm?.length} warm`);
+    const pinned = body.warm?.filter((w: { pinned: boolean }) => w.pinned).length;
+    parts.push(
+      `${mb(body.used_bytes)}/${mb(body.budget_bytes)} MB, ${body.warm?.length} warm ` +
+        `(${pinned} pinned)`,
+    );
   }
   return parts.join("; ");
 }
@@ -248,8 +277,8 @@ async function coldStarts(backends: PoolProcess[]): Promise<number> {
   return total;
 }
 
-async function run(withPrewarm: boolean): Promise<RunResult> {
-  const label = withPrewarm ? "with pre-warm" : "without pre-warm";
+async function run(mode: Mode): Promise<RunResult> {
+  const started = performance.now();
   const common = {
     SWITCHYARD_MODEL__DIR: modelDir,
     SWITCHYARD_AUTH__INTERNAL_TOKEN: TOKEN,
@@ -279,63 +308,97 @@ async function run(withPrewarm: boolean): Promise<RunResult> {
       SWITCHYARD_ROUTER__PORT: "0",
       SWITCHYARD_ROUTER__BACKENDS: JSON.stringify(backends.map((b) => b.url)),
       SWITCHYARD_ROUTER__HEALTH_INTERVAL: "500ms",
+      // The router's built-in balancer never acts; the reactive runs bring their own.
       SWITCHYARD_EXPERT_BALANCER__STRATEGY: "off",
+      // In simulated time: read by the reactive balancer (reactive_balancer.ts).
+      SWITCHYARD_EXPERT_BALANCER__ADJUST_INTERVAL: values["adjust-interval"],
+      SWITCHYARD_EXPERT_BALANCER__WINDOW: values.window,
       SWITCHYARD_PREWARM__ENABLED: "false",
     },
   });
-  const router = await startRouter(config, { kv: routerKv, logger: new MemoryLogger() });
+  const router = await startRouter(config, {
+    kv: routerKv,
+    logger: new MemoryLogger(),
+    loadIntervalMs: LOAD_INTERVAL_MS,
+  });
+  // Simulated time: the hour before the replay until the replay starts (re-anchored then).
+  const clock = new CompressedClock({ speed, simOrigin: replayFrom - HOUR });
+  let job: PrewarmJob | undefined;
+  let reactive: ReactiveBalancer | undefined;
   try {
     // Until the backends have described the model and named themselves.
     for (let i = 0; i < 100 && router.balancer!.modelShape() === null; i++) {
       await new Promise((r) => setTimeout(r, 100));
     }
     await new Promise((r) => setTimeout(r, 600));
+    if (mode !== "no_plan") {
+      reactive = await startReactiveBalancer({
+        config,
+        router,
+        kv: routerKv,
+        clock,
+        speed,
+        loadIntervalMs: LOAD_INTERVAL_MS,
+        logger: new MemoryLogger(),
+        ...(mode === "reactive_prewarm"
+          ? {
+            blend: (model, observed, now) => job ? job.blendLoad(model, observed, now) : observed,
+          }
+          : {}),
+      });
+      // Its first tick places the static plan (production's start).
+      for (let i = 0; i < 100 && !reactive.balancer.decisions().some(isSwitch); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
     const affinity = await measureAffinity(router.url);
     // History up to the replay window, on the simulated clock.
     const sim = { now: replayFrom };
     const store = new TrafficStore(seriesKv, { clock: { now: () => sim.now } });
     await writeBuckets(store, affinity, trace.startMs, replayFrom);
-    const plans = new PlanStore(routerKv);
-    const job = new PrewarmJob({
-      settings: config.prewarm,
-      traffic: storeTrafficSource(store, {
-        model: () => manifest.name,
-        historyMs: 2 * DAY,
-        reselectMs: DAY,
-      }),
-      events: {
-        upcoming: (now) =>
-          Promise.resolve(
-            now >= event.endMs ? [] : [{
-              name: "promo",
-              start: event.startMs,
-              end: event.endMs,
-              multiplier: event.multiplier,
-              mix: event.mix,
-            }],
-          ),
-      },
-      balancer: router.balancer!,
-      warmer: new ResidencyClient({ fetch, clock: systemClock, internalToken: TOKEN }),
-      scaler: new AdvisoryScaler(),
-      backends: () => router.pool.views().map(({ name, url }) => ({ id: name, url })),
-      currentPlan: (model) => plans.current(model),
-      poolLoad: () => router.load.snapshot(),
-      topK: () => manifest.top_k,
-      logger: new MemoryLogger(),
-    }, { decisionsKept: 1000 });
+    if (mode === "reactive_prewarm") {
+      const plans = reactive!.store;
+      job = new PrewarmJob({
+        settings: config.prewarm,
+        traffic: storeTrafficSource(store, {
+          model: () => manifest.name,
+          historyMs: 2 * DAY,
+          reselectMs: DAY,
+        }),
+        events: {
+          upcoming: (now) =>
+            Promise.resolve(
+              now >= event.endMs ? [] : [{
+                name: "promo",
+                start: event.startMs,
+                end: event.endMs,
+                multiplier: event.multiplier,
+                mix: event.mix,
+              }],
+            ),
+        },
+        balancer: reactive!.balancer,
+        warmer: new ResidencyClient({ fetch, clock: systemClock, internalToken: TOKEN }),
+        scaler: new AdvisoryScaler(),
+        backends: () => router.pool.views().map(({ name, url }) => ({ id: name, url })),
+        currentPlan: (model) => plans.current(model),
+        poolLoad: () => router.load.snapshot(),
+        topK: () => manifest.top_k,
+        logger: new MemoryLogger(),
+      }, { decisionsKept: 1000 });
+    }
     // Replay: one tick per simulated minute.
     const sent: Sent[] = [];
     const inFlight = new Set<Promise<void>>();
     const random = createRandom(seed);
     const cursor: Record<string, number> = {};
     const tickMs = MINUTE / speed;
-    const t0 = performance.now();
     let coldAtEvent = 0;
     let coldAfterFirst = 0;
-    let coldStart = 0;
     let jobRun: Promise<unknown> = Promise.resolve();
-    coldStart = await coldStarts(backends);
+    const coldStart = await coldStarts(backends);
+    const t0 = performance.now();
+    clock.anchor(replayFrom, t0);
     for (let simNow = replayFrom; simNow < replayTo; simNow += MINUTE) {
       sim.now = simNow;
       const tickStart = t0 + ((simNow - replayFrom) / MINUTE) * tickMs;
@@ -344,7 +407,7 @@ async function run(withPrewarm: boolean): Promise<RunResult> {
       }
       if (simNow === event.startMs) coldAtEvent = await coldStarts(backends);
       if (simNow === event.startMs + MINUTE) coldAfterFirst = await coldStarts(backends);
-      if (withPrewarm) jobRun = jobRun.then(() => job.run(simNow));
+      if (job) jobRun = jobRun.then(() => job!.run(simNow));
       // Poisson arrivals over this tick at the trace's rate and mix.
       const rate = (trace.rateAt(simNow) / 10) * rps; // the trace's mean rate is 10/s
       const mix = Object.entries(trace.mixAt(simNow));
@@ -365,9 +428,14 @@ async function run(withPrewarm: boolean): Promise<RunResult> {
           headers: request.headers,
         }).then(async (response) => {
           await response.arrayBuffer();
-          sent.push({ sim: simAt, latency: performance.now() - scheduled, ok: response.ok });
+          sent.push({
+            sim: simAt,
+            latency: performance.now() - scheduled,
+            ok: response.ok,
+            status: response.status,
+          });
         }, () => {
-          sent.push({ sim: simAt, latency: performance.now() - scheduled, ok: false });
+          sent.push({ sim: simAt, latency: performance.now() - scheduled, ok: false, status: 0 });
         }).finally(() => inFlight.delete(task));
         inFlight.add(task);
         next += (-Math.log(1 - random()) / rate) * 1000;
@@ -377,18 +445,24 @@ async function run(withPrewarm: boolean): Promise<RunResult> {
     }
     await Promise.all(inFlight);
     await jobRun;
+    await reactive?.stop();
     const coldEnd = await coldStarts(backends);
     const residency = await residencySummary(backends);
     return {
-      label,
+      mode,
       sent,
       coldFirstMinute: coldAfterFirst - coldAtEvent,
       coldEvent: coldEnd - coldAtEvent,
       coldBefore: coldAtEvent - coldStart,
-      decisions: job.decisions(),
+      decisions: job?.decisions() ?? [],
+      switches: (reactive?.balancer.decisions() ?? []).filter(isSwitch).reverse(),
+      balancerDecisions: (reactive?.balancer.decisions() ?? []).reverse(),
       residency,
+      realSeconds: (performance.now() - started) / 1000,
+      threshold: config.expert_balancer.threshold,
     };
   } finally {
+    await reactive?.stop();
     await router.close();
     await Promise.all(backends.map((b) => b.kill()));
     routerKv.close();
@@ -396,18 +470,46 @@ async function run(withPrewarm: boolean): Promise<RunResult> {
   }
 }
 
+/** A decision that changed the placement (a plan switch). */
+function isSwitch(d: DecisionRecord): boolean {
+  return d.outcome === "switched" || d.outcome === "activate_partial";
+}
+
+/** `HH:MM` of a simulated instant. */
+function hhmm(at: number): string {
+  return new Date(at).toISOString().slice(11, 16);
+}
+
+const runs = values.runs.split(",").map((m) => m.trim()) as Mode[];
+for (const mode of runs) {
+  if (!(mode in LABELS)) {
+    throw new TypeError(`Cannot run bench: --runs: unknown run "${mode}" (${Object.keys(LABELS)})`);
+  }
+}
 console.log(
   `bench:prewarm — ${values.executor} executors, 2 backends, model ${manifest.name} ` +
     `(${manifest.layers} layers × ${manifest.experts} experts, top-${manifest.top_k}), budget ` +
-    `${values["budget-mb"]} MB per backend; replay ${values.from}:00–${values.to}h of day 3 at ` +
-    `${speed} simulated s per real s, ${rps} req/s at the mean rate; event 20:00–21:00 ×5`,
+    `${values["budget-mb"]} MB per backend; replay ${values.from}–${values.to}h of day 3 at ` +
+    `${speed} simulated s per real s, ${rps} req/s at the mean rate; event 20:00–21:00 ×5; ` +
+    `reactive balancer: adjust_interval ${values["adjust-interval"]}, window ${values.window} ` +
+    `(simulated), load rounds every ${LOAD_INTERVAL_MS} ms real (${
+      LOAD_INTERVAL_MS * speed / 1000
+    } s simulated)`,
 );
-if (!values["accuracy-only"]) await replayBoth();
+if (!values["accuracy-only"]) await replayAll();
 
-async function replayBoth() {
-  const results = [await run(false), await run(true)];
+async function replayAll() {
+  const results: RunResult[] = [];
+  for (const mode of runs) {
+    results.push(await run(mode));
+    const last = results.at(-1)!;
+    console.log(`  ${LABELS[mode]}: done in ${last.realSeconds.toFixed(0)} s`);
+  }
 
   const p99 = (list: Sent[]) => quantile(list.filter((s) => s.ok).map((s) => s.latency), 0.99);
+  const inEvent = (at: number) => at >= event.startMs && at < replayTo;
+  const inFirst = (at: number) => at >= event.startMs && at < event.startMs + MINUTE;
+  const eventMinutes = Math.round((Math.min(replayTo, event.endMs) - event.startMs) / MINUTE);
   const header = [
     "run",
     "requests",
@@ -416,19 +518,36 @@ async function replayBoth() {
     "first_minute_p99_ms",
     "ratio",
     "cold_starts_first_minute",
-    "cold_starts_event",
+    `cold_starts_event_${eventMinutes}min`,
     "cold_starts_before_event",
+    "switches_before_event",
+    "switches_in_event",
+    "experts_loaded_first_minute",
+    `experts_loaded_event_${eventMinutes}min`,
+    "first_replan_after_onset_min",
+    "min_balancedness_event",
     "prewarm_decisions",
-    "plan_switches",
   ];
   const rows = results.map((r) => {
     const steady = r.sent.filter((s) =>
       s.sim >= event.startMs - 30 * MINUTE && s.sim < event.startMs
     );
-    const first = r.sent.filter((s) => s.sim >= event.startMs && s.sim < event.startMs + MINUTE);
+    const first = r.sent.filter((s) => inFirst(s.sim));
     const acted = r.decisions.filter((d) => d.outcome === "prewarmed").length;
+    const before = r.switches.filter((d) => d.at < event.startMs);
+    const during = r.switches.filter((d) => inEvent(d.at));
+    const moved = (list: DecisionRecord[]) => list.reduce((sum, d) => sum + (d.moved ?? 0), 0);
+    const byTrigger = (list: DecisionRecord[]) =>
+      `${list.filter((d) => d.trigger === "tick").length}+${
+        list.filter((d) => d.trigger === "admin").length
+      }`;
+    const replan = during.find((d) => d.trigger === "tick");
+    // The balancer's view of the plan in force on the observed load, at each tick in the event.
+    const seen = r.balancerDecisions.filter((d) =>
+      d.trigger === "tick" && inEvent(d.at) && d.before !== null
+    ).map((d) => d.before!);
     return [
-      r.label,
+      LABELS[r.mode],
       r.sent.length,
       r.sent.filter((s) => !s.ok).length,
       round(p99(steady)),
@@ -437,35 +556,61 @@ async function replayBoth() {
       r.coldFirstMinute,
       r.coldEvent,
       r.coldBefore,
-      `${acted}/${r.decisions.length}`,
-      r.decisions.filter((d) => d.plan?.action === "switched").length,
+      r.mode === "no_plan" ? "-" : byTrigger(before),
+      r.mode === "no_plan" ? "-" : byTrigger(during),
+      r.mode === "no_plan" ? "-" : moved(during.filter((d) => inFirst(d.at))),
+      r.mode === "no_plan" ? "-" : moved(during),
+      replan === undefined ? "-" : round((replan.at - event.startMs) / MINUTE, 1),
+      seen.length === 0 ? "-" : round(Math.min(...seen), 3),
+      r.mode === "reactive_prewarm" ? `${acted}/${r.decisions.length}` : "-",
     ];
   });
   console.log("\n" + formatTable(header, rows));
-  const withRun = results[1]!;
-  const firstAction = withRun.decisions.findLast((d) => d.outcome === "prewarmed");
-  if (firstAction) {
-    const switched = withRun.decisions.filter((d) => d.plan?.action === "switched");
+  console.log(
+    "switches: reactive+job (balancer ticks + the job's applies); experts_loaded: replicas " +
+      "the switches made backends load (staged before activation, never cold starts); " +
+      "first_replan: minutes after the onset of the first reactive switch (- = none before the " +
+      "replay ends); min_balancedness_event: lowest balancedness (mean/max) the reactive " +
+      "balancer saw for the plan in force during the event (it re-plans below threshold " +
+      `${results[0]!.threshold})`,
+  );
+  for (const r of results) {
+    const errors = new Map<number, number>();
+    for (const s of r.sent) if (!s.ok) errors.set(s.status, (errors.get(s.status) ?? 0) + 1);
+    const list = [...errors].map(([status, n]) => `${status === 0 ? "no answer" : status}×${n}`);
     console.log(
-      `plan switches by the job: ${
-        switched.map((d) =>
-          `version ${d.plan!.version} at ${new Date(d.at).toISOString().slice(11, 16)} (${
-            d.plan!.moved
-          } replicas moved)`
-        ).join(", ") || "none"
-      }`,
-    );
-    console.log(
-      `first pre-warm at simulated ${new Date(firstAction.at).toISOString().slice(11, 16)}: ` +
-        `${firstAction.reason}; warmed ${
-          firstAction.warmed.map((w) =>
-            `${w.backend} ${w.warmed.length}+${w.alreadyWarm.length} warm, ` +
-            `${w.skipped.length} skipped`
-          ).join("; ")
-        }`,
+      `${LABELS[r.mode]}: residency at the end ${r.residency}` +
+        (list.length > 0 ? `; errors ${list.join(", ")}` : "") +
+        (r.switches.length > 0
+          ? `; switches ${
+            r.switches.map((d) =>
+              `${hhmm(d.at)} ${
+                d.trigger === "tick" ? "reactive" : "job"
+              } v${d.version} (${d.moved} moved)`
+            ).join(", ")
+          }`
+          : ""),
     );
   }
-  for (const r of results) console.log(`residency at the end, ${r.label}: ${r.residency}`);
+  const withRun = results.find((r) => r.mode === "reactive_prewarm");
+  for (
+    const d of [...(withRun?.decisions ?? [])].reverse().filter((d) =>
+      d.plan?.action === "switched"
+    )
+  ) {
+    console.log(`job switch at simulated ${hhmm(d.at)}: ${d.reason}`);
+  }
+  const firstAction = withRun?.decisions.findLast((d) => d.outcome === "prewarmed");
+  if (firstAction) {
+    console.log(
+      `first pre-warm at simulated ${hhmm(firstAction.at)}: ${firstAction.reason}; warmed ${
+        firstAction.warmed.map((w) =>
+          `${w.backend} ${w.warmed.length}+${w.alreadyWarm.length} warm, ` +
+          `${w.skipped.length} skipped`
+        ).join("; ")
+      }`,
+    );
+  }
   await Deno.mkdir("out", { recursive: true });
   await Deno.writeTextFile(values.out, [header, ...rows].map((r) => r.join(",")).join("\n") + "\n");
   console.log(`wrote ${values.out}`);

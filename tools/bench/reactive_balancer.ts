@@ -50,7 +50,7 @@ export interface ReactiveBalancerOptions {
   blend?: (model: string, observed: number[][] | null, now: number) => number[][] | null;
 }
 
-/** A started reactive balancer; `stop()` ends its ticks and the EWMA feed. */
+/** A started reactive balancer; `stop()` ends its ticks and the EWMA feed (idempotent). */
 export interface ReactiveBalancer {
   balancer: Balancer;
   store: PlanStore;
@@ -119,15 +119,18 @@ export async function startReactiveBalancer(
     );
   }, loadIntervalMs / 2);
   balancer.start();
+  let stopping: Promise<void> | undefined;
   return {
     balancer,
     store,
     alpha,
-    async stop() {
-      clearInterval(feed);
-      await balancer.stop();
-      await feeding;
-      historyKv.close();
+    stop() {
+      return stopping ??= (async () => {
+        clearInterval(feed);
+        await balancer.stop();
+        await feeding;
+        historyKv.close();
+      })();
     },
   };
 }
