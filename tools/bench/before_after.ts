@@ -37,6 +37,7 @@ import { type PreparedRequest, prepareWorkload } from "./workload.ts";
 import { diurnalSchedule, rotate, type Segment } from "./before_after/schedule.ts";
 import { perSecond, type SecondRow, toCsv } from "./before_after/series.ts";
 import {
+  backendLoads,
   type HostedByLayer,
   logicalLoads,
   replicaLoads,
@@ -284,6 +285,7 @@ async function run(config: Config, baseRate: number | undefined): Promise<Run> {
     const after = await loadReports(pool);
     // Measures.
     const replicas = spread(replicaLoads(hosted, before, after));
+    const perBackend = spread(backendLoads(manifest.layers, before, after));
     const logical = spread(logicalLoads(manifest.experts, manifest.layers, before, after));
     const utilisations = samples.flatMap((s) => s.utilisation);
     const meanOf = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(xs.length, 1);
@@ -307,6 +309,7 @@ async function run(config: Config, baseRate: number | undefined): Promise<Run> {
         p99: latency.p99,
         // Shed arrivals (too many outstanding) count as failures of the offered load.
         errorRate: offered === 0 ? 0 : (saturated.errors + result.errors + result.shed) / offered,
+        backendCv: perBackend.cv,
         replicaCv: replicas.cv,
         logicalCv: logical.cv,
         replicaBalancedness: replicas.balancedness,

@@ -1,9 +1,9 @@
 /**
- * @module Expert load as the accelerators see it: tokens per physical replica (one
- * hosted expert on one backend) between two load-report snapshots, per layer, and its
- * spread (CV, balancedness). Replicating a hot expert splits its tokens over replicas,
- * so this is the load that placement can even out; the logical per-expert load (what
- * the gate chose) is reported next to it.
+ * @module Expert load as the accelerators see it, between two load-report snapshots,
+ * per layer, and its spread (CV, balancedness): per backend (the sum of its replicas —
+ * what EPLB balances across devices), per physical replica (one hosted expert on one
+ * backend; replicating a hot expert splits its tokens), and per logical expert (what
+ * the gate chose; placement cannot change it).
  */
 import type { LoadReport } from "../../../shared/load_report.ts";
 import { balancedness, coefficientOfVariation } from "../../../router/load/balancedness.ts";
@@ -42,6 +42,29 @@ export function replicaLoads(
         )
       )
     )
+  );
+}
+
+/**
+ * Routed-expert tokens each backend executed per layer (every expert it ran, hosted by
+ * the plan or loaded on demand): the load EPLB balances across devices.
+ */
+export function backendLoads(
+  layers: number,
+  before: ReadonlyMap<string, LoadReport>,
+  after: ReadonlyMap<string, LoadReport>,
+): number[][] {
+  const executed = (report: LoadReport | undefined, layer: number) =>
+    report?.parts.reduce(
+      (sum, p) => p.kind === "expert" && p.layer === layer ? sum + p.tokens : sum,
+      0,
+    ) ?? 0;
+  return Array.from(
+    { length: layers },
+    (_, layer) =>
+      [...after].map(([backend, report]) =>
+        Math.max(0, executed(report, layer) - executed(before.get(backend), layer))
+      ),
   );
 }
 

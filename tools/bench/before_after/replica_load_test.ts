@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { LoadReport } from "../../../shared/load_report.ts";
-import { logicalLoads, replicaLoads, spread } from "./replica_load.ts";
+import { backendLoads, logicalLoads, replicaLoads, spread } from "./replica_load.ts";
 
 function report(backend: string, tokens: Record<string, number>): LoadReport {
   return {
@@ -43,6 +43,7 @@ Deno.test("replica loads split a replicated hot expert; logical loads do not", (
   const hosted = [[{ backend: "a", experts: [0, 1] }, { backend: "b", experts: [0, 2] }]];
   const replicas = replicaLoads(hosted, before, after);
   assert.deepEqual(replicas, [[30, 20, 30, 20]]);
+  assert.deepEqual(backendLoads(1, before, after), [[50, 50]]);
   assert.deepEqual(logicalLoads(3, 1, before, after), [[60, 20, 20]]);
   const even = spread(replicas);
   const logical = spread(logicalLoads(3, 1, before, after));

@@ -15,7 +15,9 @@ export interface ConfigOutcome {
   p99: number;
   /** Failed ÷ sent requests over the whole run. */
   errorRate: number;
-  /** Expert-load CV per physical replica (what accelerators see), mean over layers. */
+  /** Expert-load CV across backends (each the sum of its replicas), mean over layers. */
+  backendCv: number;
+  /** Expert-load CV per physical replica, mean over layers. */
   replicaCv: number;
   /** Expert-load CV per logical expert (what the gate chose), mean over layers. */
   logicalCv: number;
@@ -50,6 +52,7 @@ export function summaryMarkdown(
     ["p50 latency under the schedule (ms)", before.p50, after.p50, 1],
     ["p99 latency under the schedule (ms)", before.p99, after.p99, 1],
     ["error rate", before.errorRate, after.errorRate, 4],
+    ["expert-load CV across backends (EPLB's target)", before.backendCv, after.backendCv, 3],
     ["expert-load CV, per physical replica", before.replicaCv, after.replicaCv, 3],
     ["expert-load CV, per logical expert", before.logicalCv, after.logicalCv, 3],
     ["replica balancedness (mean/max)", before.replicaBalancedness, after.replicaBalancedness, 3],

@@ -8,6 +8,7 @@ const before: ConfigOutcome = {
   p50: 20,
   p99: 400,
   errorRate: 0.01,
+  backendCv: 0.4,
   replicaCv: 0.8,
   logicalCv: 0.8,
   replicaBalancedness: 0.4,
