@@ -14,7 +14,7 @@
  *   Step 2: saturation — closed loop → tokens/s.
  *   Step 3: the schedule — a compressed day (rate swinging 0.7–1.3× with the request-type
  *           mix shifting) plus a 2× spike with yet another mix, open loop at the
- *           BASELINE's saturation rate → latency, per-replica expert load (from backend
+ *           BASELINE's saturation rate → latency, expert load per backend (from backend
  *           load reports), utilisation and power (from `/api/load`).
  * Writes `throughput.csv` and `latency.csv` (per second, per configuration and phase)
  * and `summary.md` (each measure with after ÷ before) into `--out`.
@@ -36,13 +36,7 @@ import { formatTable, round, summarize } from "./stats.ts";
 import { type PreparedRequest, prepareWorkload } from "./workload.ts";
 import { diurnalSchedule, rotate, type Segment } from "./before_after/schedule.ts";
 import { perSecond, type SecondRow, toCsv } from "./before_after/series.ts";
-import {
-  backendLoads,
-  type HostedByLayer,
-  logicalLoads,
-  replicaLoads,
-  spread,
-} from "./before_after/replica_load.ts";
+import { backendLoads, logicalLoads, spread } from "./before_after/expert_load.ts";
 import { type ConfigOutcome, summaryMarkdown } from "./before_after/summary.ts";
 
 const { values } = parseArgs({
@@ -274,17 +268,12 @@ async function run(config: Config, baseRate: number | undefined): Promise<Run> {
     const saturatedReqPerS = saturated.ok / saturated.seconds;
     // Step 3: the schedule at the baseline's saturation rate.
     const rate = baseRate ?? saturatedReqPerS;
-    const plan = await json(`${url}/api/plan`);
-    const hosted: HostedByLayer = plan.layers.map((layer: { hosted: HostedByLayer[number] }) =>
-      layer.hosted
-    );
     const before = await loadReports(pool);
     const scheduled = runSchedule(url, rate);
     const samples = await sampleLoad(url, scheduled);
     const result = await scheduled;
     const after = await loadReports(pool);
     // Measures.
-    const replicas = spread(replicaLoads(hosted, before, after));
     const perBackend = spread(backendLoads(manifest.layers, before, after));
     const logical = spread(logicalLoads(manifest.experts, manifest.layers, before, after));
     const utilisations = samples.flatMap((s) => s.utilisation);
@@ -310,9 +299,8 @@ async function run(config: Config, baseRate: number | undefined): Promise<Run> {
         // Shed arrivals (too many outstanding) count as failures of the offered load.
         errorRate: offered === 0 ? 0 : (saturated.errors + result.errors + result.shed) / offered,
         backendCv: perBackend.cv,
-        replicaCv: replicas.cv,
         logicalCv: logical.cv,
-        replicaBalancedness: replicas.balancedness,
+        backendBalancedness: perBackend.balancedness,
         utilisation: meanOf(utilisations),
         utilisationBalancedness: meanOf(perSample),
         tokensPerJoule: joules === null || joules === 0 ? null : result.rows / joules,

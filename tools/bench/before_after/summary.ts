@@ -17,12 +17,11 @@ export interface ConfigOutcome {
   errorRate: number;
   /** Expert-load CV across backends (each the sum of its replicas), mean over layers. */
   backendCv: number;
-  /** Expert-load CV per physical replica, mean over layers. */
-  replicaCv: number;
+
   /** Expert-load CV per logical expert (what the gate chose), mean over layers. */
   logicalCv: number;
-  /** Mean ÷ max of physical replica load, mean over layers. */
-  replicaBalancedness: number;
+  /** Mean ÷ max of the backends' expert load (EPLB's balancedness), mean over layers. */
+  backendBalancedness: number;
   /** Mean executor utilisation of the backends during the schedule. */
   utilisation: number;
   /** Balancedness of the backends' utilisation during the schedule. */
@@ -53,9 +52,13 @@ export function summaryMarkdown(
     ["p99 latency under the schedule (ms)", before.p99, after.p99, 1],
     ["error rate", before.errorRate, after.errorRate, 4],
     ["expert-load CV across backends (EPLB's target)", before.backendCv, after.backendCv, 3],
-    ["expert-load CV, per physical replica", before.replicaCv, after.replicaCv, 3],
     ["expert-load CV, per logical expert", before.logicalCv, after.logicalCv, 3],
-    ["replica balancedness (mean/max)", before.replicaBalancedness, after.replicaBalancedness, 3],
+    [
+      "expert-load balancedness across backends (mean/max)",
+      before.backendBalancedness,
+      after.backendBalancedness,
+      3,
+    ],
     ["backend utilisation (mean)", before.utilisation, after.utilisation, 3],
     [
       "backend utilisation balancedness",

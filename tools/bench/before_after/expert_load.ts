@@ -1,15 +1,11 @@
 /**
- * @module Expert load as the accelerators see it, between two load-report snapshots,
- * per layer, and its spread (CV, balancedness): per backend (the sum of its replicas —
- * what EPLB balances across devices), per physical replica (one hosted expert on one
- * backend; replicating a hot expert splits its tokens), and per logical expert (what
- * the gate chose; placement cannot change it).
+ * @module Expert load between two load-report snapshots, per layer, and its spread (CV,
+ * balancedness): per backend (every routed-expert token it executed — what EPLB
+ * balances across devices) and per logical expert (what the gate chose; placement
+ * cannot change it, only a routing bias can).
  */
 import type { LoadReport } from "../../../shared/load_report.ts";
 import { balancedness, coefficientOfVariation } from "../../../router/load/balancedness.ts";
-
-/** Per layer, per backend: the routed experts the plan places there. */
-export type HostedByLayer = { backend: string; experts: number[] }[][];
 
 /** Spread of one set of loads, averaged over layers. */
 export interface LoadSpread {
@@ -24,25 +20,6 @@ function tokensOf(report: LoadReport | undefined, layer: number, expert: number)
 
 function mean(values: readonly number[]): number {
   return values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length;
-}
-
-/** Tokens per physical replica per layer between `before` and `after` (by backend id). */
-export function replicaLoads(
-  hosted: HostedByLayer,
-  before: ReadonlyMap<string, LoadReport>,
-  after: ReadonlyMap<string, LoadReport>,
-): number[][] {
-  return hosted.map((backends, layer) =>
-    backends.flatMap(({ backend, experts }) =>
-      experts.map((expert) =>
-        Math.max(
-          0,
-          tokensOf(after.get(backend), layer, expert) -
-            tokensOf(before.get(backend), layer, expert),
-        )
-      )
-    )
-  );
 }
 
 /**
