@@ -14,6 +14,7 @@ import { AlertManager, alertSettingsFromConfig, AlertStore } from "./alerts/mod.
 import { createApp } from "./app.ts";
 import type { Balancer } from "./balancer/balancer.ts";
 import { LoadTimeline } from "./dashboard/load_timeline.ts";
+import { UtilisationWindow } from "./doctor/utilisation_window.ts";
 import { LoadCollector } from "./load/load_collector.ts";
 import { RouterMetrics } from "./metrics/router_metrics.ts";
 import { requestLogObserver } from "./observe/request_log.ts";
@@ -82,8 +83,9 @@ export async function startRouter(
   const state = await openStateKv(config, options.kv, logger);
   const loadIntervalMs = options.loadIntervalMs ?? 1000;
   const series = createRouterSeries(state?.kv, config, { clock, logger, loadIntervalMs });
-  // The dashboard's recent minutes, fed by every round.
+  // The dashboard's recent minutes and the doctor's utilisation, fed by every round.
   const timeline = new LoadTimeline();
+  const utilisation = new UtilisationWindow();
   // Alert rules over every round; KV records and webhook POSTs never block the round.
   const alerts = new AlertManager({
     settings: alertSettingsFromConfig(config),
@@ -105,6 +107,7 @@ export async function startRouter(
     onRound: async (load) => {
       alerts.onRound(load);
       timeline.record(load);
+      utilisation.record(load);
       await series.recordRound(load);
       await balancing?.onRound(load);
     },
@@ -165,6 +168,7 @@ export async function startRouter(
     alerts,
     timeline,
     requests,
+    utilisation,
     fetch,
     clock,
     logger,

@@ -4,7 +4,8 @@
  *
  * Checks (each "yes" is a reason to deploy):
  * 1. more than 16 routed experts per layer;
- * 2. accelerator (executor) utilisation below 70 %;
+ * 2. accelerator (executor) utilisation below 70 % (mean over the last 10 minutes of load
+ *    rounds in which the pool served traffic);
  * 3. latency varying more than 30 % (coefficient of variation of request latency);
  * 4. the top 10 % of experts carrying more than 50 % of the routed load;
  * 5. more than 100 M tokens per day (the measured rate extrapolated to 24 h).
@@ -16,7 +17,7 @@
 export interface DoctorInputs {
   /** Routed experts per layer of the served model. */
   experts: number | undefined;
-  /** Mean executor utilisation of the reporting backends, in [0, 1]. */
+  /** Mean executor utilisation of the reporting backends while serving, in [0, 1]. */
   utilisation: number | undefined;
   /** Coefficient of variation of recent request latencies. */
   latencyCv: number | undefined;

@@ -12,6 +12,8 @@ export interface DoctorSources {
   /** Routed experts per layer of the served model, when a backend has announced it. */
   experts(): number | undefined;
   load(): PoolLoad;
+  /** Mean executor utilisation while serving, over recent rounds; else the latest round's. */
+  utilisation?(now: number): number | undefined;
   /** Smoothed expert tokens/s of a layer, when history is kept. */
   ewma?(model: string, layer: number): readonly number[] | undefined;
   requests: {
@@ -41,7 +43,7 @@ export function doctorInputs(sources: DoctorSources, now: number): DoctorInputs 
   const poolRate = reported.length > 0 ? reported.reduce((a, b) => a + b, 0) : undefined;
   return {
     experts: sources.experts(),
-    utilisation: mean(utilisations),
+    utilisation: sources.utilisation?.(now) ?? mean(utilisations),
     latencyCv: sources.requests.latencyCv(now),
     top10Share: mean(shares),
     tokensPerS: poolRate !== undefined && poolRate > 0

@@ -21,6 +21,7 @@ import { ForecastService } from "../forecast/forecast_service.ts";
 import { registerForecastRoutes } from "../forecast/forecast_routes.ts";
 import type { PoolLoad } from "../load/pool_load.ts";
 import { createLogStore, registerLogRoutes } from "../logs/mod.ts";
+import type { UtilisationWindow } from "../doctor/utilisation_window.ts";
 import type { RequestWindow } from "../observe/request_window.ts";
 import type { BackendPool } from "../pool/backend_pool.ts";
 import type { Clock } from "../runtime/clock.ts";
@@ -38,6 +39,7 @@ export interface OperatorApiDeps {
   alerts: AlertManager;
   timeline: LoadTimeline;
   requests: RequestWindow;
+  utilisation: UtilisationWindow;
   fetch: FetchLike;
   clock: Clock;
   logger: Logger;
@@ -78,6 +80,7 @@ export function registerOperatorApi<E extends Env>(
     sources: {
       experts: () => modelParameter(pool, "experts"),
       load: deps.load,
+      utilisation: (now) => deps.utilisation.mean(now),
       ewma: (model, layer) => series.history?.ewma(model, layer),
       requests: deps.requests,
     },
