@@ -7,7 +7,6 @@
  * residency endpoints (`/v2/residency`, see `gpu-backend/residency/residency_routes.ts`).
  */
 import type { Hono } from "hono";
-import { ApiError } from "../../shared/errors.ts";
 import { readJsonBody } from "../../shared/json_body.ts";
 import {
   PlacementPlanSchema,
