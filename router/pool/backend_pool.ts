@@ -83,6 +83,20 @@ export class BackendPool {
     });
   }
 
+  /**
+   * Adds a member (e.g. a backend a scaler started); it joins rotation once a check
+   * passes — one runs now. False when it is already a member.
+   */
+  add(raw: string): boolean {
+    const url = raw.replace(/\/+$/, "");
+    const id = new URL(url).host;
+    if (this.#backends.some((backend) => backend.id === id)) return false;
+    this.#backends.push(newBackendState(id, url));
+    this.#options.logger.info("backend added", { event: "backend_added", backend: id, url });
+    void this.checkNow();
+    return true;
+  }
+
   /** Runs a first check round, then keeps checking every interval until `stop()`. */
   start(): Promise<void> {
     return this.#rounds.start();

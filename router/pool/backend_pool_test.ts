@@ -223,3 +223,27 @@ Deno.test("BackendPool ignores a duplicate backend URL", () => {
   assert.equal(pool.views().length, 1);
   assert.equal(logger.find("duplicate backend ignored").length, 1);
 });
+
+Deno.test("BackendPool.add() makes a started backend a member that joins once its check passes", async () => {
+  const extra = new FakeBackend({ id: "127.0.0.1:9005", internalToken: TEST_TOKEN });
+  const { backends, clock, logger } = setUp([{}]);
+  const network = new FakeNetwork([...backends, extra]);
+  const pool = new BackendPool([backends[0]!.url], {
+    fetch: network.fetch,
+    clock,
+    logger,
+    healthIntervalMs: 1000,
+    healthTimeoutMs: 200,
+    internalToken: TEST_TOKEN,
+  });
+  await pool.start();
+  assert.equal(pool.add(`${extra.url}/`), true);
+  assert.equal(pool.add(extra.url), false);
+  await pool.checkNow();
+  assert.deepEqual(pool.views().map((view) => [view.id, view.healthy]), [
+    ["127.0.0.1:9001", true],
+    ["127.0.0.1:9005", true],
+  ]);
+  assert.equal(logger.find("backend added")[0]!.fields["backend"], "127.0.0.1:9005");
+  await pool.stop();
+});

@@ -36,12 +36,14 @@ export interface CreatePrewarmDeps {
   events?: EventSource;
   /** Traffic; default the KV traffic series at `traffic.bucket`. */
   traffic?: TrafficSource;
+  /** Adds a backend the `local` scaler started to the router's pool. */
+  addBackend?: (url: string) => void;
 }
 
 /** The scaler `config.prewarm.scaler` names. */
 export function createScaler(
   config: Config,
-  deps: { fetch: FetchLike; clock: Clock },
+  deps: { fetch: FetchLike; clock: Clock; addBackend?: (url: string) => void },
 ): Scaler {
   const { prewarm } = config;
   if (prewarm.scaler === "webhook") {
@@ -53,16 +55,19 @@ export function createScaler(
     return new WebhookScaler({ url: prewarm.scaler_webhook, fetch: deps.fetch, clock: deps.clock });
   }
   if (prewarm.scaler === "local") {
-    return new LocalScaler(processLauncher({
-      root: new URL("../../", import.meta.url).pathname,
-      basePort: config.pool.base_port + config.pool.backends,
-      env: {
-        SWITCHYARD_MODEL__DIR: config.model.dir,
-        ...(config.auth.internal_token
-          ? { SWITCHYARD_AUTH__INTERNAL_TOKEN: config.auth.internal_token }
-          : {}),
-      },
-    }));
+    return new LocalScaler(
+      processLauncher({
+        root: new URL("../../", import.meta.url).pathname,
+        basePort: config.pool.base_port + config.pool.backends,
+        env: {
+          SWITCHYARD_MODEL__DIR: config.model.dir,
+          ...(config.auth.internal_token
+            ? { SWITCHYARD_AUTH__INTERNAL_TOKEN: config.auth.internal_token }
+            : {}),
+        },
+      }),
+      deps.addBackend,
+    );
   }
   return new AdvisoryScaler();
 }

@@ -1,13 +1,10 @@
 /**
  * @module The `local` scaler: starts extra backend processes on this machine when the
  * recommendation asks for more backends than the pool has (never stops any: scaling
- * down is left to the operator), and reports their URLs.
- *
- * What it does not do: add them to the router's pool. `BackendPool` takes its members at
- * construction and has no way to add one, and a new member changes the balancer's
- * backend list (a new static plan). So the started backends serve once an operator (or
- * the launcher) restarts the router with them in `router.backends`; the outcome's
- * `started` lists their URLs for that.
+ * down is left to the operator), hands each one to `join` (the router adds it to its
+ * pool; once it has said its name the balancer sees a changed backend set and
+ * re-plans), and reports their URLs. Started processes belong to the router process:
+ * they live as long as it does (the launcher's Ctrl-C stops them with it).
  */
 import type { Scaler, ScalerOutcome, ScalingRecommendation } from "./prewarm_types.ts";
 
@@ -18,10 +15,16 @@ export type BackendLauncher = (index: number) => Promise<string>;
 export class LocalScaler implements Scaler {
   readonly name = "local";
   readonly #launch: BackendLauncher;
+  readonly #join: ((url: string) => void) | undefined;
   readonly #started: string[] = [];
 
-  constructor(launch: BackendLauncher) {
+  /**
+   * `join`: adds each started backend to the router's pool, so the recommendation's
+   * `current` already counts it; without `join` the scaler counts what it started.
+   */
+  constructor(launch: BackendLauncher, join?: (url: string) => void) {
     this.#launch = launch;
+    this.#join = join;
   }
 
   /** URLs of every backend this scaler started. */
@@ -30,14 +33,14 @@ export class LocalScaler implements Scaler {
   }
 
   async publish(recommendation: ScalingRecommendation): Promise<ScalerOutcome> {
-    const have = recommendation.current + this.#started.length;
+    const uncounted = this.#join ? 0 : this.#started.length;
+    const have = recommendation.current + uncounted;
     const missing = recommendation.target - have;
     if (missing <= 0) {
       return {
         scaler: this.name,
         status: "unchanged",
-        detail:
-          `${have} backends (pool ${recommendation.current} + started ${this.#started.length}) ` +
+        detail: `${have} backends (pool ${recommendation.current} + started ${uncounted}) ` +
           `≥ target ${recommendation.target}`,
         started: [...this.#started],
       };
@@ -48,6 +51,7 @@ export class LocalScaler implements Scaler {
         const url = await this.#launch(this.#started.length);
         this.#started.push(url);
         urls.push(url);
+        this.#join?.(url);
       }
     } catch (error) {
       return {
@@ -62,8 +66,7 @@ export class LocalScaler implements Scaler {
     return {
       scaler: this.name,
       status: "started",
-      detail: `started ${urls.length} backends (not yet in the router's pool: add them to ` +
-        "router.backends)",
+      detail: `started ${urls.length} backends and added them to the pool`,
       started: [...this.#started],
     };
   }

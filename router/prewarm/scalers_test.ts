@@ -103,3 +103,19 @@ Deno.test("LocalScaler starts only the missing backends and reports their URLs",
   assert.equal(failed.status, "failed");
   assert.match(failed.detail!, /started 0 of 2 backends: port in use/);
 });
+
+Deno.test("LocalScaler hands started backends to the pool, which then counts them", async () => {
+  const joined: string[] = [];
+  const scaler = new LocalScaler(
+    (index) => Promise.resolve(`http://127.0.0.1:${9200 + index}`),
+    (url) => joined.push(url),
+  );
+  const first = await scaler.publish(REC); // pool 2 → target 4
+  assert.equal(first.status, "started");
+  assert.match(first.detail!, /added them to the pool/);
+  assert.deepEqual(joined, ["http://127.0.0.1:9200", "http://127.0.0.1:9201"]);
+  // The pool now holds 4: nothing more to start.
+  const again = await scaler.publish({ ...REC, current: 4 });
+  assert.equal(again.status, "unchanged");
+  assert.equal(joined.length, 2);
+});

@@ -115,6 +115,7 @@ export function wireBalancing<E extends Env>(
       backends: () => pool.views().map(({ name, url }) => ({ id: name, url })),
       poolLoad: deps.load,
       topK: () => modelParameter(pool, "top_k") ?? null,
+      addBackend: (url) => void pool.add(url),
       fetch,
       clock,
       logger,
