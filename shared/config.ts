@@ -202,7 +202,10 @@ export const ConfigSchema = z.object({
     scaler: z.enum(["advisory", "local", "webhook"]).default("advisory"),
     scaler_webhook: HttpUrl.optional(),
     max_backends: z.int().min(1).max(1024).default(8),
-  }).prefault({}),
+  }).prefault({}).refine((p) => p.scaler !== "webhook" || p.scaler_webhook !== undefined, {
+    message: "must be set when prewarm.scaler is webhook",
+    path: ["scaler_webhook"],
+  }),
 });
 
 /** The resolved configuration (defaults applied, durations in ms). */

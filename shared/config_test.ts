@@ -74,3 +74,17 @@ Deno.test("the example config in deploy/ parses to the defaults", async () => {
   );
   assert.deepEqual(resolveConfig({ fileText: text }), resolveConfig());
 });
+
+Deno.test("resolveConfig() requires prewarm.scaler_webhook for the webhook scaler", () => {
+  assert.throws(
+    () => resolveConfig({ env: { SWITCHYARD_PREWARM__SCALER: "webhook" } }),
+    /Invalid config: prewarm\.scaler_webhook: must be set when prewarm\.scaler is webhook/,
+  );
+  const config = resolveConfig({
+    env: {
+      SWITCHYARD_PREWARM__SCALER: "webhook",
+      SWITCHYARD_PREWARM__SCALER_WEBHOOK: "https://orchestrator.example.com/scale",
+    },
+  });
+  assert.equal(config.prewarm.scaler, "webhook");
+});
