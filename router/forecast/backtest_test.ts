@@ -11,7 +11,7 @@ import {
 import { FORECASTERS } from "./forecasters.ts";
 import { forecastSeries } from "./forecast_series.ts";
 import { lastValue } from "./last_value.ts";
-import { seededRandom } from "./synthetic_trace.ts";
+import { createRandom } from "../../tools/model/prng.ts";
 
 Deno.test("backtest() computes MASE and MAPE of last value by hand", () => {
   const history = [1, 2, 4, 7, 11];
@@ -46,7 +46,7 @@ Deno.test("accuracy() limits to the first steps and skips zero actuals in MAPE",
 });
 
 Deno.test("selection picks a seasonal model on noisy seasonal data", () => {
-  const random = seededRandom(7);
+  const random = createRandom(7);
   const m = 48;
   const history = Array.from(
     { length: 6 * m },

@@ -9,6 +9,7 @@
  * peak, a trough at night and a shoulder. Bucket counts are Poisson-like: the expected
  * count plus Gaussian noise of standard deviation `noise · √count`.
  */
+import { createRandom } from "../../tools/model/prng.ts";
 
 /** A scheduled event in the trace (times in simulated ms). */
 export interface TraceEvent {
@@ -67,18 +68,6 @@ export interface SyntheticTrace {
 
 const DAY = 86_400_000;
 
-/** A small, fast, seeded PRNG (mulberry32) returning values in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** A standard normal draw (Box–Muller) from `random`. */
 function gaussian(random: () => number): number {
   const u = Math.max(random(), 1e-12);
@@ -110,7 +99,7 @@ export function syntheticTrace(options: SyntheticTraceOptions = {}): SyntheticTr
     return activeAt(ms).reduce((rate, e) => rate * e.multiplier, baseRps * shape);
   };
   const mixAt = (ms: number) => activeAt(ms).findLast((e) => e.mix !== undefined)?.mix ?? baseMix;
-  const random = seededRandom(options.seed ?? 1);
+  const random = createRandom(options.seed ?? 1);
   const buckets: TraceBucket[] = [];
   const count = Math.round((days * DAY) / bucketMs);
   for (let i = 0; i < count; i++) {

@@ -17,9 +17,8 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { existsSync } from "node:fs";
-import { generateModel } from "../model/generate.ts";
 import { loadDemoTraffic } from "../model/traffic.ts";
+import { benchModelDir } from "./bench_model.ts";
 import { startPool, type TestPool } from "../pool/processes.ts";
 import { closedLoop, type LoadResult, openLoop } from "./load_generator.ts";
 import { formatTable, round, summarize } from "./stats.ts";
@@ -46,23 +45,12 @@ const durationS = Number(values.duration);
 const concurrency = Number(values.concurrency);
 
 // The model: the demo model for onnx; a small wide one for simulated pools.
-const modelDir = values.model ?? (simulated ? `models/sim-${values.experts}-top6` : "models/demo");
-if (!existsSync(join(modelDir, "moe.json"))) {
-  await generateModel(
-    modelDir,
-    simulated
-      ? {
-        dModel: 64,
-        dFf: 256,
-        experts: Number(values.experts),
-        topK: 6,
-        groups: 8,
-        topkGroup: 4,
-        name: "sim-moe",
-      }
-      : {},
-  );
-}
+const modelDir = await benchModelDir({
+  dir: values.model,
+  simulated,
+  experts: Number(values.experts),
+  topK: 6,
+});
 const manifest = JSON.parse(await Deno.readTextFile(join(modelDir, "moe.json")));
 const requests = prepareWorkload({
   dModel: manifest.d_model,

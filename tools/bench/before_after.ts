@@ -24,14 +24,13 @@
  * machine cannot hold (e.g. `--experts 256 --backends 32`); the summary says which.
  * `--smoke` runs seconds-long phases (tests use it to check the files are well formed).
  */
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { LoadReport } from "../../shared/load_report.ts";
-import { generateModel } from "../model/generate.ts";
 import { loadDemoTraffic } from "../model/traffic.ts";
+import { benchModelDir } from "./bench_model.ts";
 import { startPool, type TestPool } from "../pool/processes.ts";
-import { closedLoop, type LoadResult, openLoop } from "./load_generator.ts";
+import { closedLoop, emptyResult, type LoadResult, openLoop } from "./load_generator.ts";
 import { formatTable, round, summarize } from "./stats.ts";
 import { type PreparedRequest, prepareWorkload } from "./workload.ts";
 import { diurnalSchedule, rotate, type Segment } from "./before_after/schedule.ts";
@@ -64,24 +63,12 @@ const warmS = smoke ? 1 : 6;
 const concurrency = Number(values.concurrency);
 
 // Step 0: the model — the demo model for onnx, a wide small one for simulated pools.
-const modelDir = values.model ??
-  (simulated ? `models/sim-${values.experts}-top8` : "models/demo");
-if (!existsSync(join(modelDir, "moe.json"))) {
-  await generateModel(
-    modelDir,
-    simulated
-      ? {
-        dModel: 64,
-        dFf: 256,
-        experts: Number(values.experts),
-        topK: 8,
-        groups: 8,
-        topkGroup: 4,
-        name: "sim-moe",
-      }
-      : {},
-  );
-}
+const modelDir = await benchModelDir({
+  dir: values.model,
+  simulated,
+  experts: Number(values.experts),
+  topK: 8,
+});
 const manifest = JSON.parse(await Deno.readTextFile(join(modelDir, "moe.json")));
 const traffic = await loadDemoTraffic(modelDir);
 const types = traffic?.request_types ?? ["default"];
@@ -186,19 +173,8 @@ interface Run {
   series: { phase: string; rows: SecondRow[] }[];
 }
 
-async function runSchedule(url: string, rate: number): Promise<LoadResult & { offsetS: number }> {
-  const merged: LoadResult & { offsetS: number } = {
-    seconds: 0,
-    sent: 0,
-    ok: 0,
-    errors: 0,
-    errorKinds: {},
-    shed: 0,
-    rows: 0,
-    latencies: [],
-    timeline: [],
-    offsetS: 0,
-  };
+async function runSchedule(url: string, rate: number): Promise<LoadResult> {
+  const merged = emptyResult();
   for (const segment of schedule as Segment[]) {
     const result = await openLoop({
       url: url + path,
