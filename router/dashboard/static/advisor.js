@@ -5,29 +5,12 @@
  * applying stays an authenticated API call. Polled every 30 s. Exposes
  * `window.switchyardAdvisor` (`advice`, `doctor`, `renders`, `error`) for tests.
  */
-import { el, replaceChildren, setText } from "./dom.js";
+import { byId, el, getJson, replaceChildren, setStatus, setText } from "./dom.js";
 import { formatTime } from "./page_model.js";
 
 const REFRESH_MS = 30_000;
 const page = { advice: null, doctor: null, renders: 0, error: null };
 globalThis.switchyardAdvisor = page;
-
-function byId(id) {
-  return document.getElementById(id);
-}
-
-function setStatus(kind, text) {
-  const status = byId("status");
-  status.dataset.state = kind;
-  status.textContent = text;
-}
-
-async function getJson(path) {
-  const response = await fetch(path, { headers: { accept: "application/json" } });
-  const body = await response.json();
-  if (!response.ok) throw new Error(`${path}: ${body.error ?? response.status}`);
-  return body;
-}
 
 function applyText(advice) {
   if (advice.apply === "live") {

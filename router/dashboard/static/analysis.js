@@ -4,7 +4,7 @@
  * `/api/analysis/*` endpoints (polled every 10 s). Exposes `window.switchyardAnalysis`
  * (`charts`, `last` bodies, `renders`, `error`) for tests.
  */
-import { el, replaceChildren, setText } from "./dom.js";
+import { byId, el, fillSelect, getJson, replaceChildren, setStatus, setText } from "./dom.js";
 import { formatNumber, formatPercent, formatTime, NA } from "./page_model.js";
 import {
   activationOption,
@@ -18,35 +18,10 @@ const state = { model: undefined, layer: 0, range: "1h", top: 5 };
 const page = { charts: {}, last: {}, renders: 0, error: null };
 globalThis.switchyardAnalysis = page;
 
-function byId(id) {
-  return document.getElementById(id);
-}
-
-function setStatus(kind, text) {
-  const status = byId("status");
-  status.dataset.state = kind;
-  status.textContent = text;
-}
-
-async function getJson(path) {
-  const response = await fetch(path, { headers: { accept: "application/json" } });
-  const body = await response.json();
-  if (!response.ok) throw new Error(`${path}: ${body.error ?? response.status}`);
-  return body;
-}
-
 function query(extra = {}) {
   const params = new URLSearchParams({ from: state.range, ...extra });
   if (state.model !== undefined) params.set("model", state.model);
   return params.toString();
-}
-
-function fillSelect(select, values, current) {
-  const wanted = values.map(String);
-  if (wanted.join("\u0000") !== [...select.options].map((o) => o.value).join("\u0000")) {
-    replaceChildren(select, ...wanted.map((v) => el("option", { value: v }, v)));
-  }
-  if (current !== undefined) select.value = String(current);
 }
 
 /** Served or recorded models, from the `requests:<model>` series keys. */

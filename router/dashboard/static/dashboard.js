@@ -4,7 +4,7 @@
  * Read-only: it never changes router state. Exposes `window.switchyardDashboard`
  * (`lastSnapshot`, `charts`, `updates`, timings) for tests and benchmarks.
  */
-import { el, replaceChildren, setText } from "./dom.js";
+import { byId, fillSelect, setStatus, setText } from "./dom.js";
 import {
   formatNumber,
   formatTime,
@@ -41,30 +41,11 @@ const dashboard = {
 };
 globalThis.switchyardDashboard = dashboard;
 
-function byId(id) {
-  return document.getElementById(id);
-}
-
 function query() {
   const params = new URLSearchParams();
   if (selection.model !== undefined) params.set("model", selection.model);
   if (selection.layer !== undefined) params.set("layer", String(selection.layer));
   return params.toString();
-}
-
-function setStatus(state, text) {
-  const status = byId("status");
-  status.dataset.state = state;
-  status.textContent = text;
-}
-
-function fillSelect(select, values, current) {
-  const wanted = values.map(String);
-  const have = [...select.options].map((o) => o.value);
-  if (wanted.join("\u0000") !== have.join("\u0000")) {
-    replaceChildren(select, ...wanted.map((v) => el("option", { value: v }, v)));
-  }
-  if (current !== undefined) select.value = String(current);
 }
 
 function sizeChart(chart, id, rows, perRow, min, max) {

@@ -30,3 +30,32 @@ export function setText(id, text) {
 export function escapeHtml(text) {
   return String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
+
+/** The element with `id`. */
+export function byId(id) {
+  return document.getElementById(id);
+}
+
+/** Sets the header status badge (`data-state` drives its colour). */
+export function setStatus(state, text) {
+  const status = byId("status");
+  status.dataset.state = state;
+  status.textContent = text;
+}
+
+/** Replaces a select's options when they changed, and selects `current`. */
+export function fillSelect(select, values, current) {
+  const wanted = values.map(String);
+  if (wanted.join("\u0000") !== [...select.options].map((o) => o.value).join("\u0000")) {
+    replaceChildren(select, ...wanted.map((v) => el("option", { value: v }, v)));
+  }
+  if (current !== undefined) select.value = String(current);
+}
+
+/** GETs JSON from the router's API; a non-2xx answer throws with the API's error text. */
+export async function getJson(path) {
+  const response = await fetch(path, { headers: { accept: "application/json" } });
+  const body = await response.json();
+  if (!response.ok) throw new Error(`${path}: ${body.error ?? response.status}`);
+  return body;
+}
