@@ -12,7 +12,7 @@ export interface DoctorSources {
   /** Routed experts per layer of the served model, when a backend has announced it. */
   experts(): number | undefined;
   load(): PoolLoad;
-  /** Mean executor utilisation while serving, over recent rounds; else the latest round's. */
+  /** Mean executor utilisation while serving, over recent rounds (else the latest round's). */
   utilisation?(now: number): number | undefined;
   /** Smoothed expert tokens/s of a layer, when history is kept. */
   ewma?(model: string, layer: number): readonly number[] | undefined;
@@ -43,7 +43,8 @@ export function doctorInputs(sources: DoctorSources, now: number): DoctorInputs 
   const poolRate = reported.length > 0 ? reported.reduce((a, b) => a + b, 0) : undefined;
   return {
     experts: sources.experts(),
-    utilisation: sources.utilisation?.(now) ?? mean(utilisations),
+    // An idle pool says nothing about utilisation under load: unknown, not 0 %.
+    utilisation: sources.utilisation ? sources.utilisation(now) : mean(utilisations),
     latencyCv: sources.requests.latencyCv(now),
     top10Share: mean(shares),
     tokensPerS: poolRate !== undefined && poolRate > 0

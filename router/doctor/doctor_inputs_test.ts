@@ -72,3 +72,9 @@ Deno.test("GET /api/doctor answers the checklist with values and a verdict", asy
   );
   assert.equal(body.verdict, "pilot");
 });
+
+Deno.test("doctorInputs() leaves utilisation unknown when the pool has not served lately", () => {
+  const inputs = doctorInputs(sources({ utilisation: () => undefined }), 0);
+  assert.equal(inputs.utilisation, undefined);
+  assert.equal(doctorInputs(sources({ utilisation: () => 0.42 }), 0).utilisation, 0.42);
+});
