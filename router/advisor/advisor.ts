@@ -37,6 +37,9 @@ export interface AdviceReport {
   advice: Advice[];
 }
 
+/** Shortest time between two computations of the advice, even when asked to refresh. */
+const MIN_REFRESH_MS = 5000;
+
 /** An apply request the advisor refuses (maps to 409). */
 export class AdviceNotApplicable extends Error {}
 
@@ -63,12 +66,14 @@ export class Advisor {
     this.#deps = deps;
   }
 
-  /** Current advice (cached for `cacheMs` unless `refresh`). */
+  /**
+   * Current advice, cached for `cacheMs`; `refresh` recomputes, but never more than once
+   * per `MIN_REFRESH_MS` (the route is public and a bias evaluation costs executor time).
+   */
   async advise(refresh = false): Promise<AdviceReport> {
     const now = this.#deps.clock.now();
-    if (!refresh && this.#cached && now - this.#cached.at < (this.#deps.cacheMs ?? 30_000)) {
-      return this.#cached;
-    }
+    const age = this.#cached ? now - this.#cached.at : Infinity;
+    if (age < (refresh ? MIN_REFRESH_MS : this.#deps.cacheMs ?? 30_000)) return this.#cached!;
     const { config } = this.#deps;
     const healthy = this.#deps.views().filter((view) => view.healthy);
     const [replacement, bias] = await Promise.all([

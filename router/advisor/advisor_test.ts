@@ -44,16 +44,17 @@ async function advisorFixture() {
     );
   };
   const logger = new MemoryLogger();
+  const clock = new ManualClock();
   const advisor = new Advisor({
     config: resolveConfig({ env: { SWITCHYARD_AUTH__ADMIN_TOKEN: ADMIN } }),
     balancer: f.balancer,
     views: () => [view("backend-1", {}), view("backend-2", {})],
     modelShape: () => ({ dModel: 4, dFf: 8 }),
     fetch,
-    clock: new ManualClock(),
+    clock,
     logger,
   });
-  return { f, advisor, calls, logger };
+  return { f, advisor, calls, logger, clock };
 }
 
 Deno.test("a hot expert yields a re-placement recommendation that applies live", async () => {
@@ -142,4 +143,19 @@ Deno.test("advice routes: read-only GET, admin-only apply with an audit line", a
   assert.equal(ok.status, 200);
   assert.equal(logger.find("admin action").length, 1);
   assert.equal(logger.find("admin action")[0]!.fields["id"], "gate_bias");
+});
+
+Deno.test("advice is cached, and a refresh recomputes at most every 5 s", async () => {
+  const { f, advisor, calls, clock } = await advisorFixture();
+  await using _ = f;
+  const evaluations = () => calls.filter((c) => c.url.endsWith("/v2/advice/gate-bias")).length;
+  await advisor.advise();
+  await advisor.advise();
+  await advisor.advise(true); // within 5 s of the last computation: cached
+  assert.equal(evaluations(), 1);
+  await clock.advance(6000);
+  await advisor.advise(); // cached for 30 s
+  assert.equal(evaluations(), 1);
+  await advisor.advise(true);
+  assert.equal(evaluations(), 2);
 });
