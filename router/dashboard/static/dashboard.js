@@ -57,6 +57,11 @@ function sizeChart(chart, id, rows, perRow, min, max) {
   }
 }
 
+/** `40 s`, `3 min`: how much time the time view covers. */
+function spanText(ms) {
+  return ms < 60_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`;
+}
+
 function render(snapshot) {
   const last = dashboard.lastSnapshot;
   if (last !== null && snapshot.at < last.at) return; // an older one arrived late
@@ -110,8 +115,8 @@ function renderDetails(snapshot, entry, layer) {
     timeline === null
       ? "No load yet."
       : `Layer ${timeline.layer}: mean tokens/s per ${timeline.column_ms / 1000} s column, last ${
-        Math.round(timeline.columns.length * timeline.column_ms / 60000)
-      } min.`,
+        spanText(timeline.columns.length * timeline.column_ms)
+      }.`,
   );
   charts.trend.setOption(trendOption(trendSeries(trend), plan?.balancedness));
   // Step 4: tables.
