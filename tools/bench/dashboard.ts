@@ -79,6 +79,8 @@ try {
   const loads: number[] = [];
   const htmlDone: number[] = [];
   const echartsDone: number[] = [];
+  const snapshotDone: number[] = [];
+  const renderDone: number[] = [];
   for (let run = 0; run < Number(values.runs); run++) {
     const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
     const page = await context.newPage();
@@ -98,10 +100,14 @@ try {
       // deno-lint-ignore no-explicit-any
       html: (performance.getEntriesByType("navigation")[0] as any).responseEnd as number,
       echarts: performance.getEntriesByName("switchyard:echarts-loaded")[0]?.startTime ?? NaN,
+      snapshot: performance.getEntriesByName("switchyard:snapshot-loaded")[0]?.startTime ?? NaN,
+      rendered: performance.getEntriesByName("switchyard:first-render")[0]?.startTime ?? NaN,
     }));
     loads.push(timing.heatmap);
     htmlDone.push(timing.html);
     echartsDone.push(timing.echarts);
+    snapshotDone.push(timing.snapshot);
+    renderDone.push(timing.rendered);
     await context.close();
   }
   // Step 2b: repeat visits in one context (ECharts from the immutable cache).
@@ -145,6 +151,8 @@ try {
   console.log(formatTable(["measure", "n", "p50 ms", "min ms", "max ms"], [
     row("page HTML received", htmlDone),
     row("ECharts module evaluated", echartsDone),
+    row("first snapshot received", snapshotDone),
+    row("first render call done", renderDone),
     row("repeat visit (nav → heatmap)", warm),
     [
       "initial load (nav → heatmap)",

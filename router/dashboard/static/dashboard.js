@@ -24,6 +24,24 @@ import {
 import { renderAlerts, renderPlan, renderResources } from "./panels.js";
 
 const STALE_AFTER_MS = 5000;
+/** Charts below the main heatmap, created after its first paint. */
+const DETAIL_CHARTS = {
+  replicas: "chart-replicas",
+  timeline: "chart-timeline",
+  trend: "chart-trend",
+  replicaCount: "chart-replica-count",
+};
+let echartsModule;
+/** The latest snapshot waiting for the detail charts on first paint. */
+let pendingDetails = null;
+
+/** Creates the charts `ids` names (chart name → element id). */
+function createCharts(ids, module = echartsModule) {
+  echartsModule = module;
+  for (const [name, id] of Object.entries(ids)) {
+    charts[name] = module.init(byId(id), null, { renderer: "canvas" });
+  }
+}
 
 const charts = {};
 const selection = { model: undefined, layer: undefined };
@@ -87,7 +105,25 @@ function render(snapshot) {
   heatNode.dataset.at = String(load.at);
   heatNode.dataset.cells = String(heat.data.length);
   dashboard.lastSnapshot = snapshot;
+  if (charts.replicas === undefined) {
+    // First paint: let the browser draw the main heatmap before the other charts exist;
+    // a snapshot arriving meanwhile replaces the pending one.
+    if (pendingDetails === null) {
+      setTimeout(() => {
+        createCharts(DETAIL_CHARTS);
+        const pending = pendingDetails;
+        renderDetails(pending.snapshot, pending.entry, pending.layer);
+        countUpdate();
+      }, 0);
+    }
+    pendingDetails = { snapshot, entry, layer };
+    return;
+  }
   renderDetails(snapshot, entry, layer);
+  countUpdate();
+}
+
+function countUpdate() {
   dashboard.updates++;
   document.body.dataset.updates = String(dashboard.updates);
 }
@@ -163,19 +199,12 @@ async function main() {
     fetch("/api/dashboard/snapshot").then((response) => {
       if (!response.ok) throw new Error(`snapshot: status ${response.status}`);
       return response.json();
+    }).then((snapshot) => {
+      performance.mark("switchyard:snapshot-loaded");
+      return snapshot;
     }),
   ]);
-  for (
-    const [name, id] of Object.entries({
-      heatmap: "chart-heatmap",
-      replicas: "chart-replicas",
-      timeline: "chart-timeline",
-      trend: "chart-trend",
-      replicaCount: "chart-replica-count",
-    })
-  ) {
-    charts[name] = echarts.init(byId(id), null, { renderer: "canvas" });
-  }
+  createCharts({ heatmap: "chart-heatmap" }, echarts);
   charts.heatmap.on("finished", () => {
     dashboard.firstHeatmapMs ??= performance.now();
   });
