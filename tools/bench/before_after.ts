@@ -167,6 +167,13 @@ async function sampleLoad(url: string, stop: Promise<unknown>) {
   return samples;
 }
 
+/** Error counts by kind (status code or `network`) of two load runs together. */
+function mergeKinds(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
+  const merged = { ...a };
+  for (const [kind, count] of Object.entries(b)) merged[kind] = (merged[kind] ?? 0) + count;
+  return merged;
+}
+
 interface Run {
   outcome: ConfigOutcome;
   saturatedReqPerS: number;
@@ -272,8 +279,9 @@ async function run(config: Config, baseRate: number | undefined): Promise<Run> {
         tokensPerS: saturated.rows / saturated.seconds,
         p50: latency.p50,
         p99: latency.p99,
-        // Shed arrivals (too many outstanding) count as failures of the offered load.
-        errorRate: offered === 0 ? 0 : (saturated.errors + result.errors + result.shed) / offered,
+        errorRate: offered === 0 ? 0 : (saturated.errors + result.errors) / offered,
+        errorKinds: mergeKinds(saturated.errorKinds, result.errorKinds),
+        shedRate: offered === 0 ? 0 : result.shed / offered,
         backendCv: perBackend.cv,
         logicalCv: logical.cv,
         backendBalancedness: perBackend.balancedness,

@@ -13,8 +13,15 @@ export interface ConfigOutcome {
   /** Latency (ms) under the diurnal + spike schedule at the baseline's saturation rate. */
   p50: number;
   p99: number;
-  /** Failed ÷ sent requests over the whole run. */
+  /** Answers other than 200 (and failed connections) ÷ offered requests, whole run. */
   errorRate: number;
+  /** Those errors by kind: HTTP status or `network`. */
+  errorKinds: Record<string, number>;
+  /**
+   * Arrivals of the open-loop schedule the load generator did not send because 512
+   * requests were already outstanding (the system fell too far behind), ÷ offered.
+   */
+  shedRate: number;
   /** Expert-load CV across backends (each the sum of its replicas), mean over layers. */
   backendCv: number;
 
@@ -50,7 +57,8 @@ export function summaryMarkdown(
     ["throughput at saturation (tokens/s)", before.tokensPerS, after.tokensPerS, 0],
     ["p50 latency under the schedule (ms)", before.p50, after.p50, 1],
     ["p99 latency under the schedule (ms)", before.p99, after.p99, 1],
-    ["error rate", before.errorRate, after.errorRate, 4],
+    ["error rate (non-200 answers)", before.errorRate, after.errorRate, 4],
+    ["shed rate (512 already outstanding)", before.shedRate, after.shedRate, 4],
     ["expert-load CV across backends (EPLB's target)", before.backendCv, after.backendCv, 3],
     ["expert-load CV, per logical expert", before.logicalCv, after.logicalCv, 3],
     [
@@ -82,6 +90,9 @@ export function summaryMarkdown(
     ),
     "",
   ];
+  const kinds = (o: ConfigOutcome) =>
+    Object.entries(o.errorKinds).map(([kind, n]) => `${kind}: ${n}`).join(", ") || "none";
+  lines.push(`Errors by kind — before: ${kinds(before)}; after: ${kinds(after)}.`, "");
   if (before.tokensPerJoule === null && after.tokensPerJoule === null) {
     lines.push("Tokens per joule: n/a — no power reading on this host (no `nvidia-smi`).", "");
   }

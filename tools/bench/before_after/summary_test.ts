@@ -8,6 +8,8 @@ const before: ConfigOutcome = {
   p50: 20,
   p99: 400,
   errorRate: 0.01,
+  errorKinds: { "503": 3 },
+  shedRate: 0,
   backendCv: 0.4,
   logicalCv: 0.8,
   backendBalancedness: 0.4,
@@ -28,4 +30,6 @@ Deno.test("summaryMarkdown() puts ratios after ÷ before and says n/a without po
   assert.match(text, /\| tokens per joule \| n\/a \| n\/a \| n\/a \|/);
   assert.match(text, /no power reading on this host/);
   assert.match(text, /- model demo-moe/);
+  assert.match(text, /Errors by kind — before: 503: 3; after: 503: 3\./);
+  assert.match(text, /\| shed rate \(512 already outstanding\) \| 0\.0000 \| 0\.0000 \| n\/a \|/);
 });
