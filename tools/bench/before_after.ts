@@ -193,6 +193,7 @@ async function runSchedule(url: string, rate: number): Promise<LoadResult> {
     merged.sent += result.sent;
     merged.ok += result.ok;
     merged.errors += result.errors;
+    merged.errorKinds = mergeKinds(merged.errorKinds, result.errorKinds);
     merged.shed += result.shed;
     merged.rows += result.rows;
     merged.latencies.push(...result.latencies);
