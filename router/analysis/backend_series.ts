@@ -17,6 +17,7 @@ import type { Logger } from "../../shared/logger.ts";
 import type { PoolLoad } from "../load/pool_load.ts";
 import type { Clock } from "../runtime/clock.ts";
 import { addBackendBuckets, type BackendBucket, roundContribution } from "./backend_bucket.ts";
+import { bucketStart, checkBucketGrid, oldestKept } from "../traffic/bucket_grid.ts";
 
 /** Key prefix of the backend buckets. */
 export const BACKEND_PREFIX = ["series", "backend"] as const;
@@ -58,26 +59,17 @@ export class BackendSeries {
     this.bucketMs = options.bucketMs;
     this.retentionMs = options.retentionMs;
     this.#lastSweep = options.clock.now();
-    if (!(Number.isInteger(this.bucketMs) && this.bucketMs > 0)) {
-      throw new RangeError(
-        `Cannot keep backend series: traffic.bucket must be a whole number of ms > 0, got ${this.bucketMs}`,
-      );
-    }
-    if (!(this.retentionMs >= this.bucketMs)) {
-      throw new RangeError(
-        `Cannot keep backend series: traffic.retention must be >= traffic.bucket, got ${this.retentionMs}`,
-      );
-    }
+    checkBucketGrid(this.bucketMs, this.retentionMs, "backend series");
   }
 
   /** Start of the bucket holding `ms`. */
   bucketStart(ms: number): number {
-    return Math.floor(ms / this.bucketMs) * this.bucketMs;
+    return bucketStart(ms, this.bucketMs);
   }
 
   /** Start of the oldest bucket kept at `now`. */
   oldestKept(now = this.#options.clock.now()): number {
-    return Math.ceil((now - this.retentionMs) / this.bucketMs) * this.bucketMs;
+    return oldestKept(now, this.bucketMs, this.retentionMs);
   }
 
   /** Queues one round's contributions (returns at once; see {@linkcode settled}). */

@@ -13,6 +13,7 @@
  * Knobs: `bucketMs` (10 s), `retentionMs` (1 h), `alpha` (0.3).
  */
 import type { PoolLoad } from "./pool_load.ts";
+import { bucketStart } from "../traffic/bucket_grid.ts";
 
 /** Options of {@linkcode LoadHistory}. */
 export interface LoadHistoryOptions {
@@ -84,7 +85,7 @@ export class LoadHistory {
 
   /** Start of the bucket holding time `ms`. */
   bucketStart(ms: number): number {
-    return Math.floor(ms / this.bucketMs) * this.bucketMs;
+    return bucketStart(ms, this.bucketMs);
   }
 
   /** Folds one expert tokens/s vector of `model`'s `layer` into the EWMA and the current bucket. */

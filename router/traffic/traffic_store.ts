@@ -24,6 +24,7 @@ import {
   type VolumeValue,
 } from "./bucket_traffic.ts";
 import type { SeriesKey } from "./series_key.ts";
+import { bucketStart, checkBucketGrid, oldestKept } from "./bucket_grid.ts";
 
 /** Options of {@linkcode TrafficStore}. */
 export interface TrafficStoreOptions {
@@ -65,26 +66,17 @@ export class TrafficStore {
     this.#clock = options.clock;
     this.bucketMs = options.bucketMs ?? 60_000;
     this.retentionMs = options.retentionMs ?? 14 * 86_400_000;
-    if (!(Number.isInteger(this.bucketMs) && this.bucketMs > 0)) {
-      throw new RangeError(
-        `Cannot keep traffic series: traffic.bucket must be a whole number of ms > 0, got ${this.bucketMs}`,
-      );
-    }
-    if (!(this.retentionMs >= this.bucketMs)) {
-      throw new RangeError(
-        `Cannot keep traffic series: traffic.retention must be >= traffic.bucket, got ${this.retentionMs}`,
-      );
-    }
+    checkBucketGrid(this.bucketMs, this.retentionMs, "traffic series");
   }
 
   /** Start of the bucket holding `ms`. */
   bucketStart(ms: number): number {
-    return Math.floor(ms / this.bucketMs) * this.bucketMs;
+    return bucketStart(ms, this.bucketMs);
   }
 
   /** Start of the oldest bucket kept at `now`: the first starting at or after `now − retention`. */
   oldestKept(now = this.#clock.now()): number {
-    return Math.ceil((now - this.retentionMs) / this.bucketMs) * this.bucketMs;
+    return oldestKept(now, this.bucketMs, this.retentionMs);
   }
 
   /** Adds one model's bucket to KV (atomic per batch of entries). */
