@@ -105,3 +105,12 @@ export function listModelParts(manifest: ModelManifest): ModelPart[] {
   }
   return parts;
 }
+
+/**
+ * Float32 weight bytes of one routed expert of width `dModel` and hidden size `dFf`:
+ * `w1 [d_model, d_ff]`, `b1 [d_ff]`, `w2 [d_ff, d_model]`, `b2 [d_model]` — the expert MLP
+ * of this model format. Residency budgets and the advisor's cost of moving replicas.
+ */
+export function expertWeightBytes(dModel: number, dFf: number): number {
+  return 4 * (2 * dModel * dFf + dFf + dModel);
+}

@@ -4,15 +4,15 @@
  * file is missing (the simulated executor needs none), the manifest's estimate.
  */
 import { join } from "node:path";
-import { type ModelManifest, modelPartPath } from "../../shared/model_manifest.ts";
+import {
+  expertWeightBytes,
+  type ModelManifest,
+  modelPartPath,
+} from "../../shared/model_manifest.ts";
 
-/**
- * Weight bytes of one routed expert from the manifest: `w1 [d_model, d_ff]`, `b1 [d_ff]`,
- * `w2 [d_ff, d_model]`, `b2 [d_model]`, float32 — the generator's expert MLP.
- */
+/** Weight bytes of one routed expert estimated from the manifest's shape. */
 export function estimatedExpertBytes(manifest: ModelManifest): number {
-  const { d_model: d, d_ff: f } = manifest;
-  return 4 * (2 * d * f + f + d);
+  return expertWeightBytes(manifest.d_model, manifest.d_ff);
 }
 
 /** Bytes of every routed expert, `[layer][expert]`: its file size, else the estimate. */

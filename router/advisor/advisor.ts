@@ -15,6 +15,7 @@ import { type BackendBatching, batchingAdvice, type PartMeasure } from "./batchi
 import { evaluateBias, setBias } from "./bias_client.ts";
 import { biasAdvice, temperatureAdvice } from "./gate_advice.ts";
 import { replacementAdvice } from "./replacement_advice.ts";
+import { expertWeightBytes } from "../../shared/model_manifest.ts";
 
 /** What the advisor reads and calls. */
 export interface AdvisorDeps {
@@ -42,11 +43,6 @@ const MIN_REFRESH_MS = 5000;
 
 /** An apply request the advisor refuses (maps to 409). */
 export class AdviceNotApplicable extends Error {}
-
-/** FP32 weights of one expert: two matrices and their biases. */
-export function expertBytes(shape: { dModel: number; dFf: number }): number {
-  return 4 * (2 * shape.dModel * shape.dFf + shape.dModel + shape.dFf);
-}
 
 function batchingOf(view: BackendView): BackendBatching | undefined {
   const details = view.details as
@@ -95,7 +91,7 @@ export class Advisor {
   async #replacement(): Promise<Advice> {
     const { balancer, config } = this.#deps;
     const shape = this.#deps.modelShape();
-    const bytes = shape ? expertBytes(shape) : 0;
+    const bytes = shape ? expertWeightBytes(shape.dModel, shape.dFf) : 0;
     if (balancer === undefined) {
       return replacementAdvice({
         preview: undefined,

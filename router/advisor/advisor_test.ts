@@ -7,7 +7,8 @@ import { MemoryLogger } from "../observe/memory_logger.ts";
 import type { BackendView } from "../pool/backend_view.ts";
 import { ManualClock } from "../runtime/manual_clock.ts";
 import { registerAdviceRoutes } from "./advice_routes.ts";
-import { Advisor, expertBytes } from "./advisor.ts";
+import { Advisor } from "./advisor.ts";
+import { expertWeightBytes } from "../../shared/model_manifest.ts";
 
 const ADMIN = "admin-token-0123456789";
 
@@ -70,7 +71,7 @@ Deno.test("a hot expert yields a re-placement recommendation that applies live",
   );
   assert.equal(
     replacement.details["bytes_to_move"],
-    (replacement.details["replicas_moved"] as number) * expertBytes({ dModel: 4, dFf: 8 }),
+    (replacement.details["replicas_moved"] as number) * expertWeightBytes(4, 8),
   );
   const applied = await advisor.apply("replacement");
   assert.equal(applied["version"], 2);
