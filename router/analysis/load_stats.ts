@@ -1,6 +1,6 @@
 /**
  * @module Statistics of a load or selection distribution beyond balancedness and CV
- * (those live in `router/load/balancedness.ts`): the share carried by the hottest
+ * (those live in `shared/balancedness.ts`): the share carried by the hottest
  * members, and how concentrated a distribution is.
  */
 

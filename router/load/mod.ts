@@ -1,5 +1,4 @@
-/** @module Load reports: polling backends, rates, balancedness, history and the API body. */
-export * from "./balancedness.ts";
+/** @module Load reports: polling backends, rates, history and the API body. */
 export * from "./load_api.ts";
 export * from "./load_collector.ts";
 export * from "./load_history.ts";

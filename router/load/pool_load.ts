@@ -8,7 +8,7 @@
  * listed, with their last error and age, so an operator sees why.
  */
 import type { AcceleratorReading, LoadReport } from "../../shared/load_report.ts";
-import { balancedness, coefficientOfVariation } from "./balancedness.ts";
+import { balancedness, coefficientOfVariation } from "../../shared/balancedness.ts";
 import type { ReportRates } from "./load_rates.ts";
 
 /** What the collector knows about one backend. */

@@ -3,7 +3,7 @@
  * for a sliding window: the doctor's latency variation and measured token rate.
  * An {@linkcode InferenceObserver}; O(1) per request, bounded memory.
  */
-import { coefficientOfVariation } from "../load/balancedness.ts";
+import { coefficientOfVariation } from "../../shared/balancedness.ts";
 import type { InferenceEvent } from "./inference_event.ts";
 
 /** Options of {@linkcode RequestWindow}. */

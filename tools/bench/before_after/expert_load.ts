@@ -5,7 +5,7 @@
  * cannot change it, only a routing bias can).
  */
 import type { LoadReport } from "../../../shared/load_report.ts";
-import { balancedness, coefficientOfVariation } from "../../../router/load/balancedness.ts";
+import { balancedness, coefficientOfVariation } from "../../../shared/balancedness.ts";
 
 /** Spread of one set of loads, averaged over layers. */
 export interface LoadSpread {
