@@ -5,9 +5,11 @@ import { FakeBackend, type FakeBackendOptions, FakeNetwork } from "../testing/fa
 import { TEST_TOKEN } from "../testing/harness.ts";
 import { BackendPool, type BackendPoolOptions } from "./backend_pool.ts";
 
+/** Fake backends on one network; the first `members` (default all) are the pool's. */
 function setUp(
   backendOptions: Array<Partial<FakeBackendOptions>>,
   poolOptions: Partial<BackendPoolOptions> = {},
+  members = backendOptions.length,
 ) {
   const backends = backendOptions.map((options, i) =>
     new FakeBackend({ id: `127.0.0.1:${9001 + i}`, internalToken: TEST_TOKEN, ...options })
@@ -15,7 +17,7 @@ function setUp(
   const network = new FakeNetwork(backends);
   const clock = new ManualClock();
   const logger = new MemoryLogger();
-  const pool = new BackendPool(backends.map((backend) => `${backend.url}/`), {
+  const pool = new BackendPool(backends.slice(0, members).map((backend) => `${backend.url}/`), {
     fetch: network.fetch,
     clock,
     logger,
@@ -225,17 +227,8 @@ Deno.test("BackendPool ignores a duplicate backend URL", () => {
 });
 
 Deno.test("BackendPool.add() makes a started backend a member that joins once its check passes", async () => {
-  const extra = new FakeBackend({ id: "127.0.0.1:9005", internalToken: TEST_TOKEN });
-  const { backends, clock, logger } = setUp([{}]);
-  const network = new FakeNetwork([...backends, extra]);
-  const pool = new BackendPool([backends[0]!.url], {
-    fetch: network.fetch,
-    clock,
-    logger,
-    healthIntervalMs: 1000,
-    healthTimeoutMs: 200,
-    internalToken: TEST_TOKEN,
-  });
+  const { backends, logger, pool } = setUp([{}, { id: "127.0.0.1:9005" }], {}, 1);
+  const extra = backends[1]!;
   await pool.start();
   assert.equal(pool.add(`${extra.url}/`), true);
   assert.equal(pool.add(extra.url), false);
