@@ -4,6 +4,7 @@
  * and closed loop (N clients back to back, for capacity). Both bounded in time and
  * in outstanding requests, and both stop by themselves.
  */
+import type { FetchLike } from "../../router/runtime/fetch_like.ts";
 import { createRandom } from "../model/prng.ts";
 import type { PreparedRequest } from "./workload.ts";
 
@@ -26,12 +27,17 @@ export interface LoadResult {
   timeline: [number, number, number][];
 }
 
-async function send(url: string, request: PreparedRequest): Promise<number | string> {
+async function send(
+  url: string,
+  request: PreparedRequest,
+  fetchLike: FetchLike = fetch,
+): Promise<number | string> {
   try {
-    const response = await fetch(url, {
+    const response = await fetchLike(url, {
       method: "POST",
       body: request.body,
       headers: request.headers,
+      redirect: "manual", // never follow the target anywhere else
     });
     await response.arrayBuffer();
     return response.status;
@@ -74,15 +80,36 @@ function record(
   }
 }
 
+/** One answer of an open-loop run, for live displays. */
+export interface OpenLoopAnswer {
+  /** HTTP status, or `network` when the request failed before an answer. */
+  status: number | string;
+  /** From the scheduled arrival to the answer. */
+  latencyMs: number;
+  rows: number;
+  requestType: string;
+}
+
 /** Options of {@linkcode openLoop}. */
 export interface OpenLoopOptions {
   url: string;
-  requests: readonly PreparedRequest[];
-  /** Mean arrivals per second. */
-  rate: number;
+  /** Requests sent in turn (unless `nextRequest` picks them). */
+  requests?: readonly PreparedRequest[];
+  /** Mean arrivals per second (unless `rateAt` varies it). */
+  rate?: number;
   durationS: number;
   maxOutstanding?: number;
   seed?: number;
+  /** Arrival rate at `t` seconds into the run (piecewise-constant scenarios). */
+  rateAt?: (tSeconds: number) => number;
+  /** The request of an arrival at `t` seconds (time-varying mixes). */
+  nextRequest?: (tSeconds: number) => PreparedRequest;
+  /** Called for every answer as it arrives. */
+  onAnswer?: (answer: OpenLoopAnswer) => void;
+  /** Default: the global `fetch`. */
+  fetch?: FetchLike;
+  /** Stops sending early (in-flight requests still complete). */
+  signal?: AbortSignal;
 }
 
 /** Poisson arrivals at `rate`/s for `durationS`; waits for every answer before returning. */
@@ -90,24 +117,37 @@ export async function openLoop(options: OpenLoopOptions): Promise<LoadResult> {
   const random = createRandom(options.seed ?? 3);
   const result = emptyResult();
   const maxOutstanding = options.maxOutstanding ?? 512;
+  const rateAt = options.rateAt ?? (() => options.rate ?? 1);
+  const requests = options.requests ?? [];
+  let index = 0;
+  const nextRequest = options.nextRequest ?? (() => requests[index++ % requests.length]!);
+  if (options.nextRequest === undefined && requests.length === 0) {
+    throw new RangeError("Cannot run an open loop: no requests and no nextRequest");
+  }
   const inFlight = new Set<Promise<void>>();
   const t0 = performance.now();
   const end = t0 + options.durationS * 1000;
+  const interval = (at: number) => (-Math.log(1 - random()) / rateAt((at - t0) / 1000)) * 1000;
   let next = t0;
-  let index = 0;
-  while (next < end) {
+  while (next < end && !options.signal?.aborted) {
     const now = performance.now();
     while (next <= now && next < end) {
       const scheduled = next;
-      next += (-Math.log(1 - random()) / options.rate) * 1000;
+      next += interval(next);
       if (inFlight.size >= maxOutstanding) {
         result.shed++;
         continue;
       }
-      const request = options.requests[index++ % options.requests.length]!;
+      const request = nextRequest((scheduled - t0) / 1000);
       result.sent++;
-      const task = send(options.url, request).then((status) => {
+      const task = send(options.url, request, options.fetch).then((status) => {
         record(result, status, scheduled, t0, request.rows);
+        options.onAnswer?.({
+          status,
+          latencyMs: performance.now() - scheduled,
+          rows: request.rows,
+          requestType: request.requestType,
+        });
         inFlight.delete(task);
       });
       inFlight.add(task);

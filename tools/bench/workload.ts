@@ -1,7 +1,7 @@
 /**
  * @module The demo workload: request bodies of demo-traffic tokens with Zipf-skewed
- * request types and small, varied sizes, pre-encoded so the load generator spends its
- * time sending, not encoding.
+ * request types and small, varied sizes (or a given range), binary or JSON, pre-encoded so
+ * the load generator spends its time sending, not encoding.
  */
 import { encodeInferRequest } from "../../shared/infer_request_codec.ts";
 import { createRandom, type Random } from "../model/prng.ts";
@@ -32,6 +32,10 @@ export interface WorkloadOptions {
   typeOrder?: readonly string[];
   /** Largest request in rows (default 16). */
   maxRows?: number;
+  /** Rows per request drawn uniformly from `[min, max]` instead of the default sizes. */
+  tokens?: { min: number; max: number };
+  /** Binary tensor extension (default) or plain JSON bodies. */
+  binary?: boolean;
   seed?: number;
   /** Extra headers (e.g. authorization for a backend called directly). */
   headers?: Record<string, string>;
@@ -49,24 +53,30 @@ export function prepareWorkload(options: WorkloadOptions): PreparedRequest[] {
   const random = createRandom(options.seed ?? 1);
   const types = options.typeOrder ?? options.traffic?.request_types ?? ["default"];
   const pickType = zipfRequestTypes(types, options.zipf ?? 1.1, random);
+  const binary = options.binary ?? true;
+  const tokens = options.tokens;
   return Array.from({ length: options.count ?? 512 }, () => {
-    const rows = drawRows(random, options.maxRows ?? 16);
+    const rows = tokens
+      ? tokens.min + Math.floor(random() * (tokens.max - tokens.min + 1))
+      : drawRows(random, options.maxRows ?? 16);
     const requestType = pickType();
-    const tokens = options.traffic
+    const values = options.traffic
       ? demoTokens(options.traffic, requestType, rows, random)
       : gaussianTokens(options.dModel, rows, random);
-    const { body, headerLength } = encodeInferRequest(tokens, options.dModel, {
+    const { body, headerLength } = encodeInferRequest(values, options.dModel, {
       requestType,
-      binaryInput: true,
-      binaryOutputs: true,
+      binaryInput: binary,
+      binaryOutputs: binary,
     });
     return {
       body,
       rows,
       requestType,
       headers: {
-        "content-type": "application/octet-stream",
-        "inference-header-content-length": String(headerLength),
+        "content-type": binary ? "application/octet-stream" : "application/json",
+        ...(headerLength !== null
+          ? { "inference-header-content-length": String(headerLength) }
+          : {}),
         ...options.headers,
       },
     };
