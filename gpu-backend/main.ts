@@ -7,6 +7,21 @@ import { loadConfig } from "../shared/config_file.ts";
 import { createServiceLogger } from "../shared/logging/service_logger.ts";
 import { startBackend } from "./server/start_backend.ts";
 
+if (Deno.args.includes("--help") || Deno.args.includes("-h")) {
+  Deno.stdout.writeSync(new TextEncoder().encode(`Usage: deno task backend [--config <file>]
+
+Runs one backend: loads model.dir, serves OIP v2 (internal: loopback, internal token) and
+reports its load to the router. Config from --config or SWITCHYARD_CONFIG (YAML/JSON), each
+field overridable as SWITCHYARD_<SECTION>__<FIELD> (e.g. SWITCHYARD_BACKEND__PORT=9003);
+every field with its default: deploy/switchyard.example.yaml. deno task start runs several.
+
+Options:
+      --config <file>  configuration file
+  -h, --help           show this help and exit
+`));
+  Deno.exit(0);
+}
+
 let config: Config;
 try {
   config = await loadConfig(Deno.args, Deno.env.toObject());

@@ -16,8 +16,23 @@ function onSignals(handler: () => void): () => void {
   return () => signals.forEach((signal) => Deno.removeSignalListener(signal, handler));
 }
 
+const USAGE = `Usage: deno task router [--config <file>]
+
+Runs the edge router: OIP v2 inference, dashboard, metrics and the operator API. Config from
+--config or SWITCHYARD_CONFIG (YAML/JSON), each field overridable as
+SWITCHYARD_<SECTION>__<FIELD>; every field with its default: deploy/switchyard.example.yaml.
+deno task start runs it with its backends.
+
+Options:
+      --config <file>  configuration file
+  -h, --help           show this help and exit`;
+
 /** Runs the router until SIGINT/SIGTERM; returns the process exit code. */
 export async function main(args: readonly string[]): Promise<number> {
+  if (args.includes("--help") || args.includes("-h")) {
+    console.log(USAGE);
+    return 0;
+  }
   let config: Config;
   try {
     config = await loadConfig(args, Deno.env.toObject());

@@ -42,3 +42,23 @@ Deno.test("a backend pointed at a missing model exits naming the file", async ()
   assert.equal(backend.code, 1);
   assert.match(backend.text, /Cannot load model: cannot read \\"\/nonexistent-model\/moe\.json/);
 });
+
+Deno.test("the launcher refuses a configured model.dir without moe.json, naming the path and the fix", async () => {
+  const parent = await Deno.makeTempDir({ prefix: "switchyard-typo-" });
+  const dir = `${parent}/modles/mine`; // a typo: nothing there
+  try {
+    const launcher = await run("tools/start.ts", { SWITCHYARD_MODEL__DIR: dir });
+    assert.equal(launcher.code, 1);
+    assert.ok(
+      launcher.text.includes(
+        `Cannot start: no model at "${dir}/moe.json" (model.dir "${dir}" from SWITCHYARD_MODEL__DIR)`,
+      ),
+      launcher.text,
+    );
+    assert.match(launcher.text, /Point model\.dir \(or SWITCHYARD_MODEL__DIR\) at a directory/);
+    assert.match(launcher.text, /or pass --demo to generate the demo model there/);
+    assert.equal(await Deno.stat(dir).then(() => true, () => false), false, "nothing generated");
+  } finally {
+    await Deno.remove(parent, { recursive: true });
+  }
+});

@@ -1,12 +1,18 @@
 // deno-lint-ignore-file no-console
 /**
- * @module `deno task advise [--url http://127.0.0.1:8080] [--refresh] [--apply <id>]`:
+ * @module `deno task advise [--url <router>] [--config <file>] [--refresh] [--apply <id>]`:
  * prints a running router's advice (`GET /api/advice`): for each topic the verdict, the
  * evidence, the expected effect and the risk. `--apply replacement|gate_bias` applies a
  * live recommendation with the admin token from `SWITCHYARD_AUTH__ADMIN_TOKEN` or the
- * launcher's `data/admin_token` file.
+ * launcher's `data/admin_token` file. The router is found like `deno task start` finds it.
  */
-import { parseArgs } from "node:util";
+import { parseCli } from "./cli/cli_args.ts";
+import {
+  getJson,
+  ROUTER_OPTIONS,
+  routerProblem,
+  routerTargetOrReport,
+} from "./client/router_target.ts";
 import { ADMIN_TOKEN_FILE, readAdminToken } from "./token_files.ts";
 
 interface AdviceBody {
@@ -20,40 +26,59 @@ interface AdviceBody {
   settings?: Record<string, unknown>;
 }
 
-const { values } = parseArgs({
-  args: Deno.args,
+const { values } = parseCli({
+  name: "deno task advise",
+  summary: "Prints a running router's advice (GET /api/advice): per topic the verdict, the\n" +
+    "evidence, the expected effect and the risk. --apply applies a live recommendation\n" +
+    "(admin token from SWITCHYARD_AUTH__ADMIN_TOKEN or the file deno task start writes).",
   options: {
-    url: { type: "string", default: "http://127.0.0.1:8080" },
-    refresh: { type: "boolean", default: false },
-    apply: { type: "string" },
+    refresh: { type: "boolean", description: "recompute the advice now instead of the cached one" },
+    apply: {
+      type: "string",
+      value: "<id>",
+      description: "apply a recommendation: replacement | gate_bias",
+    },
+    ...ROUTER_OPTIONS,
   },
 });
 
+const target = await routerTargetOrReport(values, Deno.env.toObject(), console.error);
+if (target === undefined) Deno.exit(1);
 try {
   if (values.apply !== undefined) {
     const token = await readAdminToken(Deno.env.toObject(), ADMIN_TOKEN_FILE);
     if (token === undefined) {
       throw new Error(
-        "no admin token: set SWITCHYARD_AUTH__ADMIN_TOKEN or start with deno task start",
+        "Cannot apply advice: no admin token: set SWITCHYARD_AUTH__ADMIN_TOKEN or start with " +
+          "deno task start",
       );
     }
     // Apply what the router last showed: read the advice first.
-    await fetch(new URL("/api/advice", values.url)).then((r) => r.body?.cancel());
-    const response = await fetch(new URL("/api/advice/apply", values.url), {
-      method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({ id: values.apply }),
-    });
+    await getJson(target, "/api/advice", "read the advice");
+    let response: Response;
+    try {
+      response = await target.fetch(`${target.url}/api/advice/apply`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ id: values.apply }),
+      });
+    } catch (error) {
+      throw new Error(
+        routerProblem(target, "apply advice", `is unreachable (${(error as Error).message})`),
+      );
+    }
     const body = await response.json();
-    if (!response.ok) throw new Error(`HTTP ${response.status}: ${body.error}`);
+    if (!response.ok) {
+      throw new Error(`Cannot apply advice: HTTP ${response.status}: ${body.error}`);
+    }
     console.log(JSON.stringify(body, null, 2));
     Deno.exit(0);
   }
-  const response = await fetch(
-    new URL(`/api/advice${values.refresh ? "?refresh=1" : ""}`, values.url),
+  const body: { advice: AdviceBody[] } = await getJson(
+    target,
+    `/api/advice${values.refresh ? "?refresh=1" : ""}`,
+    "read the advice",
   );
-  if (!response.ok) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
-  const body: { advice: AdviceBody[] } = await response.json();
   for (const advice of body.advice) {
     const verdict = advice.recommended ? `RECOMMENDED (apply: ${advice.apply})` : "no change";
     console.log(`\n■ ${advice.title} — ${verdict}`);
@@ -63,6 +88,8 @@ try {
     if (advice.settings) console.log(`    settings: ${JSON.stringify(advice.settings)}`);
   }
 } catch (error) {
-  console.error(`Cannot ask the router at ${values.url}: ${(error as Error).message}`);
+  console.error((error as Error).message);
   Deno.exit(1);
+} finally {
+  target.fetch.close();
 }

@@ -1,10 +1,13 @@
 // deno-lint-ignore-file no-console
 /**
- * @module `deno task doctor [--url http://127.0.0.1:8080]`: asks a running router's
+ * @module `deno task doctor [--url <router>] [--config <file>]`: asks a running router's
  * `GET /api/doctor` and prints the checklist with the measured value next to each
- * answer, then the verdict. Exit code 0 when answered, 1 when the router cannot be asked.
+ * answer, then the verdict. The router is found like `deno task start` finds it. Exit
+ * code 0 when answered, 1 when the router cannot be asked (the message says which URL
+ * was tried and how to pass another).
  */
-import { parseArgs } from "node:util";
+import { parseCli } from "./cli/cli_args.ts";
+import { getJson, ROUTER_OPTIONS, routerTargetOrReport } from "./client/router_target.ts";
 
 interface Check {
   question: string;
@@ -12,19 +15,23 @@ interface Check {
   measured: string;
 }
 
-const { values } = parseArgs({
-  args: Deno.args,
-  options: { url: { type: "string", default: "http://127.0.0.1:8080" } },
+const { values } = parseCli({
+  name: "deno task doctor",
+  summary: "Asks a running router (GET /api/doctor) whether this pool needs expert balancing:\n" +
+    "the checklist with the measured value next to each answer, then the verdict.",
+  options: ROUTER_OPTIONS,
 });
 
+const target = await routerTargetOrReport(values, Deno.env.toObject(), console.error);
+if (target === undefined) Deno.exit(1);
 let body: { checks: Check[]; yes: number; verdict: string };
 try {
-  const response = await fetch(new URL("/api/doctor", values.url));
-  if (!response.ok) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
-  body = await response.json();
+  body = await getJson(target, "/api/doctor", "ask the doctor");
 } catch (error) {
-  console.error(`Cannot ask the router at ${values.url}: ${(error as Error).message}`);
+  console.error((error as Error).message);
   Deno.exit(1);
+} finally {
+  target.fetch.close();
 }
 
 const width = Math.max(...body.checks.map((check) => check.question.length));

@@ -15,7 +15,6 @@
  * Origins: by default 24, one every 60 buckets, so the last day is covered (the event
  * included).
  */
-import { parseArgs } from "node:util";
 import { loadConfig } from "../shared/config_file.ts";
 import { EventStore } from "../router/events/event_store.ts";
 import { eventMultiplier, type ScheduledEvent } from "../router/events/scheduled_event.ts";
@@ -24,6 +23,7 @@ import { FORECASTERS } from "../router/forecast/forecasters.ts";
 import { syntheticTrace } from "../router/forecast/synthetic_trace.ts";
 import { formatSeriesKey, parseSeriesKey } from "../router/traffic/series_key.ts";
 import { TrafficStore } from "../router/traffic/traffic_store.ts";
+import { parseCli } from "./cli/cli_args.ts";
 
 const HORIZONS = [10, 30, 60];
 
@@ -166,24 +166,38 @@ function syntheticCases(days: number): Case[] {
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({
-    args: Deno.args,
+  const { values } = parseCli({
+    name: "deno task forecast:backtest",
+    summary:
+      "Rolling-origin forecast accuracy (MASE against last value, MAPE) of every forecaster\n" +
+      "at horizons of 10, 30 and 60 buckets, on the traffic series stored in state.kv or on a\n" +
+      "generated trace.",
     options: {
-      series: { type: "string", multiple: true, default: [] },
-      days: { type: "string" },
-      synthetic: { type: "boolean", default: false },
-      origins: { type: "string", default: "24" },
-      stride: { type: "string", default: "60" },
-      config: { type: "string" },
-      help: { type: "boolean", default: false },
+      series: {
+        type: "string",
+        multiple: true,
+        value: "<key>",
+        description: "a stored series to evaluate (repeatable; default all)",
+      },
+      days: { type: "string", value: "<n>", description: "days of history (synthetic: default 3)" },
+      synthetic: {
+        type: "boolean",
+        description: "a generated trace with a 5x event instead of stored series",
+      },
+      origins: { type: "string", default: "24", value: "<n>", description: "forecast origins" },
+      stride: {
+        type: "string",
+        default: "60",
+        value: "<n>",
+        description: "buckets between origins",
+      },
+      config: {
+        type: "string",
+        value: "<file>",
+        description: "config file whose state.kv holds the series (or SWITCHYARD_CONFIG)",
+      },
     },
   });
-  if (values.help) {
-    console.log(
-      "deno task forecast:backtest [--series <key>]... [--days N] [--synthetic] [--origins N] [--stride N] [--config file]",
-    );
-    Deno.exit(0);
-  }
   const days = values.days === undefined ? undefined : Number(values.days);
   const origins = Number(values.origins);
   const stride = Number(values.stride);
@@ -195,6 +209,6 @@ if (import.meta.main) {
   }
   const cases = values.synthetic
     ? syntheticCases(days ?? 3)
-    : await storedCases(days, values.series);
+    : await storedCases(days, values.series ?? []);
   for (const c of cases) report(c, { origins, stride });
 }

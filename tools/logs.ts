@@ -15,18 +15,16 @@
  * `deno task start` writes (override with `--token-file`). The token is never printed.
  *
  * Other options: `--start`, `--end` (RFC3339 or unix time), `--forward` (the oldest
- * `limit` lines instead of the newest). Exit code 1 on any error, with the API's message.
+ * `limit` lines instead of the newest); the router is found like `deno task start` finds
+ * it (`--url`, `--config`, `SWITCHYARD_ROUTER__PORT`, `router.tls`). Exit code 1 on any
+ * error, with the API's message; 2 on a bad command line.
  */
-import { parseArgs } from "node:util";
 import { labelsKey, type StreamsResponse } from "../router/logs/streams_result.ts";
+import { helpText, parseCliArgs } from "./cli/cli_args.ts";
+import { ROUTER_OPTIONS, routerProblem, routerTargetOrReport } from "./client/router_target.ts";
 import { ADMIN_TOKEN_FILE, readAdminToken } from "./token_files.ts";
 
 const STREAM_LABELS = ["service", "backend", "level"];
-
-const USAGE =
-  `Usage: deno task logs '<LogQL>' [--since 1h] [--limit 100] [--url http://127.0.0.1:8080]
-       [--start T] [--end T] [--forward] [--all-labels] [--token-file data/admin_token]
-Example: deno task logs '{service="router"} | json | status >= 500'`;
 
 /** Options of {@linkcode formatEntries}. */
 export interface FormatOptions {
@@ -63,27 +61,46 @@ function isoTime(ns: bigint): string {
   return new Date(Number(ns / 1_000_000n)).toISOString();
 }
 
+/** The command line of `deno task logs`. */
+export const LOGS_CLI = {
+  name: "deno task logs",
+  positionals: "'<LogQL>'",
+  summary:
+    "Runs a LogQL query through the router's GET /api/logs (local log files, or Loki when\n" +
+    "loki.url is set) and prints the matching lines, oldest first. Needs the admin token:\n" +
+    "SWITCHYARD_AUTH__ADMIN_TOKEN, else the file deno task start writes.",
+  options: {
+    since: { type: "string", default: "1h", value: "<duration>", description: "how far back" },
+    limit: { type: "string", default: "100", value: "<n>", description: "most lines to print" },
+    start: { type: "string", value: "<time>", description: "range start (RFC3339 or unix time)" },
+    end: { type: "string", value: "<time>", description: "range end (RFC3339 or unix time)" },
+    forward: { type: "boolean", description: "the oldest --limit lines instead of the newest" },
+    "all-labels": { type: "boolean", description: "show every label, not only the stream labels" },
+    "token-file": {
+      type: "string",
+      default: ADMIN_TOKEN_FILE,
+      value: "<path>",
+      description: "admin token file",
+    },
+    ...ROUTER_OPTIONS,
+  },
+  epilog: [`Example: deno task logs '{service="router"} | json | status >= 500'`],
+} as const;
+
 /** Runs the CLI; returns the exit code. */
 export async function main(args: string[], env: Record<string, string>): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      since: { type: "string", default: "1h" },
-      limit: { type: "string", default: "100" },
-      url: { type: "string", default: "http://127.0.0.1:8080" },
-      start: { type: "string" },
-      end: { type: "string" },
-      forward: { type: "boolean", default: false },
-      "all-labels": { type: "boolean", default: false },
-      "token-file": { type: "string", default: ADMIN_TOKEN_FILE },
-      help: { type: "boolean", short: "h", default: false },
-    },
-  });
-  if (values.help || positionals.length !== 1) {
-    (values.help ? console.log : console.error)(USAGE);
-    return values.help ? 0 : 1;
+  const parsed = parseCliArgs(LOGS_CLI, args);
+  if (parsed.kind === "exit") {
+    (parsed.code === 0 ? console.log : console.error)(parsed.text);
+    return parsed.code;
   }
+  const { values, positionals } = parsed;
+  if (positionals.length !== 1) {
+    console.error(`${helpText(LOGS_CLI)}\n\nCannot query logs: give exactly one LogQL query`);
+    return 2;
+  }
+  const target = await routerTargetOrReport(values, env, console.error);
+  if (target === undefined) return 1;
   const token = await readAdminToken(env, values["token-file"]);
   if (token === undefined) {
     console.error(
@@ -100,17 +117,24 @@ export async function main(args: string[], env: Record<string, string>): Promise
   });
   if (values.start) params.set("start", values.start);
   if (values.end) params.set("end", values.end);
-  const url = `${values.url.replace(/\/+$/, "")}/api/logs?${params}`;
   let response: Response;
   try {
-    response = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+    response = await target.fetch(`${target.url}/api/logs?${params}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
   } catch (error) {
-    console.error(`Cannot query logs: ${values.url} is unreachable: ${(error as Error).message}`);
+    console.error(
+      routerProblem(target, "query logs", `is unreachable (${(error as Error).message})`),
+    );
     return 1;
+  } finally {
+    target.fetch.close();
   }
   const body = await response.json().catch(() => null);
   if (!response.ok || body === null) {
-    console.error(body?.error ?? `Cannot query logs: ${values.url} answered ${response.status}`);
+    console.error(
+      body?.error ?? routerProblem(target, "query logs", `answered ${response.status}`),
+    );
     return 1;
   }
   for (const warning of (body as StreamsResponse).warnings ?? []) {

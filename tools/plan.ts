@@ -9,8 +9,8 @@
  * The input is `{ weight, num_replicas, num_groups, num_nodes, num_gpus }` (see
  * `router/balancer/placement_input.ts`). Bad input prints the reason to stderr and exits 1.
  */
-import { parseArgs } from "node:util";
 import { type PlacementPolicy, planPlacement } from "../router/balancer/mod.ts";
+import { parseCli } from "./cli/cli_args.ts";
 
 const POLICIES: readonly PlacementPolicy[] = ["auto", "hierarchical", "global"];
 
@@ -46,12 +46,24 @@ async function readInput(path: string | undefined): Promise<string> {
 }
 
 async function main(): Promise<number> {
+  const { values, positionals } = parseCli({
+    name: "deno task plan",
+    positionals: "[input.json | -]",
+    summary:
+      "Plans expert placement offline for a JSON input read from a file or stdin and prints\n" +
+      "{ phy2log, log2phy, logcnt, balancedness } as JSON. The input is { weight, num_replicas,\n" +
+      "num_groups, num_nodes, num_gpus } (router/balancer/placement_input.ts). It does not\n" +
+      "talk to a router: GET /api/plan on the router shows the live plan.",
+    options: {
+      policy: {
+        type: "string",
+        default: "auto",
+        value: `<${POLICIES.join("|")}>`,
+        description: "hierarchical (groups → nodes → GPUs) or global; auto picks",
+      },
+    },
+  });
   try {
-    const { values, positionals } = parseArgs({
-      args: Deno.args,
-      options: { policy: { type: "string", default: "auto" } },
-      allowPositionals: true,
-    });
     if (positionals.length > 1) {
       throw new RangeError(
         `Cannot plan placement: expected at most one input file, got ${positionals.length}`,

@@ -15,6 +15,8 @@ export type LauncherStatus = PoolStatus & { launcher: number };
 export interface Launcher {
   /** The `deno task` process. */
   child: Deno.ChildProcess;
+  /** The environment it runs with (ports, tokens, TLS), for CLIs that should find it. */
+  env: Record<string, string>;
   /** Everything it printed so far (stdout and stderr). */
   output(): string;
   /** The status file, once the pool is up; `undefined` before. */
@@ -41,21 +43,22 @@ export async function startLauncher(options: StartLauncherOptions = {}): Promise
   const dir = await Deno.makeTempDir({ prefix: "switchyard-launcher-" });
   const statusFile = `${dir}/status.json`;
   const [basePort] = freePorts(2);
+  const env = {
+    SWITCHYARD_ROUTER__PORT: String(freePort()),
+    SWITCHYARD_POOL__BASE_PORT: String(basePort),
+    SWITCHYARD_BACKEND__EXECUTORS: "1",
+    SWITCHYARD_STATE__KV: ":memory:",
+    SWITCHYARD_LOG__DIR: "",
+    SWITCHYARD_LOG__LEVEL: "warn",
+    // Tokens set, so the launcher writes no files into the repository's data/.
+    SWITCHYARD_AUTH__ADMIN_TOKEN: "test-admin-token-0123456789",
+    SWITCHYARD_AUTH__INTERNAL_TOKEN: "test-internal-token-0123456789",
+    ...options.env,
+  };
   const child = new Deno.Command(Deno.execPath(), {
     args: ["task", "start", "--status-file", statusFile, ...(options.args ?? [])],
     cwd: ROOT,
-    env: {
-      SWITCHYARD_ROUTER__PORT: String(freePort()),
-      SWITCHYARD_POOL__BASE_PORT: String(basePort),
-      SWITCHYARD_BACKEND__EXECUTORS: "1",
-      SWITCHYARD_STATE__KV: ":memory:",
-      SWITCHYARD_LOG__DIR: "",
-      SWITCHYARD_LOG__LEVEL: "warn",
-      // Tokens set, so the launcher writes no files into the repository's data/.
-      SWITCHYARD_AUTH__ADMIN_TOKEN: "test-admin-token-0123456789",
-      SWITCHYARD_AUTH__INTERNAL_TOKEN: "test-internal-token-0123456789",
-      ...options.env,
-    },
+    env,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -87,6 +90,7 @@ export async function startLauncher(options: StartLauncherOptions = {}): Promise
   };
   return {
     child,
+    env,
     output: () => text,
     status,
     waitStatus: (predicate) =>

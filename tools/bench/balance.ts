@@ -16,27 +16,77 @@
  * behave like separate accelerators on this machine (outputs are not model outputs).
  */
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { loadDemoTraffic } from "../model/traffic.ts";
 import { benchModelDir } from "./bench_model.ts";
 import { startPool, type TestPool } from "../pool/processes.ts";
 import { closedLoop, type LoadResult, openLoop } from "./load_generator.ts";
 import { formatTable, round, summarize } from "./stats.ts";
 import { prepareWorkload } from "./workload.ts";
+import { parseCli } from "../cli/cli_args.ts";
 
-const { values } = parseArgs({
-  args: Deno.args,
+const { values } = parseCli({
+  name: "deno task bench:balance",
+  summary:
+    "Static placement vs online rebalancing on the same pool and skewed traffic, in one run:\nsaturation tokens/s, predicted and measured balancedness, p50/p99 at 70 % load.",
   options: {
-    executor: { type: "string", default: "onnx" },
-    backends: { type: "string" },
-    experts: { type: "string", default: "64" },
-    model: { type: "string" },
-    duration: { type: "string", default: "10" },
-    concurrency: { type: "string", default: "48" },
-    zipf: { type: "string", default: "1.2" },
-    "fixed-ms": { type: "string", default: "1" },
-    "per-row-ms": { type: "string", default: "2" },
-    out: { type: "string", default: "out/bench-balance.csv" },
+    executor: {
+      type: "string",
+      default: "onnx",
+      value: "<onnx|simulated>",
+      description: "real onnxruntime Workers or calibrated simulated device time",
+    },
+    backends: {
+      type: "string",
+      value: "<n>",
+      description: "backend processes (default 2 for onnx, 8 for simulated)",
+    },
+    experts: {
+      type: "string",
+      default: "64",
+      value: "<n>",
+      description: "experts per layer of the generated simulated model",
+    },
+    model: {
+      type: "string",
+      value: "<dir>",
+      description: "model directory (default models/demo, or a generated wide one when simulated)",
+    },
+    duration: {
+      type: "string",
+      default: "10",
+      value: "<s>",
+      description: "seconds per measurement phase",
+    },
+    concurrency: {
+      type: "string",
+      default: "48",
+      value: "<n>",
+      description: "closed-loop clients at saturation",
+    },
+    zipf: {
+      type: "string",
+      default: "1.2",
+      value: "<s>",
+      description: "Zipf exponent over request types",
+    },
+    "fixed-ms": {
+      type: "string",
+      default: "1",
+      value: "<ms>",
+      description: "simulated device ms per execution",
+    },
+    "per-row-ms": {
+      type: "string",
+      default: "2",
+      value: "<ms>",
+      description: "simulated device ms per row",
+    },
+    out: {
+      type: "string",
+      default: "out/bench-balance.csv",
+      value: "<file>",
+      description: "CSV to write",
+    },
   },
 });
 const simulated = values.executor === "simulated";

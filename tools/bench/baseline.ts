@@ -12,7 +12,6 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import ort from "onnxruntime-node";
 import { type ModelManifest, modelPartPath } from "../../shared/model_manifest.ts";
 import { decodeInferRequest } from "../../shared/infer_request_codec.ts";
@@ -26,14 +25,37 @@ import { freePort, startProcess } from "../pool/processes.ts";
 import { closedLoop, emptyResult, type LoadResult } from "./load_generator.ts";
 import { formatTable, round, summarize } from "./stats.ts";
 import { prepareWorkload } from "./workload.ts";
+import { parseCli } from "../cli/cli_args.ts";
 
-const { values } = parseArgs({
-  args: Deno.args,
+const { values } = parseCli({
+  name: "deno task bench:baseline",
+  summary:
+    "The numbers later work improves on, in one run: one expert's compute limit, the engine in\nprocess, one backend over HTTP, and the same backend through the router.",
   options: {
-    model: { type: "string", default: "models/demo" },
-    duration: { type: "string", default: "8" },
-    concurrency: { type: "string", default: "32" },
-    executors: { type: "string", default: "2" },
+    model: {
+      type: "string",
+      default: "models/demo",
+      value: "<dir>",
+      description: "model directory",
+    },
+    duration: {
+      type: "string",
+      default: "8",
+      value: "<s>",
+      description: "seconds per closed-loop phase",
+    },
+    concurrency: {
+      type: "string",
+      default: "32",
+      value: "<n>",
+      description: "closed-loop clients",
+    },
+    executors: {
+      type: "string",
+      default: "2",
+      value: "<n>",
+      description: "executor Workers of the backend",
+    },
   },
 });
 const durationS = Number(values.duration);

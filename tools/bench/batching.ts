@@ -11,7 +11,6 @@
  */
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { parseArgs } from "node:util";
 import { generateModel } from "../model/generate.ts";
 import { loadDemoTraffic } from "../model/traffic.ts";
 import { freePort, startProcess } from "../pool/processes.ts";
@@ -19,20 +18,50 @@ import { meanFormedBatch, readBatchCounters } from "./backend_probe.ts";
 import { closedLoop, type LoadResult, openLoop } from "./load_generator.ts";
 import { formatTable, round, summarize } from "./stats.ts";
 import { prepareWorkload } from "./workload.ts";
+import { parseCli } from "../cli/cli_args.ts";
 
-const { values } = parseArgs({
-  args: Deno.args,
+const { values } = parseCli({
+  name: "deno task bench:batching",
+  summary:
+    "One backend, several batching policies, several offered loads (fractions of the measured\ncapacity) and saturation, in one run; writes a CSV.",
   options: {
-    model: { type: "string", default: "models/demo" },
-    duration: { type: "string", default: "6" },
-    loads: { type: "string", default: "0.1,0.3,0.6,0.9,1.2" },
+    model: {
+      type: "string",
+      default: "models/demo",
+      value: "<dir>",
+      description: "model directory",
+    },
+    duration: { type: "string", default: "6", value: "<s>", description: "seconds per load point" },
+    loads: {
+      type: "string",
+      default: "0.1,0.3,0.6,0.9,1.2",
+      value: "<list>",
+      description: "offered loads as fractions of capacity",
+    },
     policies: {
       type: "string",
       default: "fixed-1,fixed-2,fixed-4,fixed-8,fixed-16,delay-2ms,adaptive",
+      value: "<list>",
+      description: "batching policies to compare",
     },
-    executors: { type: "string", default: "1" },
-    concurrency: { type: "string", default: "64" },
-    out: { type: "string", default: "out/bench-batching.csv" },
+    executors: {
+      type: "string",
+      default: "1",
+      value: "<n>",
+      description: "executor Workers of the backend",
+    },
+    concurrency: {
+      type: "string",
+      default: "64",
+      value: "<n>",
+      description: "closed-loop clients for capacity and saturation",
+    },
+    out: {
+      type: "string",
+      default: "out/bench-batching.csv",
+      value: "<file>",
+      description: "CSV to write",
+    },
   },
 });
 const durationS = Number(values.duration);

@@ -25,7 +25,6 @@
  * `--smoke` runs seconds-long phases (tests use it to check the files are well formed).
  */
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import type { LoadReport } from "../../shared/load_report.ts";
 import { loadDemoTraffic } from "../model/traffic.ts";
 import { benchModelDir } from "./bench_model.ts";
@@ -37,21 +36,76 @@ import { diurnalSchedule, rotate, type Segment } from "./before_after/schedule.t
 import { perSecond, type SecondRow, toCsv } from "./before_after/series.ts";
 import { backendLoads, logicalLoads, spread } from "./before_after/expert_load.ts";
 import { type ConfigOutcome, summaryMarkdown } from "./before_after/summary.ts";
+import { parseCli } from "../cli/cli_args.ts";
 
-const { values } = parseArgs({
-  args: Deno.args,
+const { values } = parseCli({
+  name: "deno task bench",
+  summary:
+    "Before/after: the baseline (round-robin, static placement, no batching, no pre-warm) vs\nSwitchyard on the same pool and one diurnal + spike workload; writes throughput.csv,\nlatency.csv and summary.md to --out.",
   options: {
-    executor: { type: "string", default: "onnx" },
-    model: { type: "string" },
-    backends: { type: "string" },
-    experts: { type: "string", default: "256" },
-    duration: { type: "string", default: "20" },
-    concurrency: { type: "string", default: "48" },
-    zipf: { type: "string", default: "1.2" },
-    "fixed-ms": { type: "string", default: "1" },
-    "per-row-ms": { type: "string", default: "2" },
-    out: { type: "string", default: "out/bench" },
-    smoke: { type: "boolean", default: false },
+    executor: {
+      type: "string",
+      default: "onnx",
+      value: "<onnx|simulated>",
+      description: "real onnxruntime Workers or calibrated simulated device time",
+    },
+    model: {
+      type: "string",
+      value: "<dir>",
+      description: "model directory (default models/demo, or a generated wide one when simulated)",
+    },
+    backends: {
+      type: "string",
+      value: "<n>",
+      description: "backend processes (default 2 for onnx, 32 for simulated)",
+    },
+    experts: {
+      type: "string",
+      default: "256",
+      value: "<n>",
+      description: "experts per layer of the generated simulated model",
+    },
+    duration: {
+      type: "string",
+      default: "20",
+      value: "<s>",
+      description: "seconds of saturation (the schedule runs twice as long)",
+    },
+    concurrency: {
+      type: "string",
+      default: "48",
+      value: "<n>",
+      description: "closed-loop clients at saturation",
+    },
+    zipf: {
+      type: "string",
+      default: "1.2",
+      value: "<s>",
+      description: "Zipf exponent over request types",
+    },
+    "fixed-ms": {
+      type: "string",
+      default: "1",
+      value: "<ms>",
+      description: "simulated device ms per execution",
+    },
+    "per-row-ms": {
+      type: "string",
+      default: "2",
+      value: "<ms>",
+      description: "simulated device ms per row",
+    },
+    out: {
+      type: "string",
+      default: "out/bench",
+      value: "<dir>",
+      description: "directory for the CSVs and summary.md",
+    },
+    smoke: {
+      type: "boolean",
+      default: false,
+      description: "seconds-long phases (tests check the files' form)",
+    },
   },
 });
 const simulated = values.executor === "simulated";

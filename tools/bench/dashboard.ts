@@ -13,7 +13,6 @@
  *           `--watch` seconds.
  * Targets (issue 5): initial load < 1 s on loopback, updates at least every 2 s.
  */
-import { parseArgs } from "node:util";
 import { launchChromium } from "../../tests/_support/browser.ts";
 import { generateModel } from "../model/generate.ts";
 import { createRandom } from "../model/prng.ts";
@@ -21,16 +20,44 @@ import { demoTokens, loadDemoTraffic } from "../model/traffic.ts";
 import { startPool } from "../pool/processes.ts";
 import { encodeInferRequest } from "../../shared/infer_request_codec.ts";
 import { formatTable, quantile, round } from "./stats.ts";
+import { parseCli } from "../cli/cli_args.ts";
 
-const { values } = parseArgs({
-  args: Deno.args,
+const { values } = parseCli({
+  name: "deno task bench:dashboard",
+  summary:
+    "The dashboard's initial load time and live update interval, measured in Debian's Chromium\nagainst a live stack.",
   options: {
-    experts: { type: "string", default: "64" },
-    layers: { type: "string", default: "4" },
-    backends: { type: "string", default: "2" },
-    runs: { type: "string", default: "5" },
-    watch: { type: "string", default: "10" },
-    chromium: { type: "string", default: "/usr/bin/chromium" },
+    experts: {
+      type: "string",
+      default: "64",
+      value: "<n>",
+      description: "experts per layer of the generated model",
+    },
+    layers: {
+      type: "string",
+      default: "4",
+      value: "<n>",
+      description: "layers of the generated model",
+    },
+    backends: { type: "string", default: "2", value: "<n>", description: "backend processes" },
+    runs: {
+      type: "string",
+      default: "5",
+      value: "<n>",
+      description: "cold and warm page loads to time",
+    },
+    watch: {
+      type: "string",
+      default: "10",
+      value: "<s>",
+      description: "seconds to watch the live stream",
+    },
+    chromium: {
+      type: "string",
+      default: "/usr/bin/chromium",
+      value: "<path>",
+      description: "Chromium executable",
+    },
   },
 });
 

@@ -14,22 +14,34 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { generateModel } from "../model/generate.ts";
 import { loadDemoTraffic } from "../model/traffic.ts";
 import { startPool } from "../pool/processes.ts";
 import { closedLoop } from "./load_generator.ts";
 import { formatTable, quantile, round } from "./stats.ts";
 import { prepareWorkload } from "./workload.ts";
+import { parseCli } from "../cli/cli_args.ts";
 
-const { values } = parseArgs({
-  args: Deno.args,
+const { values } = parseCli({
+  name: "deno task bench:observability",
+  summary:
+    "What per-expert metrics and request logs cost at saturation: alternating rounds with them\noff and on (scraped once a second); the on ÷ off tokens/s ratio.",
   options: {
-    model: { type: "string", default: "models/demo" },
-    backends: { type: "string", default: "2" },
-    duration: { type: "string", default: "10" },
-    rounds: { type: "string", default: "3" },
-    concurrency: { type: "string", default: "32" },
+    model: {
+      type: "string",
+      default: "models/demo",
+      value: "<dir>",
+      description: "model directory",
+    },
+    backends: { type: "string", default: "2", value: "<n>", description: "backend processes" },
+    duration: { type: "string", default: "10", value: "<s>", description: "seconds per round" },
+    rounds: { type: "string", default: "3", value: "<n>", description: "off/on round pairs" },
+    concurrency: {
+      type: "string",
+      default: "32",
+      value: "<n>",
+      description: "closed-loop clients",
+    },
   },
 });
 const modelDir = values.model!;

@@ -7,7 +7,6 @@
  *   Step 2: plan each with both planners, timing each, and compare max GPU loads.
  *   Step 3: print one row per family and the DeepSeek-V3 case.
  */
-import { parseArgs } from "node:util";
 import {
   greedyPlacement,
   type PlacementInput,
@@ -18,6 +17,7 @@ import {
 } from "../../router/balancer/mod.ts";
 import { createRandom, type Random } from "../model/prng.ts";
 import { formatTable, round } from "./stats.ts";
+import { parseCli } from "../cli/cli_args.ts";
 
 /** A family of skewed load shapes. */
 type Family = "zipf" | "uniform" | "hot";
@@ -77,12 +77,20 @@ function medianTimed(fn: () => PlacementPlan, runs: number): { plan: PlacementPl
 }
 
 function main(): void {
-  const { values } = parseArgs({
-    args: Deno.args,
+  const { values } = parseCli({
+    name: "deno task bench:planner",
+    summary:
+      "Switchyard's placement planner vs DeepSeek EPLB's greedy procedure on seeded random\n" +
+      "skewed inputs, plus the DeepSeek-V3-scale case.",
     options: {
-      inputs: { type: "string", default: "200" },
-      seed: { type: "string", default: "7" },
-      policy: { type: "string", default: "auto" },
+      inputs: { type: "string", default: "200", value: "<n>", description: "random inputs" },
+      seed: { type: "string", default: "7", value: "<n>", description: "random seed" },
+      policy: {
+        type: "string",
+        default: "auto",
+        value: "<auto|hierarchical|global>",
+        description: "placement policy of both planners",
+      },
     },
   });
   const random = createRandom(Number(values.seed));

@@ -45,7 +45,6 @@
  */
 import { join } from "node:path";
 import { existsSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { resolveConfig } from "../../shared/config.ts";
 import { encodeInferRequest } from "../../shared/infer_request_codec.ts";
 import type { DecisionRecord } from "../../router/balancer/balancer_types.ts";
@@ -70,26 +69,85 @@ import { formatTable, quantile, round } from "./stats.ts";
 import { drawRows } from "./workload.ts";
 import { CompressedClock } from "./compressed_clock.ts";
 import { type ReactiveBalancer, startReactiveBalancer } from "./reactive_balancer.ts";
+import { parseCli } from "../cli/cli_args.ts";
 
-const { values } = parseArgs({
-  args: Deno.args,
+const { values } = parseCli({
+  name: "deno task bench:prewarm",
+  summary:
+    "One compressed day with a scheduled 5× event, served with no plan, the reactive balancer,\nand the reactive balancer plus the pre-warm job: cold starts and first-minute p99; and\nforecast accuracy per model on the trace.",
   options: {
-    speed: { type: "string", default: "60" },
-    rps: { type: "string", default: "8" },
-    "budget-mb": { type: "string", default: "96" },
-    from: { type: "string", default: "19" },
-    to: { type: "string", default: "20.5" },
-    seed: { type: "string", default: "7" },
-    executor: { type: "string", default: "onnx" },
-    model: { type: "string", default: "models/demo" },
-    out: { type: "string", default: "out/bench-prewarm.csv" },
-    "skip-accuracy": { type: "boolean", default: false },
-    "accuracy-only": { type: "boolean", default: false },
-    /** Comma-separated: no_plan, reactive, reactive_prewarm. */
-    runs: { type: "string", default: "no_plan,reactive,reactive_prewarm" },
-    /** The reactive balancer's `adjust_interval` and EWMA `window`, in simulated time. */
-    "adjust-interval": { type: "string", default: "60s" },
-    window: { type: "string", default: "60s" },
+    speed: {
+      type: "string",
+      default: "60",
+      value: "<x>",
+      description: "simulated seconds per real second",
+    },
+    rps: {
+      type: "string",
+      default: "8",
+      value: "<req/s>",
+      description: "real requests per second at the trace's mean rate",
+    },
+    "budget-mb": {
+      type: "string",
+      default: "96",
+      value: "<MiB>",
+      description: "backend.memory_budget_mb (expert residency)",
+    },
+    from: {
+      type: "string",
+      default: "19",
+      value: "<hour>",
+      description: "replay window start on the last day",
+    },
+    to: { type: "string", default: "20.5", value: "<hour>", description: "replay window end" },
+    seed: { type: "string", default: "7", value: "<n>", description: "trace seed" },
+    executor: {
+      type: "string",
+      default: "onnx",
+      value: "<onnx|simulated>",
+      description: "real onnxruntime Workers or simulated device time",
+    },
+    model: {
+      type: "string",
+      default: "models/demo",
+      value: "<dir>",
+      description: "model directory",
+    },
+    out: {
+      type: "string",
+      default: "out/bench-prewarm.csv",
+      value: "<file>",
+      description: "CSV to write",
+    },
+    "skip-accuracy": {
+      type: "boolean",
+      default: false,
+      description: "skip the forecast accuracy part",
+    },
+    "accuracy-only": {
+      type: "boolean",
+      default: false,
+      description: "only the forecast accuracy part",
+    },
+    runs: {
+      type: "string",
+      default: "no_plan,reactive,reactive_prewarm",
+      value: "<list>",
+      description: "runs to serve, comma-separated",
+    },
+    "adjust-interval": {
+      type: "string",
+      default: "60s",
+      value: "<time>",
+      description: "the reactive balancer's adjust_interval, in simulated time",
+    },
+    window: {
+      type: "string",
+      default: "60s",
+      value: "<time>",
+      description: "the reactive balancer's EWMA window, in simulated time",
+    },
   },
 });
 const speed = Number(values.speed);

@@ -28,7 +28,7 @@ export interface CliSpec<O extends Record<string, CliOption>> {
   positionals?: string;
   options: O;
   /** Extra lines after the options (examples, notes). */
-  epilog?: string[];
+  epilog?: readonly string[];
 }
 
 /** Parsed `values` of a spec: strings, booleans or string lists, by option type. */

@@ -8,7 +8,7 @@
  * `moe.json` is kept and the run is skipped.
  */
 import { join } from "node:path";
-import { parseArgs } from "node:util";
+import { type CliOption, parseCliArgs } from "../cli/cli_args.ts";
 import { listModelParts, modelPartPath } from "../../shared/model_manifest.ts";
 import { generateModel, type GenerateModelOptions, MANIFEST_FILE } from "./generate.ts";
 
@@ -24,24 +24,54 @@ const INTEGER_FLAGS = {
   "shared": "sharedExperts",
 } as const;
 
+const INTEGER_HELP: Record<keyof typeof INTEGER_FLAGS, string> = {
+  "seed": "PRNG seed (default 42)",
+  "d-model": "hidden width (default 256)",
+  "d-ff": "expert inner width (default 1024)",
+  "layers": "MoE layers (default 2)",
+  "experts": "routed experts per layer (default 32)",
+  "top-k": "experts per token (default 2)",
+  "groups": "expert groups (default 4)",
+  "topk-group": "groups kept per token (default 2)",
+  "shared": "shared experts per layer (default 1)",
+};
+
+/** The command line of `deno task gen-model`. */
+export const GEN_MODEL_CLI = {
+  name: "deno task gen-model",
+  summary:
+    "Writes a deterministic demo MoE model directory (moe.json, one ONNX file per gate and\n" +
+    "expert, demo_traffic.json) whose request types prefer distinct experts. An existing\n" +
+    "moe.json is kept unless --force.",
+  options: {
+    out: { type: "string", default: "models/demo", value: "<dir>", description: "model directory" },
+    name: { type: "string", value: "<name>", description: "model name (default demo-moe)" },
+    activation: {
+      type: "string",
+      value: "<silu|relu>",
+      description: "expert activation (default silu)",
+    },
+    force: { type: "boolean", default: false, description: "regenerate an existing model" },
+    ...Object.fromEntries(
+      Object.entries(INTEGER_HELP).map((
+        [flag, description],
+      ) => [flag, { type: "string" as const, value: "<n>", description }]),
+    ) as Record<keyof typeof INTEGER_FLAGS, CliOption & { type: "string" }>,
+  },
+} as const;
+
 /** Parses the command line, generates the model and reports a one-line summary to `log`. */
 export async function main(
   args: string[],
   log: (line: string) => void = console.log,
 ): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    options: {
-      out: { type: "string", default: "models/demo" },
-      name: { type: "string" },
-      activation: { type: "string" },
-      force: { type: "boolean", default: false },
-      ...Object.fromEntries(
-        Object.keys(INTEGER_FLAGS).map((flag) => [flag, { type: "string" as const }]),
-      ),
-    },
-  });
+  const parsed = parseCliArgs(GEN_MODEL_CLI, args);
+  if (parsed.kind === "exit") {
+    if (parsed.code !== 0) throw new RangeError(parsed.text);
+    log(parsed.text);
+    return 0;
+  }
+  const values = parsed.values;
   const out = String(values.out);
   const options: GenerateModelOptions = {};
   for (const [flag, key] of Object.entries(INTEGER_FLAGS)) {
