@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { createRandom } from "../tools/model/prng.ts";
 import { loadReferenceModel } from "../tools/model/reference.ts";
 import { demoTokens, loadDemoTraffic } from "../tools/model/traffic.ts";
-import { infer, maxAbsDiff } from "./_support/client.ts";
+import { infer, maxAbsDiff, waitHealthyBackends } from "./_support/client.ts";
 import { startPool } from "../tools/pool/processes.ts";
 import { makeTinyModel, TINY } from "./_support/tiny_model.ts";
 
@@ -52,6 +52,8 @@ Deno.test("router + 2 backends serve the model exactly like the reference", asyn
     });
 
     await t.step("requests spread over both backends", async () => {
+      // Both must be in rotation first: on a busy machine a health round can lag.
+      await waitHealthyBackends(pool.router.url, 2);
       const seen = new Set<string>();
       const calls = Array.from(
         { length: 24 },

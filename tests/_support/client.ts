@@ -70,3 +70,24 @@ export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   for (let i = 0; i < a.length; i++) max = Math.max(max, Math.abs(a[i]! - b[i]!));
   return max;
 }
+
+/**
+ * Waits (up to 120 s) until the router at `baseUrl` reports at least `count` healthy
+ * backends in `/v2/health/ready`; a readiness wait for a pool that is merely slow.
+ */
+export async function waitHealthyBackends(baseUrl: string, count: number): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  let last = "no answer";
+  while (Date.now() < deadline) {
+    try {
+      const body = await (await fetch(`${baseUrl}/v2/health/ready`)).json();
+      const healthy = body?.details?.healthy_backends;
+      if (typeof healthy === "number" && healthy >= count) return;
+      last = `${healthy} healthy`;
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${baseUrl} did not report ${count} healthy backends in 120 s (${last})`);
+}

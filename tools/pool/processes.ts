@@ -170,6 +170,10 @@ export async function startPool(options: StartPoolOptions): Promise<TestPool> {
     SWITCHYARD_STATE__KV: ":memory:",
     // No log files unless a test asks for them (parallel tests would share data/logs).
     SWITCHYARD_LOG__DIR: "",
+    // A whole suite in parallel on 2 cores can delay a health answer past the 1 s default;
+    // a backend merely slow to answer must not be taken out of a test's pool. A dead one is
+    // still found at once (connection refused). Tests of timeouts set their own.
+    SWITCHYARD_ROUTER__HEALTH_TIMEOUT: "5s",
     ...options.env,
   };
   const backends = await Promise.all(Array.from({ length: options.backends }, (_, i) => {
