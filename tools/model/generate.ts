@@ -69,6 +69,8 @@ export interface GenerateModelOptions {
   seed?: number;
   /** Request types with distinct expert preferences (default `DEFAULT_REQUEST_TYPES`). */
   requestTypes?: string[];
+  /** Called after each ONNX file is written, with files done and the total (progress lines). */
+  onProgress?: (written: number, total: number) => void;
 }
 
 const STREAM = { direction: 1, preference: 2, gate: 3, expert: 4, shared: 5 } as const;
@@ -98,13 +100,15 @@ export async function generateModel(
   );
 
   // Step 3: the ONNX files; the manifest goes last so a half-written directory has none.
-  for (const part of listModelParts(manifest)) {
+  const parts = listModelParts(manifest);
+  for (const [index, part] of parts.entries()) {
     const bytes = part.kind === "gate"
       ? buildGateModel(gateWeights(manifest, directions, preferred[part.layer]!, seed, part.layer))
       : buildExpertModel(expertWeights(manifest, seed, part), manifest.activation);
     const path = join(dir, modelPartPath(manifest, part));
     await Deno.mkdir(dirname(path), { recursive: true });
     await Deno.writeFile(path, bytes);
+    options.onProgress?.(index + 1, parts.length);
   }
   const traffic: DemoTraffic = {
     request_types: types,
