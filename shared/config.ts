@@ -43,7 +43,12 @@ export const ConfigSchema = z.object({
     health_interval: DurationSchema.default(1000),
     health_timeout: DurationSchema.default(1000),
     request_timeout: DurationSchema.default(30_000),
-    tls: z.object({ cert: z.string(), key: z.string() }).optional(),
+    /**
+     * HTTPS: certificate and key files (PEM). `ca`: the CA certificate that signed `cert`,
+     * for this router's clients (launcher probe, CLIs, `deno task traffic`); unset, they
+     * trust `cert` itself (self-signed). The router does not read `ca`.
+     */
+    tls: z.object({ cert: z.string(), key: z.string(), ca: z.string().optional() }).optional(),
   }).prefault({}),
   backend: z.object({
     host: z.string().default("127.0.0.1"),

@@ -77,6 +77,8 @@ export interface GenerateModelOptions {
   seed?: number;
   /** Request types with distinct expert preferences (default `DEFAULT_REQUEST_TYPES`). */
   requestTypes?: string[];
+  /** Called after each ONNX file is written, with files done and the total (progress lines). */
+  onProgress?: (written: number, total: number) => void;
 }
 
 const STREAM = { direction: 1, preference: 2, gate: 3, expert: 4, shared: 5 } as const;
@@ -106,8 +108,9 @@ export async function generateModel(
   );
 
   // Step 3: the ONNX files; the manifest goes last so a half-written directory has none.
-  for (const part of listModelParts(manifest)) {
-    const graph = { weightDtype: manifest.weight_dtype };
+  const parts = listModelParts(manifest);
+  const graph = { weightDtype: manifest.weight_dtype };
+  for (const [index, part] of parts.entries()) {
     const bytes = part.kind === "gate"
       ? buildGateModel(
         gateWeights(manifest, directions, preferred[part.layer]!, seed, part.layer),
@@ -117,6 +120,7 @@ export async function generateModel(
     const path = join(dir, modelPartPath(manifest, part));
     await Deno.mkdir(dirname(path), { recursive: true });
     await Deno.writeFile(path, bytes);
+    options.onProgress?.(index + 1, parts.length);
   }
   const traffic: DemoTraffic = {
     request_types: types,
