@@ -78,6 +78,9 @@ export function modelMetadata(engine: MoeEngine): ModelMetadata {
       top_k: m.top_k,
       groups: m.groups,
       shared_experts: m.shared_experts,
+      expert_kind: m.expert_kind,
+      activation: m.activation,
+      router_scoring: m.router.scoring,
     },
   };
 }
