@@ -76,6 +76,13 @@ export const ConfigSchema = z.object({
     }).prefault({}),
     /** Execution providers tried in order; the backend falls back explicitly. */
     execution_providers: z.array(z.enum(["cuda", "cpu"])).min(1).default(["cuda", "cpu"]),
+    /**
+     * CUDA provider options. onnxruntime-node passes only the device id to the CUDA
+     * provider (its CUDA arena and IO binding are not reachable from Node).
+     */
+    cuda: z.object({ device_id: z.int().min(0).default(0) }).prefault({}),
+    /** ORT's host memory arena (`enableCpuMemArena`): faster allocation, memory kept. */
+    memory_arena: z.boolean().default(true),
     /** Rows waiting for execution before the backend answers 503. */
     max_queued_rows: z.int().positive().default(65_536),
     /**

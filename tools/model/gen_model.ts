@@ -2,39 +2,16 @@
 /**
  * @module CLI of `deno task gen-model`: writes the demo MoE model directory.
  *
- * `deno task gen-model [--out models/demo] [--seed 42] [--d-model 256] [--d-ff 1024]
- * [--layers 2] [--experts 32] [--top-k 2] [--groups 4] [--topk-group 2] [--shared 1]
- * [--activation silu|relu] [--name demo-moe] [--force]`; without `--force` an existing
- * `moe.json` is kept and the run is skipped.
+ * `deno task gen-model [--out models/demo] [--force] [generator flags]`, the generator
+ * flags being those of `gen_model_flags.ts` (`--seed 42 --d-model 256 --experts 32
+ * --expert-kind swiglu --activation gelu --scoring sigmoid …`); without `--force` an
+ * existing `moe.json` is kept and the run is skipped.
  */
 import { join } from "node:path";
 import { type CliOption, parseCliArgs } from "../cli/cli_args.ts";
 import { listModelParts, modelPartPath } from "../../shared/model_manifest.ts";
 import { generateModel, type GenerateModelOptions, MANIFEST_FILE } from "./generate.ts";
-
-const INTEGER_FLAGS = {
-  "seed": "seed",
-  "d-model": "dModel",
-  "d-ff": "dFf",
-  "layers": "layers",
-  "experts": "experts",
-  "top-k": "topK",
-  "groups": "groups",
-  "topk-group": "topkGroup",
-  "shared": "sharedExperts",
-} as const;
-
-const INTEGER_HELP: Record<keyof typeof INTEGER_FLAGS, string> = {
-  "seed": "PRNG seed (default 42)",
-  "d-model": "hidden width (default 256)",
-  "d-ff": "expert inner width (default 1024)",
-  "layers": "MoE layers (default 2)",
-  "experts": "routed experts per layer (default 32)",
-  "top-k": "experts per token (default 2)",
-  "groups": "expert groups (default 4)",
-  "topk-group": "groups kept per token (default 2)",
-  "shared": "shared experts per layer (default 1)",
-};
+import { GENERATOR_FLAGS } from "./gen_model_flags.ts";
 
 /** The command line of `deno task gen-model`. */
 export const GEN_MODEL_CLI = {
@@ -45,18 +22,12 @@ export const GEN_MODEL_CLI = {
     "moe.json is kept unless --force.",
   options: {
     out: { type: "string", default: "models/demo", value: "<dir>", description: "model directory" },
-    name: { type: "string", value: "<name>", description: "model name (default demo-moe)" },
-    activation: {
-      type: "string",
-      value: "<silu|relu>",
-      description: "expert activation (default silu)",
-    },
     force: { type: "boolean", default: false, description: "regenerate an existing model" },
     ...Object.fromEntries(
-      Object.entries(INTEGER_HELP).map((
-        [flag, description],
-      ) => [flag, { type: "string" as const, value: "<n>", description }]),
-    ) as Record<keyof typeof INTEGER_FLAGS, CliOption & { type: "string" }>,
+      Object.entries(GENERATOR_FLAGS).map((
+        [flag, spec],
+      ) => [flag, { type: "string" as const, value: "<value>", description: spec.help }]),
+    ) as Record<string, CliOption & { type: "string" }>,
   },
 } as const;
 
@@ -74,21 +45,9 @@ export async function main(
   const values = parsed.values;
   const out = String(values.out);
   const options: GenerateModelOptions = {};
-  for (const [flag, key] of Object.entries(INTEGER_FLAGS)) {
+  for (const [flag, spec] of Object.entries(GENERATOR_FLAGS)) {
     const raw = values[flag as keyof typeof values];
-    if (raw === undefined) continue;
-    const value = Number(raw);
-    if (!Number.isInteger(value)) {
-      throw new RangeError(`Cannot parse --${flag}: "${raw}" is not an integer`);
-    }
-    options[key] = value;
-  }
-  if (values.name !== undefined) options.name = String(values.name);
-  if (values.activation !== undefined) {
-    if (values.activation !== "silu" && values.activation !== "relu") {
-      throw new RangeError(`Cannot parse --activation: "${values.activation}" is not silu or relu`);
-    }
-    options.activation = values.activation;
+    if (typeof raw === "string") spec.apply(options, raw, flag);
   }
   if (!values.force && await exists(join(out, MANIFEST_FILE))) {
     log(
@@ -107,7 +66,8 @@ export async function main(
   log(
     `gen-model: wrote "${manifest.name}" to ${out}: ${parts.length} ONNX files, ` +
       `${(bytes / 1e6).toFixed(1)} MB, ${manifest.layers} layers × ${manifest.experts} experts ` +
-      `(top-${manifest.top_k}, ${manifest.groups} groups, ${manifest.shared_experts} shared) ` +
+      `(top-${manifest.top_k}, ${manifest.groups} groups, ${manifest.shared_experts} shared, ` +
+      `${manifest.expert_kind} ${manifest.activation}, ${manifest.router.scoring} router) ` +
       `in ${seconds.toFixed(2)} s`,
   );
   return 0;
