@@ -6,11 +6,10 @@
  * exits is restarted with backoff), prints what is where, and stops every child on
  * Ctrl-C / SIGTERM.
  */
-import { X509Certificate } from "node:crypto";
 import { type Config, ConfigError } from "../shared/config.ts";
 import { loadConfig } from "../shared/config_file.ts";
 import { parseCli } from "./cli/cli_args.ts";
-import { banner } from "./pool/banner.ts";
+import { banner, certificateNote } from "./pool/banner.ts";
 import { type LocalPool, type PoolStatus, startLocalPool } from "./pool/local_pool.ts";
 import { DEFAULT_MODEL_DIR, ModelSetupError, prepareModel } from "./pool/model_setup.ts";
 import {
@@ -156,23 +155,9 @@ ${
       : "auth.admin_token",
     ...(values.config ? { configArg: values.config } : {}),
     ...(tls ? { trustFile: tls.ca ?? tls.cert } : {}),
-    ...(tls ? certificateNote(tls.cert, new URL(pool.routerUrl).hostname) : {}),
+    ...(tls
+      ? certificateNote(Deno.readTextFileSync(tls.cert), new URL(pool.routerUrl).hostname)
+      : {}),
   })
 }
 `);
-
-/** A note when the router's certificate does not name the host in the banner's URLs. */
-function certificateNote(certFile: string, host: string): { certificateNote?: string } {
-  try {
-    const certificate = new X509Certificate(Deno.readTextFileSync(certFile));
-    const named = /^[\d.]+$/.test(host) ? certificate.checkIP(host) : certificate.checkHost(host);
-    if (named) return {};
-    return {
-      certificateNote: `the certificate is for ${
-        certificate.subjectAltName ?? certificate.subject
-      }, not "${host}": clients must connect by a name it carries`,
-    };
-  } catch {
-    return {};
-  }
-}

@@ -93,10 +93,11 @@ async function main(): Promise<number> {
       `${settings.durationS} s at ${settings.rate} req/s, ${settings.tokens.min}–` +
       `${settings.tokens.max} tokens, ${settings.binary ? "binary" : "JSON"}; Ctrl-C stops\n`,
   );
-  const ticker = setInterval(
-    () => write(tty ? `\r\x1b[2K${line()}` : `${line()}\n`),
-    tty ? 250 : 5000,
-  );
+  let lastTick = 0;
+  const ticker = setInterval(() => {
+    lastTick = performance.now();
+    write(tty ? `\r\x1b[2K${line()}` : `${line()}\n`);
+  }, tty ? 250 : 5000);
   let run: TrafficRun;
   try {
     run = await runTraffic({
@@ -115,7 +116,9 @@ async function main(): Promise<number> {
     clearInterval(ticker);
     target.fetch.close();
   }
-  write(`${tty ? "\r\x1b[2K" : ""}${line()}\n`);
+  // The final line, unless a non-terminal just got one.
+  if (tty) write(`\r\x1b[2K${line()}\n`);
+  else if (performance.now() - lastTick > 1000) write(`${line()}\n`);
   const summary = summarize(run, settings, target.url);
   console.log(values.json ? JSON.stringify(summary) : formatSummary(summary, target.url));
   return 0;

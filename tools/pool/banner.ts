@@ -3,6 +3,7 @@
  * next, in the same command form as the README (`npx -y deno@2.9.6 task …`; inside a task
  * `deno` is that same copy) and the same router host name as the router's own log line.
  */
+import { X509Certificate } from "node:crypto";
 import type { ModelManifest } from "../../shared/model_manifest.ts";
 import type { PoolStatus } from "./local_pool.ts";
 
@@ -50,4 +51,21 @@ export function banner(input: BannerInput): string {
     `  ${TASK} doctor${config}`,
     "A child that exits is restarted with backoff; Ctrl-C stops everything.",
   ].join("\n");
+}
+
+/** A note when the certificate (PEM) does not name `host`, the host of the banner's URLs. */
+export function certificateNote(pem: string, host: string): { certificateNote?: string } {
+  let certificate: X509Certificate;
+  try {
+    certificate = new X509Certificate(pem);
+  } catch {
+    return {}; // the router itself reports an unusable certificate
+  }
+  const named = /^[\d.]+$/.test(host) ? certificate.checkIP(host) : certificate.checkHost(host);
+  if (named) return {};
+  return {
+    certificateNote: `the certificate is for ${
+      certificate.subjectAltName ?? certificate.subject.replaceAll("\n", ", ")
+    }, not "${host}": clients must connect by a name it carries`,
+  };
 }
