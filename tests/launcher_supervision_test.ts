@@ -88,3 +88,21 @@ Deno.test("deno task start restarts a killed backend and router and stops cleanl
     await Deno.remove(modelDir, { recursive: true });
   }
 });
+
+Deno.test("SIGTERM while the backends are still loading leaves no process behind", async () => {
+  const modelDir = await makeTinyModel();
+  const launcher = await startLauncher({ env: { SWITCHYARD_MODEL__DIR: modelDir } });
+  try {
+    // The status file appears as soon as the backends are spawned, before they are ready.
+    const spawned = await launcher.waitStatus((s) => s.backends.every((b) => b.pid !== null));
+    assert.equal(await launcher.stop(), 0, launcher.output());
+    for (const pid of [spawned.launcher, ...spawned.backends.map((b) => b.pid!)]) {
+      assert.equal(await isRunning(pid), false, `pid ${pid} outlived the launcher`);
+    }
+    assert.match(launcher.output(), /\[start\] stopped/);
+  } finally {
+    await launcher.stop();
+    await launcher.cleanup();
+    await Deno.remove(modelDir, { recursive: true });
+  }
+});

@@ -10,7 +10,7 @@ import { type Config, ConfigError } from "../shared/config.ts";
 import { loadConfig } from "../shared/config_file.ts";
 import { parseCli } from "./cli/cli_args.ts";
 import { banner, certificateNote } from "./pool/banner.ts";
-import { type LocalPool, type PoolStatus, startLocalPool } from "./pool/local_pool.ts";
+import { createLocalPool, type LocalPool, type PoolStatus } from "./pool/local_pool.ts";
 import { DEFAULT_MODEL_DIR, ModelSetupError, prepareModel } from "./pool/model_setup.ts";
 import {
   ADMIN_TOKEN_FILE,
@@ -104,44 +104,41 @@ function writeStatus(status: PoolStatus): void {
     .catch((error) => log(`Cannot write the status file: ${(error as Error).message}`));
 }
 
-let pool: LocalPool | undefined;
+const pool: LocalPool = createLocalPool({
+  config,
+  env: {
+    ...env,
+    ...(configPath ? { SWITCHYARD_CONFIG: configPath } : {}),
+    SWITCHYARD_AUTH__INTERNAL_TOKEN: internalToken,
+  },
+  internalToken,
+  adminToken,
+  log,
+  onChange: writeStatus,
+});
 let stopping = false;
-async function stopAll(code: number): Promise<never> {
-  if (!stopping) {
-    stopping = true;
-    log("stopping every child…");
-    await pool?.stop();
-    if (pool !== undefined) {
-      const restarts = [pool.status().router, ...pool.status().backends]
-        .filter((child) => child.restarts > 0)
-        .map((child) => `${child.name} ${child.restarts}`);
-      log(`stopped${restarts.length ? ` (restarts: ${restarts.join(", ")})` : ""}`);
-    }
-    Deno.exit(code);
-  }
-  return await new Promise<never>(() => {});
+async function stopAll(code: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log("stopping every child…");
+  await pool.stop(); // also while starting: no child outlives the launcher
+  const restarts = [pool.status().router, ...pool.status().backends]
+    .filter((child) => child.restarts > 0)
+    .map((child) => `${child.name} ${child.restarts}`);
+  log(`stopped${restarts.length ? ` (restarts: ${restarts.join(", ")})` : ""}`);
+  Deno.exit(code);
 }
 Deno.addSignalListener("SIGINT", () => void stopAll(0));
 Deno.addSignalListener("SIGTERM", () => void stopAll(0));
 
 try {
-  pool = await startLocalPool({
-    config,
-    env: {
-      ...env,
-      ...(configPath ? { SWITCHYARD_CONFIG: configPath } : {}),
-      SWITCHYARD_AUTH__INTERNAL_TOKEN: internalToken,
-    },
-    internalToken,
-    adminToken,
-    log,
-    onChange: writeStatus,
-  });
+  await pool.start();
 } catch (error) {
+  if (stopping) await new Promise(() => {}); // a signal stopped the start: stopAll exits
   console.error(`Cannot start the pool: ${(error as Error).message}`);
   Deno.exit(1);
 }
-if (stopping) await new Promise(() => {}); // a signal arrived while starting: stopAll exits
+if (stopping) await new Promise(() => {});
 
 const tls = config.router.tls;
 console.log(`

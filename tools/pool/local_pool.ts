@@ -6,11 +6,13 @@
  * Step 1: backends start in parallel; a line per backend when its model is loaded, and a
  * "still loading" line every few seconds until all are. Step 2: the router, probed over
  * its public URL (HTTPS probes trust `router.tls.ca` or the certificate itself). A child
- * that cannot start the first time stops the pool: that is a configuration problem.
+ * that cannot start the first time stops the pool: that is a configuration problem. `stop()`
+ * works at any moment, also while the pool starts (Ctrl-C during a slow model load leaves
+ * no child behind).
  */
 import type { Config } from "../../shared/config.ts";
 import { routerTrust, routerUrl } from "../client/router_address.ts";
-import { createTrustedFetch } from "../client/trusted_fetch.ts";
+import { createTrustedFetch, type TrustedFetch } from "../client/trusted_fetch.ts";
 import { spawnEntry, waitReady } from "./processes.ts";
 import { childHandle, Supervisor } from "./supervisor.ts";
 
@@ -29,7 +31,7 @@ export interface PoolStatus {
   backends: ChildStatus[];
 }
 
-/** Options of {@linkcode startLocalPool}. */
+/** Options of {@linkcode createLocalPool}. */
 export interface LocalPoolOptions {
   config: Config;
   /** Environment of every child (config path, internal token). */
@@ -45,40 +47,46 @@ export interface LocalPoolOptions {
   progressEveryS?: number;
 }
 
-/** A running supervised pool. */
+/** A supervised pool: `start()` once; `stop()` at any time, also while it starts. */
 export interface LocalPool {
   routerUrl: string;
+  /** Resolves when every child is ready; rejects (nothing left running) if one is not. */
+  start(): Promise<void>;
   status(): PoolStatus;
-  /** Stops supervising and ends every child (router first). */
+  /** Stops supervising and ends every child (router first); idempotent. */
   stop(): Promise<void>;
 }
 
-/** Starts the pool; resolves when every child is ready, rejects (nothing left running) if one is not. */
-export async function startLocalPool(options: LocalPoolOptions): Promise<LocalPool> {
+/** The pool of `options`; nothing runs until `start()`. */
+export function createLocalPool(options: LocalPoolOptions): LocalPool {
   const { config, log } = options;
   const backendUrls = Array.from(
     { length: config.pool.backends },
     (_, i) => `http://127.0.0.1:${config.pool.base_port + i}`,
   );
   const url = routerUrl(config);
-  const probe = createTrustedFetch({ ca: await routerTrust(config), checkHostname: false });
-  const children: { supervisor: Supervisor; url: string }[] = [];
-  const status = (): PoolStatus => {
-    const describe = ({ supervisor, url }: (typeof children)[number]): ChildStatus => ({
-      name: supervisor.name,
-      url,
-      pid: supervisor.pid ?? null,
-      restarts: supervisor.restarts,
-    });
-    return { router: describe(children.at(-1)!), backends: children.slice(0, -1).map(describe) };
-  };
+  let probe: TrustedFetch | undefined;
+  let stopped = false;
+  const backends: { supervisor: Supervisor; url: string }[] = [];
+  let router: { supervisor: Supervisor; url: string } | undefined;
+  const describe = ({ supervisor, url }: { supervisor: Supervisor; url: string }) => ({
+    name: supervisor.name,
+    url,
+    pid: supervisor.pid ?? null,
+    restarts: supervisor.restarts,
+  });
+  const status = (): PoolStatus => ({
+    router: router ? describe(router) : { name: "router", url, pid: null, restarts: 0 },
+    backends: backends.map(describe),
+  });
   const supervise = (
     name: string,
     script: string,
     childUrl: string,
     env: Record<string, string>,
   ) => {
-    const supervisor = new Supervisor({
+    if (stopped) throw new Error("the pool was stopped while starting");
+    return new Supervisor({
       name,
       spawn: () =>
         childHandle(spawnEntry(script, { env: { ...options.env, ...env }, stdout: "inherit" })),
@@ -88,38 +96,45 @@ export async function startLocalPool(options: LocalPoolOptions): Promise<LocalPo
           fetch: script.startsWith("router") ? probe : fetch,
         }),
       log,
-      onChange: () => children.length > backendUrls.length && options.onChange?.(status()),
+      onChange: () => options.onChange?.(status()),
     });
-    children.push({ supervisor, url: childUrl });
-    return supervisor;
   };
   const stop = async () => {
-    for (const { supervisor } of [...children].reverse()) await supervisor.stop();
-    probe.close();
+    stopped = true;
+    for (const child of [router, ...[...backends].reverse()]) await child?.supervisor.stop();
+    probe?.close();
   };
-
-  try {
-    // Step 1: backends in parallel, each loading the model.
-    const backends = backendUrls.map((backendUrl, i) =>
-      supervise(`backend-${i + 1}`, "gpu-backend/main.ts", backendUrl, {
-        SWITCHYARD_BACKEND__HOST: "127.0.0.1",
-        SWITCHYARD_BACKEND__PORT: String(config.pool.base_port + i),
-        SWITCHYARD_BACKEND__ID: `backend-${i + 1}`,
-      })
-    );
-    await startWithProgress(backends, "loading the model", options);
-    // Step 2: the router in front of them.
-    const router = supervise("router", "router/main.ts", url, {
-      SWITCHYARD_ROUTER__BACKENDS: JSON.stringify(backendUrls),
-      SWITCHYARD_AUTH__ADMIN_TOKEN: options.adminToken,
-    });
-    await startWithProgress([router], "waiting for its first health checks", options);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  options.onChange?.(status());
-  return { routerUrl: url, status, stop };
+  const start = async () => {
+    try {
+      probe = createTrustedFetch({ ca: await routerTrust(config), checkHostname: false });
+      // Step 1: backends in parallel, each loading the model.
+      backendUrls.forEach((backendUrl, i) =>
+        backends.push({
+          url: backendUrl,
+          supervisor: supervise(`backend-${i + 1}`, "gpu-backend/main.ts", backendUrl, {
+            SWITCHYARD_BACKEND__HOST: "127.0.0.1",
+            SWITCHYARD_BACKEND__PORT: String(config.pool.base_port + i),
+            SWITCHYARD_BACKEND__ID: `backend-${i + 1}`,
+          }),
+        })
+      );
+      await startWithProgress(backends.map((b) => b.supervisor), "loading the model", options);
+      // Step 2: the router in front of them.
+      router = {
+        url,
+        supervisor: supervise("router", "router/main.ts", url, {
+          SWITCHYARD_ROUTER__BACKENDS: JSON.stringify(backendUrls),
+          SWITCHYARD_AUTH__ADMIN_TOKEN: options.adminToken,
+        }),
+      };
+      await startWithProgress([router.supervisor], "waiting for its first health checks", options);
+    } catch (error) {
+      await stop();
+      throw error;
+    }
+    options.onChange?.(status());
+  };
+  return { routerUrl: url, start, status, stop };
 }
 
 /** Starts supervisors in parallel with a line per ready child and periodic "still" lines. */
