@@ -1,13 +1,14 @@
-/** @module Messages between the executor pool (main thread) and its ORT Workers. */
+/** @module Messages between the Worker runner (main thread) and its onnxruntime Workers. */
+import type { Feeds, GraphSource } from "./graph_runner.ts";
 
 /** Main thread → worker. */
 export type WorkerRequest =
-  | { type: "load"; id: number; provider: string; parts: { key: string; path: string }[] }
-  | { type: "unload"; id: number; keys: string[] }
-  | { type: "run"; id: number; key: string; input: Float32Array; rows: number };
+  | { type: "load"; id: number; provider: string; key: string; source: GraphSource }
+  | { type: "unload"; id: number; key: string }
+  | { type: "run"; id: number; key: string; feeds: Feeds; outputs: readonly string[] };
 
 /** Worker → main thread. */
 export type WorkerReply =
   | { type: "done"; id: number; ms: number }
-  | { type: "result"; id: number; output: Float32Array; ms: number }
+  | { type: "result"; id: number; outputs: Record<string, Float32Array>; ms: number }
   | { type: "error"; id: number; message: string };

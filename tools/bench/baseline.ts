@@ -18,7 +18,7 @@ import { type ModelManifest, modelPartPath } from "../../shared/model_manifest.t
 import { decodeInferRequest } from "../../shared/infer_request_codec.ts";
 import { MicroBatcher } from "../../gpu-backend/batching/micro_batcher.ts";
 import { adaptivePolicy } from "../../gpu-backend/batching/policies.ts";
-import { OrtExecutorPool } from "../../gpu-backend/execution/ort_executor_pool.ts";
+import { OrtPartExecutor } from "../../gpu-backend/execution/ort_part_executor.ts";
 import { MoeEngine } from "../../gpu-backend/moe/engine.ts";
 import { generateModel } from "../model/generate.ts";
 import { loadDemoTraffic } from "../model/traffic.ts";
@@ -74,7 +74,7 @@ await session.release();
 const [bestBatch, bestRowsPerS] = expertRows.reduce((a, b) => (b[1] > a[1] ? b : a));
 
 // Step 2: the engine in process.
-const executor = await OrtExecutorPool.create({
+const executor = await OrtPartExecutor.create({
   modelDir: values.model,
   manifest,
   workers: Number(values.executors),
