@@ -50,8 +50,17 @@ export const ConfigSchema = z.object({
     port: z.int().min(0).max(65535).default(9001),
     /** Name reported in load data and logs; defaults to `host:port`. */
     id: z.string().optional(),
-    /** Executor Workers (one ORT session set each). */
-    executors: z.int().min(1).max(64).default(2),
+    /**
+     * Executor Workers (one ORT session set each); 0 runs onnxruntime on the backend's
+     * main thread (then run one backend process per core).
+     */
+    executors: z.int().min(0).max(64).default(2),
+    /**
+     * How experts run: `layer` — per layer one composed execution of every expert hosted
+     * here (plus shared experts and the next gate); `expert` — one session per expert
+     * (the old path, kept for comparison; the simulated executor always uses it).
+     */
+    execution: z.enum(["layer", "expert"]).default("layer"),
     /**
      * `onnx` runs the model. `simulated` spends a calibrated device time per execution
      * instead of computing — for pool-scale benchmarks only; responses say so.

@@ -13,7 +13,7 @@
 /** One input tensor: row-major data and its shape. */
 export type Feed =
   | { type: "float32"; data: Float32Array; dims: readonly number[] }
-  | { type: "int64"; data: BigInt64Array; dims: readonly number[] };
+  | { type: "int32"; data: Int32Array; dims: readonly number[] };
 
 /** Inputs by name. */
 export type Feeds = Record<string, Feed>;

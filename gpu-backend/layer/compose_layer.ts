@@ -13,15 +13,16 @@
  *   inputs  rows     [R, d]  f32  unique input rows: entry tokens first, then peers' rows
  *           residual [M, d]  f32  residual stream of the entry tokens (their rows, plus
  *                                 contributions computed elsewhere: peers, on-demand experts)
- *           src      [N]     i64  the row of each assignment, grouped by hosted expert
- *           counts   [k]     i64  assignments per hosted expert, in hosting order (sum N)
+ *           src      [N]     i32  the row of each assignment, grouped by hosted expert
+ *           counts   [k]     i32  assignments per hosted expert, in hosting order (sum N)
  *           weight   [N, 1]  f32  combine weight of each assignment
  *   outputs routed   [R, d]  f32  Σ weight · expert(row) per row (what a peer row needs)
  *           hidden   [M, d]  f32  residual + routed[:M] + Σ_shared shared(rows[:M])
  *           logits   [M, E]  f32  next layer's gate on `hidden` (only with `nextGate`)
  *
  * Step 1: Gather the assigned rows; Split them by `counts` (a runtime split input, so a
- *         hosted expert with zero rows gets a zero-sized chunk).
+ *         hosted expert with zero rows gets a zero-sized chunk). Indices arrive as int32
+ *         (no BigInt work in JavaScript) and are cast where ONNX wants int64.
  * Step 2: each expert on its chunk; Concat; × weight; ScatterND (reduction add) into
  *         zeros `[R, d]` — a row chosen by two hosted experts gets both contributions.
  * Step 3: shared experts on the entry rows; hidden = residual + routed + shared.
@@ -69,6 +70,7 @@ export interface LayerGraphSpec {
 
 const FLOAT = onnx.TensorProto.DataType.FLOAT;
 const INT64 = onnx.TensorProto.DataType.INT64;
+const INT32 = onnx.TensorProto.DataType.INT32;
 
 /** ONNX bytes of the composed layer graph for `spec`. */
 export function composeLayerGraph(spec: LayerGraphSpec): Uint8Array {
@@ -94,7 +96,10 @@ export function composeLayerGraph(spec: LayerGraphSpec): Uint8Array {
     builder.node("Gather", [LAYER_IO.rows, LAYER_IO.src], ["routed/gathered"], { axis: 0 });
     const chunks = spec.experts.map((e) => `routed/x${e.id}`);
     if (k === 1) builder.node("Identity", ["routed/gathered"], chunks);
-    else builder.node("Split", ["routed/gathered", LAYER_IO.counts], chunks, { axis: 0 });
+    else {
+      builder.node("Cast", [LAYER_IO.counts], ["routed/counts64"], { to: INT64 });
+      builder.node("Split", ["routed/gathered", "routed/counts64"], chunks, { axis: 0 });
+    }
     const outputs = spec.experts.map((e, i) =>
       builder.inline(parts[i]!.model, `E${e.id}/`, chunks[i]!, parts[i]!.what)
     );
@@ -102,7 +107,8 @@ export function composeLayerGraph(spec: LayerGraphSpec): Uint8Array {
     if (k > 1) builder.node("Concat", outputs, [joined], { axis: 0 });
     builder.node("Mul", [joined, LAYER_IO.weight], ["routed/weighted"]);
     builder.constant("routed/axis1", INT64, [1], [1]);
-    builder.node("Unsqueeze", [LAYER_IO.src, "routed/axis1"], ["routed/index"]);
+    builder.node("Cast", [LAYER_IO.src], ["routed/src64"], { to: INT64 });
+    builder.node("Unsqueeze", ["routed/src64", "routed/axis1"], ["routed/index"]);
     builder.node("Shape", [LAYER_IO.rows], ["routed/shape"]);
     builder.node("ConstantOfShape", ["routed/shape"], ["routed/zeros"], {
       value: { name: "value", dataType: FLOAT, dims: [1], floatData: [0] },
@@ -148,8 +154,8 @@ export function composeLayerGraph(spec: LayerGraphSpec): Uint8Array {
     inputs: [
       tensorInfo(LAYER_IO.rows, FLOAT, ["R", d]),
       tensorInfo(LAYER_IO.residual, FLOAT, ["M", d]),
-      tensorInfo(LAYER_IO.src, INT64, ["N"]),
-      tensorInfo(LAYER_IO.counts, INT64, [k]),
+      tensorInfo(LAYER_IO.src, INT32, ["N"]),
+      tensorInfo(LAYER_IO.counts, INT32, [k]),
       tensorInfo(LAYER_IO.weight, FLOAT, ["N", 1]),
     ],
     outputs: [
