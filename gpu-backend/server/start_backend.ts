@@ -116,16 +116,10 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
   let executables: LayerExecutables | undefined;
   if (runner) {
     executables = new LayerExecutables({ runner, manifest, modelDir: config.model.dir, logger });
-    // Every expert, or under a memory budget the experts that fit (warm at start).
-    const hosted = Array.from(
-      { length: manifest.layers },
-      (_, layer) =>
-        startup.executorParts
-          ? startup.warmAtStart.flatMap((p) =>
-            p.kind === "expert" && p.layer === layer ? [p.expert] : []
-          )
-          : Array.from({ length: manifest.experts }, (_, expert) => expert),
-    );
+    // Every expert; under a memory budget none until a plan pins some: warm experts
+    // outside a plan are per-expert sessions the LRU may evict, as on the per-expert path.
+    const all = Array.from({ length: manifest.experts }, (_, expert) => expert);
+    const hosted = Array.from({ length: manifest.layers }, () => startup.executorParts ? [] : all);
     await executables.start(hosted);
   }
   const backendId = config.backend.id ?? `${config.backend.host}:${config.backend.port}`;
