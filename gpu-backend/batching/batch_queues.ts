@@ -6,11 +6,16 @@
  * Every queue holds request groups (one request's — or one peer frame's — work for that
  * queue). The batcher owns the kernel's capacity: it keeps at most `kernel.depth`
  * executions outstanding and, whenever a place is free, asks the policy which queue to
- * serve — the one whose head has waited longest among those ready — and takes up to
- * `policy.maxGroups` groups (and `maxRowsPerBatch` rows) into one execution. While all
- * slots are busy, queues keep growing, so the next batch forms while the current one
- * runs. The kernel splits results back per group.
+ * serve — among those ready, the highest `priority`, then the one whose head has waited
+ * longest — and takes up to `policy.maxGroups` groups (and `maxRowsPerBatch` rows) into
+ * one execution. While all slots are busy, queues keep growing, so the next batch forms
+ * while the current one runs. The kernel splits results back per group.
+ *
+ * After an execution, the next dispatch waits one event-loop turn (`defer`): the groups
+ * just answered go on to their next queue in promise continuations, and a decision taken
+ * before those ran would send a fragment of them (or another queue) ahead of the rest.
  */
+import { setImmediate } from "node:timers";
 import { ArrivalRate, ServiceCurve } from "./estimators.ts";
 import type { BatchPolicy, QueueView } from "./policies.ts";
 
@@ -49,10 +54,14 @@ export interface BatchQueuesOptions<W, R> {
   maxRowsPerBatch?: number;
   /** Service-time prior before measurements exist. */
   priorService?: { fixedMs: number; perRowMs: number };
+  /** Priority of a queue among ready ones (higher first; default 0 for all). */
+  priority?: (key: string) => number;
   /** Clock in ms; default `performance.now`. */
   now?: () => number;
   setTimer?: (fn: () => void, ms: number) => number;
   clearTimer?: (id: number) => void;
+  /** Runs `fn` once pending promise continuations ran; default `setImmediate`. */
+  defer?: (fn: () => void) => void;
 }
 
 /** Batching statistics of one queue. */
@@ -93,7 +102,11 @@ class Queue<W, R> {
   target = 1;
   stats: Omit<QueueBatchStats, "queuedGroups" | "target" | "arrivalPerS" | "service">;
 
-  constructor(readonly key: string, prior: { fixedMs: number; perRowMs: number }) {
+  constructor(
+    readonly key: string,
+    prior: { fixedMs: number; perRowMs: number },
+    readonly priority: number,
+  ) {
     this.service = new ServiceCurve(prior);
     this.stats = {
       part: key,
@@ -114,9 +127,13 @@ export class BatchQueues<W, R> {
   readonly #policy: BatchPolicy;
   readonly #maxRows: number;
   readonly #prior: { fixedMs: number; perRowMs: number };
+  readonly #priority: (key: string) => number;
   readonly #now: () => number;
   readonly #setTimer: (fn: () => void, ms: number) => number;
   readonly #clearTimer: (id: number) => void;
+  readonly #defer: (fn: () => void) => void;
+  /** An execution just finished: dispatching waits for its groups' follow-up work. */
+  #settling = false;
   readonly #queues = new Map<string, Queue<W, R>>();
   /** Queues holding at least one group. */
   readonly #waiting = new Set<Queue<W, R>>();
@@ -131,9 +148,11 @@ export class BatchQueues<W, R> {
     this.#policy = options.policy;
     this.#maxRows = options.maxRowsPerBatch ?? 1024;
     this.#prior = options.priorService ?? { fixedMs: 0.1, perRowMs: 0.02 };
+    this.#priority = options.priority ?? (() => 0);
     this.#now = options.now ?? (() => performance.now());
     this.#setTimer = options.setTimer ?? ((fn, ms) => setTimeout(fn, ms) as unknown as number);
     this.#clearTimer = options.clearTimer ?? ((id) => clearTimeout(id));
+    this.#defer = options.defer ?? ((fn) => setImmediate(fn));
   }
 
   /** The policy in use. */
@@ -145,7 +164,7 @@ export class BatchQueues<W, R> {
   submit(key: string, work: W, rows: number, onBatch?: BatchObserver): Promise<R> {
     let queue = this.#queues.get(key);
     if (!queue) {
-      queue = new Queue<W, R>(key, this.#prior);
+      queue = new Queue<W, R>(key, this.#prior, this.#priority(key));
       this.#queues.set(key, queue);
     }
     const now = this.#now();
@@ -218,6 +237,7 @@ export class BatchQueues<W, R> {
   }
 
   #schedule(): void {
+    if (this.#settling) return;
     while (this.#running < this.#kernel.depth) {
       const now = this.#now();
       this.#plan(now);
@@ -230,7 +250,11 @@ export class BatchQueues<W, R> {
           queue.target,
         );
         if (decision.dispatch) {
-          if (!best || queue.groups[0]!.enqueuedAt < best.groups[0]!.enqueuedAt) best = queue;
+          if (
+            !best || queue.priority > best.priority ||
+            (queue.priority === best.priority &&
+              queue.groups[0]!.enqueuedAt < best.groups[0]!.enqueuedAt)
+          ) best = queue;
         } else {
           soonest = Math.min(soonest, decision.waitMs);
         }
@@ -300,7 +324,11 @@ export class BatchQueues<W, R> {
       for (const group of taken) group.reject(error as Error);
     } finally {
       this.#running--;
-      this.#schedule();
+      this.#settling = true;
+      this.#defer(() => {
+        this.#settling = false;
+        this.#schedule();
+      });
     }
   }
 }

@@ -1,7 +1,14 @@
 /**
- * @module Micro-batching per layer: one queue per layer executable slot (`L{l}/layer`)
- * and one for the first layer's gate (`L0/gate`), coalescing the works of concurrent
- * requests and peers into one `session.run()` each (`batch_queues.ts` decides when).
+ * @module Micro-batching per layer: one queue per layer (`L{l}/layer`) and one for the
+ * first layer's gate (`L0/gate`), coalescing the works of concurrent requests and peers
+ * into one `session.run()` each (`batch_queues.ts` decides when).
+ *
+ * Among ready queues the deepest layer goes first (a gate before its layer): requests
+ * already in flight finish before new ones start, so the requests of a wave move
+ * through the layers together and every layer's batch holds all of them — measured
+ * here, larger batches than serving the oldest head first, where the stages took turns
+ * and split the in-flight requests between them. A new request waits at most for the
+ * waves ahead of it to leave the layers they are in.
  *
  * It also keeps the per-part counters the load report and `/metrics` show, from row
  * counts: every execution adds its rows per hosted expert, its entry rows to the shared
@@ -56,6 +63,7 @@ export class LayerBatcher {
     this.#queues = new BatchQueues<LayerGroup, GroupResult>({
       kernel,
       policy: options.policy,
+      priority: queuePriority,
       ...(options.maxRowsPerBatch !== undefined
         ? { maxRowsPerBatch: options.maxRowsPerBatch }
         : {}),
@@ -125,6 +133,12 @@ export class LayerBatcher {
   windowMs(): number {
     return this.#queues.windowMs();
   }
+}
+
+/** Deeper layers first; a layer's gate just before the layer. */
+function queuePriority(key: string): number {
+  const match = /^L(\d+)\/(gate|layer)$/.exec(key);
+  return match ? 2 * Number(match[1]) + (match[2] === "layer" ? 1 : 0) : 0;
 }
 
 function layerKernel(

@@ -13,15 +13,13 @@ import { type BackendExecutor, createExecutor } from "../execution/create_execut
 import { acceptPeer } from "../peer/peer_server.ts";
 import type { PeerLayerData } from "../peer/peer_protocol.ts";
 import { PeerRegistry } from "../peer/peer_registry.ts";
-import { ExpertDispatcher } from "../placement/expert_dispatcher.ts";
-import { PlacementState } from "../placement/placement_state.ts";
-import { MicroBatcher } from "../batching/micro_batcher.ts";
-import { policyByName } from "../batching/policies.ts";
-import { MoeEngine } from "../moe/engine.ts";
-import { LayerBatcher } from "../layer/layer_batcher.ts";
-import { LayerDispatcher } from "../layer/layer_dispatcher.ts";
-import { LayerExecutables } from "../layer/layer_executables.ts";
-import { mergePartStats } from "../layer/merge_part_stats.ts";
+import type { MicroBatcher } from "../batching/micro_batcher.ts";
+import { buildBackendEngine } from "./backend_engine.ts";
+import type { LayerExecutables } from "../layer/layer_executables.ts";
+import type { LayerBatcher } from "../layer/layer_batcher.ts";
+import type { LayerDispatcher } from "../layer/layer_dispatcher.ts";
+import type { MoeEngine } from "../moe/engine.ts";
+import type { PlacementState } from "../placement/placement_state.ts";
 import { createBackendApp } from "./app.ts";
 import { buildLoadReport } from "./load_report.ts";
 import { BackendMetrics } from "../metrics/backend_metrics.ts";
@@ -99,39 +97,7 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
       per_row_ms: config.backend.simulated.per_row_ms,
     });
   }
-  const { batching } = config;
-  const policy = () =>
-    policyByName(batching.policy, {
-      min: batching.min,
-      max: batching.max,
-      maxWaitMs: batching.max_wait_ms,
-      latencyBudgetMs: batching.latency_budget_ms,
-    });
-  const batcher = new MicroBatcher({
-    executor,
-    maxRowsPerBatch: batching.max_rows,
-    policy: policy(),
-  });
-  const runner = layerPath ? executor.runner! : undefined;
-  let executables: LayerExecutables | undefined;
-  if (runner) {
-    executables = new LayerExecutables({ runner, manifest, modelDir: config.model.dir, logger });
-    // Every expert; under a memory budget none until a plan pins some: warm experts
-    // outside a plan are per-expert sessions the LRU may evict, as on the per-expert path.
-    const all = Array.from({ length: manifest.experts }, (_, expert) => expert);
-    const hosted = Array.from({ length: manifest.layers }, () => startup.executorParts ? [] : all);
-    await executables.start(hosted);
-  }
   const backendId = config.backend.id ?? `${config.backend.host}:${config.backend.port}`;
-  const placement = new PlacementState({
-    manifest,
-    backendId,
-    executor,
-    logger,
-    residency: startup.residency,
-    ...(executables ? { layers: executables } : {}),
-  });
-  await placement.warm(startup.warmAtStart);
   // Node resources: body bytes counted at the HTTP handler and the peer channel;
   // accelerators read in the background (never on the report path).
   const net = new NetCounter();
@@ -143,56 +109,30 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     logger,
     net,
   });
-  const dispatcher = new ExpertDispatcher({
-    selfId: backendId,
-    local: batcher,
-    placement,
-    peer: (id) => peers.get(id),
-    onUnreachable: config.expert_balancer.on_unreachable,
-  });
-  const layers = runner && executables
-    ? (() => {
-      const layerBatcher = new LayerBatcher({
-        runner,
-        executables,
-        manifest,
-        policy: policy(),
-        maxRowsPerBatch: batching.max_rows,
-      });
-      const layerDispatcher = new LayerDispatcher({
-        selfId: backendId,
-        manifest,
-        batcher: layerBatcher,
-        executables,
-        placement,
-        runPart: (part, input, rows) => dispatcher.runLocal(part, input, rows),
-        peer: (id) => peers.get(id),
-        onUnreachable: config.expert_balancer.on_unreachable,
-      });
-      return { batcher: layerBatcher, executables, dispatcher: layerDispatcher };
-    })()
-    : undefined;
-  const engine = new MoeEngine({
+  const built = await buildBackendEngine({
     manifest,
+    modelDir: config.model.dir,
+    executor,
+    logger,
+    backendId,
+    startup,
+    execution: layerPath ? "layer" : "expert",
+    batching: config.batching,
     temperature: config.gate.temperature,
     maxQueuedRows: config.backend.max_queued_rows,
-    ...(layers ? { layers: layers.dispatcher } : { runner: dispatcher }),
+    onUnreachable: config.expert_balancer.on_unreachable,
+    peer: (id) => peers.get(id),
   });
+  const { engine, placement, batcher, dispatcher, layers } = built;
   // What the load report, metrics and readiness read: both paths' counters together.
-  const executorView = runner
-    ? { provider: runner.provider, stats: () => runner.stats() }
-    : executor;
-  const partStats = () =>
-    layers ? mergePartStats(layers.batcher.partStats(), batcher.stats()) : batcher.stats();
-  const queueStats = () =>
-    layers ? [...layers.batcher.stats(), ...batcher.stats()] : batcher.stats();
+  const executorView = { provider: executor.provider, stats: built.executorStats };
   const loadReport = () => {
     const { rss, heapUsed } = Deno.memoryUsage();
     return buildLoadReport({
       backendId,
       manifest,
       executor: executorView,
-      batcher: { stats: partStats },
+      batcher: { stats: built.partStats },
       engine,
       startedAt,
       now: Date.now(),
@@ -208,7 +148,7 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     providerFallbacks: executor.fallbacks?.length ?? 0,
     snapshot: () => ({
       report: loadReport(),
-      batches: queueStats(),
+      batches: built.queueStats(),
       executor: executorView.stats(),
       engine: engine.stats(),
       placement: {
@@ -256,7 +196,7 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
           policy: batcher.policy.name,
           window_ms: (layers?.batcher ?? batcher).windowMs(),
           host_ms_per_execution: (layers?.batcher ?? batcher).hostMsPerExecution(),
-          parts: queueStats(),
+          parts: built.queueStats(),
         },
       },
     }),

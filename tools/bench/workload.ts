@@ -32,6 +32,8 @@ export interface WorkloadOptions {
   typeOrder?: readonly string[];
   /** Largest request in rows (default 16). */
   maxRows?: number;
+  /** Every request this many rows (instead of drawn sizes). */
+  rows?: number;
   seed?: number;
   /** Extra headers (e.g. authorization for a backend called directly). */
   headers?: Record<string, string>;
@@ -50,7 +52,7 @@ export function prepareWorkload(options: WorkloadOptions): PreparedRequest[] {
   const types = options.typeOrder ?? options.traffic?.request_types ?? ["default"];
   const pickType = zipfRequestTypes(types, options.zipf ?? 1.1, random);
   return Array.from({ length: options.count ?? 512 }, () => {
-    const rows = drawRows(random, options.maxRows ?? 16);
+    const rows = options.rows ?? drawRows(random, options.maxRows ?? 16);
     const requestType = pickType();
     const tokens = options.traffic
       ? demoTokens(options.traffic, requestType, rows, random)
