@@ -119,38 +119,70 @@ export class LayerDispatcher implements LayerPath {
     onBatch: BatchObserver,
   ): Promise<{ hidden: Float32Array; logits: Float32Array | null }> {
     const { manifest, batcher, executables } = this.#options;
-    const groups = groupRowsByExpert(routing, rows, manifest.top_k, manifest.experts);
     const executable = executables.current(layer);
     executables.acquire(executable);
     try {
-      // Step 1: dispatch every selected expert; peers and on-demand experts answer first.
-      const local = new LocalAssignments();
-      const experts = groups.flatMap((group, expert) => group.rows.length > 0 ? [expert] : []);
-      const contributions = await this.#dispatch({
-        layer,
-        executable,
-        experts,
-        groups,
-        weights: routing.weights,
-        hidden,
-        local,
-        tried: new Map(),
-      });
-      // Step 2: their results join the residual; the executable adds the rest.
-      const residual = contributions.length > 0 ? hidden.slice() : null;
-      if (residual) addContributions(residual, manifest.d_model, contributions);
-      const work: LayerWork = {
-        rows: hidden,
-        rowCount: rows,
-        entry: rows,
-        residual,
-        assign: local.build(),
-      };
+      let assign = this.#allHere(layer, executable, routing, rows);
+      let residual: Float32Array | null = null;
+      if (assign === null) {
+        // Step 1: dispatch every selected expert; peers and on-demand experts answer first.
+        const groups = groupRowsByExpert(routing, rows, manifest.top_k, manifest.experts);
+        const local = new LocalAssignments();
+        const experts = groups.flatMap((group, expert) => group.rows.length > 0 ? [expert] : []);
+        const contributions = await this.#dispatch({
+          layer,
+          executable,
+          experts,
+          groups,
+          weights: routing.weights,
+          hidden,
+          local,
+          tried: new Map(),
+        });
+        // Step 2: their results join the residual; the executable adds the rest.
+        residual = contributions.length > 0 ? hidden.slice() : null;
+        if (residual) addContributions(residual, manifest.d_model, contributions);
+        assign = local.build();
+      }
+      const work: LayerWork = { rows: hidden, rowCount: rows, entry: rows, residual, assign };
       const outcome = await batcher.run(executable, work, onBatch);
       return { hidden: outcome.hidden, logits: outcome.logits };
     } finally {
       executables.release(executable);
     }
+  }
+
+  /**
+   * The common case without any grouping: every selected expert runs in `executable` (no
+   * plan, or the plan's replica here) — the assignments are the routing itself. Null
+   * when some expert goes elsewhere.
+   */
+  #allHere(
+    layer: number,
+    executable: LayerExecutable,
+    routing: TokenRouting,
+    rows: number,
+  ): Assignments | null {
+    const { placement, selfId } = this.#options;
+    const experts = routing.experts;
+    const planned = placement.active !== null;
+    for (let i = 0; i < experts.length; i++) {
+      const expert = experts[i]!;
+      if (executable.position[expert]! < 0) return null;
+      if (
+        planned &&
+        !placement.replicas(layer, expert).some((r) => r.backend === selfId && r.weight > 0)
+      ) return null;
+    }
+    const topK = experts.length / Math.max(rows, 1);
+    this.counters.localRows += experts.length;
+    const row = new Int32Array(experts.length);
+    for (let i = 0; i < row.length; i++) row[i] = Math.floor(i / topK);
+    return {
+      row,
+      expert: experts,
+      weight: routing.weights,
+    };
   }
 
   /** Runs peers' layer items here: per row `Σ weight · expert(row)`, `[rows, d]` each. */
