@@ -51,10 +51,11 @@ export const ConfigSchema = z.object({
     /** Name reported in load data and logs; defaults to `host:port`. */
     id: z.string().optional(),
     /**
-     * Executor Workers (one ORT session set each); 0 runs onnxruntime on the backend's
-     * main thread (then run one backend process per core).
+     * Where onnxruntime runs: 0 = the backend's main thread (the default: no thread
+     * crossings; run one backend process per core), N = N executor Workers (one ORT
+     * session set each; one message per execution each way). `bench:baseline` compares.
      */
-    executors: z.int().min(0).max(64).default(2),
+    executors: z.int().min(0).max(64).default(0),
     /**
      * How experts run: `layer` — per layer one composed execution of every expert hosted
      * here (plus shared experts and the next gate); `expert` — one session per expert

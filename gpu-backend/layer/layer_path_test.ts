@@ -2,7 +2,7 @@
  * The layer path end to end in process (onnxruntime on this thread): its outputs equal
  * the per-expert path (≤ 1e-5) and an independent float64 oracle (≤ 1e-4) — on the demo
  * model, on a model whose experts are Gemm + bias + GELU (erf) + Gemm, without shared
- * experts, and with a routing-only bias — with requests running concurrently, so
+ * experts, with a routing-only bias, and on executor Workers — with requests running concurrently, so
  * batches coalesce several requests whose rows land on different experts (most experts
  * get no rows in a batch).
  */
@@ -28,13 +28,13 @@ import { loadManifest } from "../server/start_backend.ts";
 import { geluExpertOutput, geluGateLogits, writeGeluModel } from "../testing/gelu_model.ts";
 import { oracleForward, type OracleParts } from "../testing/moe_oracle.ts";
 
-async function engine(dir: string, execution: "layer" | "expert") {
+async function engine(dir: string, execution: "layer" | "expert", workers = 0) {
   const manifest = await loadManifest(dir);
   const executor = await createExecutor({
     kind: "onnx",
     modelDir: dir,
     manifest,
-    workers: 0,
+    workers,
     providers: ["cpu"],
     ...(execution === "layer" ? { parts: [] } : {}),
   });
@@ -97,10 +97,11 @@ async function compare(
   dir: string,
   parts: OracleParts,
   requests: { tokens: Float32Array; rows: number }[],
-  bias?: number[][],
+  options: { bias?: number[][]; workers?: number } = {},
 ): Promise<void> {
+  const { bias } = options;
   const manifest = await loadManifest(dir);
-  const layer = await engine(dir, "layer");
+  const layer = await engine(dir, "layer", options.workers);
   const expert = await engine(dir, "expert");
   try {
     if (bias) {
@@ -174,6 +175,8 @@ Deno.test("layer path equals the per-expert path and the oracle for Gemm + bias 
       return { rows, tokens: Float32Array.from({ length: rows * d }, gaussian) };
     });
     await compare(dir, parts, requests);
+    // The same on two executor Workers (feeds and outputs cross threads).
+    await compare(dir, parts, requests, { workers: 2 });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -210,7 +213,7 @@ Deno.test("layer path equals the per-expert path and the oracle without shared e
         oracleForward(manifest, parts, r.tokens, r.rows).expertIds.join()
     );
     assert.ok(changed, "the bias changes some selections");
-    await compare(dir, parts, requests, bias);
+    await compare(dir, parts, requests, { bias });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -4,7 +4,8 @@
  * side in one run on one machine.
  *
  *   Step 1: the limit — single-thread MatMul GFLOP/s at batch 256 on the model's expert
- *           shape ÷ the model's FLOPs per token = tokens/s one core computes.
+ *           shapes (the better of `[d, d_ff]` and `[d_ff, d]`) ÷ the model's FLOPs per
+ *           token = tokens/s one core computes.
  *   Step 2: per variant (per-expert path on Workers = the old baseline; the layer path on
  *           the main thread and on Workers), per request size (the demo mix of 1–6
  *           tokens, 32 and 256 tokens): the engine in this process, a backend process
@@ -88,7 +89,11 @@ const decode = (requests: readonly PreparedRequest[]) =>
   );
 
 // Step 1: the compute limit.
-const gflops = await matmulGflops(256, manifest.d_model, manifest.d_ff);
+// The better of the expert's two MatMul shapes (up and down projection).
+const gflops = Math.max(
+  await matmulGflops(256, manifest.d_model, manifest.d_ff),
+  await matmulGflops(256, manifest.d_ff, manifest.d_model),
+);
 const flopsPerToken = await modelFlopsPerToken(values.model, manifest);
 const limit = (gflops * 1e9) / flopsPerToken;
 console.error(`limit: ${gflops.toFixed(1)} GFLOP/s → ${limit.toFixed(0)} tokens/s per core`);

@@ -63,9 +63,9 @@ export function formatReport(r: Report): string {
   );
   lines.push("");
   lines.push(
-    `Limit: single-thread MatMul [256, ${m.d_model}]·[${m.d_model}, ${m.d_ff}] = ${
-      round(r.limit.gflops, 1)
-    } GFLOP/s; ` +
+    `Limit: single-thread onnxruntime MatMul at batch 256, the better of ` +
+      `[256, ${m.d_model}]·[${m.d_model}, ${m.d_ff}] and [256, ${m.d_ff}]·[${m.d_ff}, ${m.d_model}]: ` +
+      `${round(r.limit.gflops, 1)} GFLOP/s; ` +
       `the model needs ${round(r.limit.flopsPerToken / 1e6, 3)} MFLOP per token → **${
         round(limit, 0)
       } tokens/s per core**.`,
