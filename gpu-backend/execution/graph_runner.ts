@@ -1,7 +1,7 @@
 /**
  * @module The graph-runner interface: something that holds onnxruntime sessions by key
  * and runs one with named inputs and outputs. Both execution paths sit on it — the
- * per-expert parts (`ort_executor_pool.ts`) and the composed layer executables
+ * per-expert parts (`ort_part_executor.ts`) and the composed layer executables
  * (`gpu-backend/layer/`).
  *
  * Implementations: {@linkcode OrtInlineRunner} runs sessions on the calling (main)

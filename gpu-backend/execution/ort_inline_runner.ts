@@ -15,7 +15,12 @@
 import type ort from "onnxruntime-node";
 import { setImmediate } from "node:timers";
 import type { Feeds, GraphRun, GraphRunner, GraphSource, RunnerStats } from "./graph_runner.ts";
-import { chooseProvider, createSession, type ProviderChoice } from "./ort_session_factory.ts";
+import {
+  chooseProvider,
+  createSession,
+  type OrtProviderSettings,
+  type ProviderChoice,
+} from "./ort_session_factory.ts";
 import { runSession } from "./ort_tensors.ts";
 
 interface Job {
@@ -45,20 +50,27 @@ export class OrtInlineRunner implements GraphRunner {
   #busyMs = 0;
   #closed = false;
 
-  private constructor(choice: ProviderChoice) {
+  readonly #settings: OrtProviderSettings | undefined;
+
+  private constructor(choice: ProviderChoice, settings: OrtProviderSettings | undefined) {
     this.provider = choice.provider;
     this.fallbacks = choice.fallbacks;
+    this.#settings = settings;
   }
 
   /** Picks the first provider of `providers` that can run `probe` (explicit fallback). */
-  static async create(probe: Uint8Array, providers: readonly string[]): Promise<OrtInlineRunner> {
-    return new OrtInlineRunner(await chooseProvider(probe, providers));
+  static async create(
+    probe: Uint8Array,
+    providers: readonly string[],
+    settings?: OrtProviderSettings,
+  ): Promise<OrtInlineRunner> {
+    return new OrtInlineRunner(await chooseProvider(probe, providers, settings), settings);
   }
 
   async load(key: string, source: GraphSource): Promise<void> {
     if (this.#closed) throw new Error("Cannot load: runner is closed");
     const bytes = "bytes" in source ? source.bytes : await Deno.readFile(source.path);
-    const session = await createSession(bytes, this.provider);
+    const session = await createSession(bytes, this.provider, this.#settings);
     const previous = this.#sessions.get(key);
     this.#sessions.set(key, session);
     if (previous) await this.#retire(previous);

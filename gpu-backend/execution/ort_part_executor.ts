@@ -16,6 +16,7 @@ import {
 } from "../../shared/model_manifest.ts";
 import type { Execution, ExecutorStats, ExpertExecutor } from "./executor.ts";
 import type { GraphRunner } from "./graph_runner.ts";
+import type { OrtProviderSettings } from "./ort_session_factory.ts";
 import { OrtInlineRunner } from "./ort_inline_runner.ts";
 import { OrtWorkerRunner } from "./ort_worker_runner.ts";
 
@@ -27,6 +28,8 @@ export interface OrtPartExecutorOptions {
   workers: number;
   /** Providers in order of preference, e.g. `["cuda", "cpu"]`. */
   providers: readonly string[];
+  /** Provider options (CUDA device, memory arena). */
+  providerSettings?: OrtProviderSettings;
   /** Parts to load at start; default every part of the model. */
   parts?: readonly ModelPart[];
 }
@@ -37,13 +40,19 @@ export async function createOrtRunner(options: {
   manifest: ModelManifest;
   workers: number;
   providers: readonly string[];
+  providerSettings?: OrtProviderSettings;
 }): Promise<GraphRunner> {
   const probe = await Deno.readFile(
     join(options.modelDir, modelPartPath(options.manifest, { kind: "gate", layer: 0 })),
   );
   return options.workers === 0
-    ? await OrtInlineRunner.create(probe, options.providers)
-    : await OrtWorkerRunner.create(probe, options.providers, options.workers);
+    ? await OrtInlineRunner.create(probe, options.providers, options.providerSettings)
+    : await OrtWorkerRunner.create(
+      probe,
+      options.providers,
+      options.workers,
+      options.providerSettings,
+    );
 }
 
 /** Per-part sessions (`L0/E3`, `L1/gate` …) on a graph runner. */

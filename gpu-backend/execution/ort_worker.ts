@@ -24,7 +24,7 @@ async function handle(message: WorkerRequest): Promise<void> {
     case "load": {
       const source = message.source;
       const bytes = "bytes" in source ? source.bytes : await Deno.readFile(source.path);
-      const session = await createSession(bytes, message.provider);
+      const session = await createSession(bytes, message.provider, message.settings);
       await sessions.get(message.key)?.release();
       sessions.set(message.key, session);
       reply({ type: "done", id: message.id, ms: performance.now() - started });

@@ -10,7 +10,11 @@
  * the other, so a large composed graph being built never stalls every slot at once.
  */
 import type { Feeds, GraphRun, GraphRunner, GraphSource, RunnerStats } from "./graph_runner.ts";
-import { chooseProvider, type ProviderChoice } from "./ort_session_factory.ts";
+import {
+  chooseProvider,
+  type OrtProviderSettings,
+  type ProviderChoice,
+} from "./ort_session_factory.ts";
 import type { WorkerReply, WorkerRequest } from "./worker_protocol.ts";
 
 interface Job {
@@ -44,6 +48,7 @@ export class OrtWorkerRunner implements GraphRunner {
   readonly depth: number;
   readonly sharedThread = false;
   readonly #slots: Slot[];
+  readonly #settings: OrtProviderSettings | undefined;
   readonly #queue: Job[] = [];
   readonly #loaded = new Set<string>();
   #nextId = 1;
@@ -52,8 +57,13 @@ export class OrtWorkerRunner implements GraphRunner {
   #busyMs = 0;
   #closed = false;
 
-  private constructor(workers: number, choice: ProviderChoice) {
+  private constructor(
+    workers: number,
+    choice: ProviderChoice,
+    settings: OrtProviderSettings | undefined,
+  ) {
     this.provider = choice.provider;
+    this.#settings = settings;
     this.fallbacks = choice.fallbacks;
     this.#slots = Array.from({ length: workers }, () => this.#spawn());
     this.slots = workers;
@@ -65,11 +75,16 @@ export class OrtWorkerRunner implements GraphRunner {
     probe: Uint8Array,
     providers: readonly string[],
     workers: number,
+    settings?: OrtProviderSettings,
   ): Promise<OrtWorkerRunner> {
     if (!Number.isInteger(workers) || workers < 1) {
       throw new RangeError(`Cannot start executor Workers: count must be >= 1, got ${workers}`);
     }
-    return new OrtWorkerRunner(workers, await chooseProvider(probe, providers));
+    return new OrtWorkerRunner(
+      workers,
+      await chooseProvider(probe, providers, settings),
+      settings,
+    );
   }
 
   async load(key: string, source: GraphSource): Promise<void> {
@@ -79,6 +94,7 @@ export class OrtWorkerRunner implements GraphRunner {
         type: "load",
         id: this.#nextId++,
         provider: this.provider,
+        ...(this.#settings ? { settings: this.#settings } : {}),
         key,
         source,
       });

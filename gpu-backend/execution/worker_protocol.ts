@@ -1,9 +1,17 @@
 /** @module Messages between the Worker runner (main thread) and its onnxruntime Workers. */
 import type { Feeds, GraphSource } from "./graph_runner.ts";
+import type { OrtProviderSettings } from "./ort_session_factory.ts";
 
 /** Main thread → worker. */
 export type WorkerRequest =
-  | { type: "load"; id: number; provider: string; key: string; source: GraphSource }
+  | {
+    type: "load";
+    id: number;
+    provider: string;
+    settings?: OrtProviderSettings;
+    key: string;
+    source: GraphSource;
+  }
   | { type: "unload"; id: number; key: string }
   | { type: "run"; id: number; key: string; feeds: Feeds; outputs: readonly string[] };
 

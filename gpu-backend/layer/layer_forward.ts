@@ -4,7 +4,8 @@
  *
  *   Step 0: the first layer's gate → logits `[T, E]` (a stand-alone gate execution).
  *   Per layer:
- *   Step 1: route → top-k experts and combine weights per token (`routing.ts`).
+ *   Step 1: route → top-k experts and combine weights per token (`routing.ts`: the
+ *           model's router family, its selection bias plus the live routing-only bias).
  *   Step 2: the layer path dispatches the assignments (local executable, peers,
  *           on-demand experts) and runs the layer: `h ← h + Σ_k w_k · expert_k(h) +
  *           Σ_s shared_s(h)`, and the next layer's gate on the result when fused.
@@ -15,7 +16,12 @@
  */
 import type { BatchObserver } from "../batching/batch_queues.ts";
 import type { MoeForwardOptions, MoeForwardResult } from "../moe/forward.ts";
-import { gateOptionsFor, routeTokens, type TokenRouting } from "../moe/routing.ts";
+import {
+  gateOptionsFor,
+  routeTokens,
+  selectionBiasFor,
+  type TokenRouting,
+} from "../moe/routing.ts";
 
 /** What the forward pass needs of the layer machinery. */
 export interface LayerPath {
@@ -58,7 +64,7 @@ export async function forwardLayers(
     // Step 1: route.
     const routing = routeTokens(logits, rows, manifest.experts, {
       ...gateOptionsFor(manifest, options.temperature),
-      bias: options.bias?.[layer],
+      bias: selectionBiasFor(manifest, layer, options.bias?.[layer]),
     });
     expertIds.set(routing.experts, layer * rows * topK);
     expertWeights.set(routing.weights, layer * rows * topK);

@@ -1,9 +1,11 @@
 /**
  * @module Test support: an independent float64 MoE forward pass — routing written here
- * from the model format's rules (group limit on the best biased score per group, top-k on
- * biased scores with ties to the lower index, softmax of the selected unbiased logits ÷
- * temperature), not with the backend's routing code — over injected gate and expert
- * functions, so it can check any expert graph the tests build.
+ * from the model format's rules for the default router family (selection scores =
+ * softmax of the logits + the selection-only bias; group limit on the best selection
+ * score per group; top-k with ties to the lower index; weights = softmax of the chosen
+ * experts' logits ÷ temperature, renormalised), not with the backend's routing code —
+ * over injected gate and expert functions, so it can check any expert graph the tests
+ * build. Models with other router families are out of its scope.
  *
  * Logits are rounded to float32 before routing, as a backend that gets float32 logits
  * from onnxruntime sees them.
@@ -42,6 +44,13 @@ export function oracleForward(
   rows: number,
   options: OracleOptions = {},
 ): OracleResult {
+  const router = manifest.router;
+  if (
+    router.scoring !== "softmax" || router.group_score !== "max" || !router.norm_topk_prob ||
+    router.routed_scaling_factor !== 1 || router.e_score_correction_bias !== undefined
+  ) {
+    throw new RangeError("Cannot run the oracle: it knows only the default router family");
+  }
   const d = manifest.d_model;
   const k = manifest.top_k;
   const expertIds = new Int32Array(manifest.layers * rows * k);
@@ -81,7 +90,10 @@ function route(
   temperature: number,
 ): { experts: number[]; weights: number[] } {
   const count = manifest.experts;
-  const score = (e: number) => logits[e]! + (bias?.[e] ?? 0);
+  const peak = Math.max(...logits);
+  const exps = logits.map((l) => Math.exp(l - peak));
+  const sum = exps.reduce((a, b) => a + b, 0);
+  const score = (e: number) => exps[e]! / sum + (bias?.[e] ?? 0);
   const groups = manifest.groups;
   const size = count / groups;
   let eligible = Array.from({ length: count }, (_, e) => e);
