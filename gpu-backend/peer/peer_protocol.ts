@@ -111,9 +111,19 @@ export function packLayerItems(items: readonly PeerLayerData[]): Float32Array {
   return payload;
 }
 
+/** Index of the first NaN or ±Infinity in `values`, or -1 (one tight pass, no closures). */
+export function firstNonFinite(values: Float32Array): number {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    if (v - v !== 0) return i;
+  }
+  return -1;
+}
+
 /**
- * Views a layer frame's payload as its items (no copy); throws a `TypeError` when the
- * header and the payload disagree.
+ * Views a layer frame's payload as its items (no copy) and checks that every value and
+ * weight is finite; throws a `TypeError` when the header and the payload disagree or a
+ * value is not finite.
  */
 export function unpackLayerItems(
   items: readonly PeerLayerItem[],
@@ -147,6 +157,12 @@ export function unpackLayerItems(
   });
   if (at !== payload.length) {
     throw new TypeError("Cannot decode peer frame: payload longer than its items");
+  }
+  // Weights share the payload with the int32 rows and experts, so check them apart.
+  for (const item of out) {
+    if (firstNonFinite(item.values) >= 0 || firstNonFinite(item.assignWeight) >= 0) {
+      throw new TypeError("Cannot decode peer frame: a value is not finite");
+    }
   }
   return out;
 }

@@ -10,6 +10,7 @@ import type { Logger } from "../../shared/logger.ts";
 import {
   decodePeerFrame,
   encodePeerFrame,
+  firstNonFinite,
   type PeerItem,
   type PeerLayerData,
   unpackLayerItems,
@@ -43,6 +44,9 @@ async function runItems(
   items: PeerItem[],
   payload: Float32Array,
 ): Promise<{ output: Float32Array; rows: number[] }> {
+  if (firstNonFinite(payload) >= 0) {
+    throw new ApiError("bad_request", "Cannot run peer items: a value is not finite");
+  }
   const width = payload.length / items.reduce((sum, item) => sum + item.rows, 0);
   let offset = 0;
   const outputs = await Promise.all(items.map((item) => {

@@ -23,6 +23,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { decodeInferRequest } from "../../shared/infer_request_codec.ts";
 import type { ModelManifest } from "../../shared/model_manifest.ts";
+import { loadManifest } from "../../gpu-backend/server/start_backend.ts";
 import { generateModel } from "../model/generate.ts";
 import { loadDemoTraffic } from "../model/traffic.ts";
 import {
@@ -46,7 +47,7 @@ const { values } = parseArgs({
     "low-duration": { type: "string", default: "3" },
     clients: { type: "string", default: "32" },
     sizes: { type: "string", default: "demo,32,256" },
-    variants: { type: "string", default: "expert-workers,layer-main,layer-workers" },
+    variants: { type: "string", default: "expert-workers,layer-main,layer-workers,layer-main-32" },
     out: { type: "string" },
   },
 });
@@ -66,7 +67,8 @@ const lowDurationS = Number(values["low-duration"]);
 const clients = Number(values.clients);
 const token = "bench-internal-token-0123456789";
 if (!existsSync(join(values.model, "moe.json"))) await generateModel(values.model, {});
-const manifest: ModelManifest = JSON.parse(await Deno.readTextFile(join(values.model, "moe.json")));
+// Parsed with the schema: the engine in process needs the defaults (router family …).
+const manifest: ModelManifest = await loadManifest(values.model);
 const traffic = await loadDemoTraffic(values.model);
 const auth = { authorization: `Bearer ${token}` };
 const workloads = values.sizes.split(",").map((size) => ({
