@@ -112,7 +112,8 @@ export function formatReport(r: Report): string {
     "tokens/CPU-s: tokens answered per CPU-second of the serving processes (backend; + router on " +
       "the router path; this process for the engine in process), from `/proc/<pid>/stat`. % limit: " +
       "that ÷ the limit. in ORT %: the backend's time inside onnxruntime runs ÷ its CPU time (the rest " +
-      "is HTTP, decoding, routing, batching, thread crossings). runs/req: onnxruntime runs per request.",
+      "is HTTP, decoding, routing, batching, thread crossings; with Workers it is their wall time and " +
+      "exceeds 100 % when they wait for a core). runs/req: onnxruntime runs per request.",
   );
   lines.push("");
   lines.push("New ÷ old, tokens per CPU-second:");
