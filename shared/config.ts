@@ -55,8 +55,18 @@ export const ConfigSchema = z.object({
     port: z.int().min(0).max(65535).default(9001),
     /** Name reported in load data and logs; defaults to `host:port`. */
     id: z.string().optional(),
-    /** Executor Workers (one ORT session set each). */
-    executors: z.int().min(1).max(64).default(2),
+    /**
+     * Where onnxruntime runs: 0 = the backend's main thread (the default: no thread
+     * crossings; run one backend process per core), N = N executor Workers (one ORT
+     * session set each; one message per execution each way). `bench:baseline` compares.
+     */
+    executors: z.int().min(0).max(64).default(0),
+    /**
+     * How experts run: `layer` — per layer one composed execution of every expert hosted
+     * here (plus shared experts and the next gate); `expert` — one session per expert
+     * (the old path, kept for comparison; the simulated executor always uses it).
+     */
+    execution: z.enum(["layer", "expert"]).default("layer"),
     /**
      * `onnx` runs the model. `simulated` spends a calibrated device time per execution
      * instead of computing — for pool-scale benchmarks only; responses say so.

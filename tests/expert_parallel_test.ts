@@ -1,9 +1,11 @@
 /**
- * Expert parallelism over real processes: three backends each hosting part of the
- * experts under a placement plan, requests entering anywhere, rows for remote experts
- * travelling over the peer channel. Outputs must equal single-backend execution; a plan
- * switch under load must lose nothing; a dead peer's experts must be served by other
- * replicas, or fail with a 503 naming the expert.
+ * Expert parallelism over real processes (the layer path): three backends each hosting
+ * part of the experts under a placement plan, requests entering anywhere, rows for
+ * remote experts travelling over the peer channel. Outputs must equal single-backend
+ * execution and the per-expert path (≤ 1e-5) and the reference (≤ 1e-4); a plan switch
+ * under load (layer executables rebuilt and swapped) must lose nothing and answer
+ * nothing differently; a dead peer's experts must be served by other replicas, or fail
+ * with a 503 naming the expert.
  */
 import assert from "node:assert/strict";
 import type { PlacementPlan } from "../shared/placement_plan.ts";
@@ -13,6 +15,7 @@ import { demoTokens, loadDemoTraffic } from "../tools/model/traffic.ts";
 import { startPool, type TestPool } from "../tools/pool/processes.ts";
 import { infer, maxAbsDiff } from "./_support/client.ts";
 import { makeTinyModel, TINY } from "./_support/tiny_model.ts";
+import { perExpertOutputs } from "./_support/per_expert.ts";
 
 function plan(pool: TestPool, version: number, layers: number[][]): PlacementPlan {
   return {
@@ -83,6 +86,13 @@ Deno.test("expert parallelism across 3 backends matches single-backend execution
       const res = await infer(pool.router.url, TINY.name, r.tokens, TINY.dModel);
       return res.decoded!.tensors.get("output")!.data;
     }));
+    // The same requests on the per-expert path, in this process.
+    const perExpert = await perExpertOutputs(modelDir, requests);
+    single.forEach((output, i) =>
+      assert.ok(maxAbsDiff(output, perExpert[i]!) <= 1e-5, `request ${i}: layer vs per-expert`)
+    );
+    const ready = await call(pool, 0, "/v2/health/ready", "GET");
+    assert.equal(ready.details.execution, "layer");
 
     await t.step("a spread plan gives the same answers and uses the peer channel", async () => {
       await switchTo(pool, plan(pool, 1, SPREAD));
@@ -100,6 +110,7 @@ Deno.test("expert parallelism across 3 backends matches single-backend execution
         assert.equal(res.status, 200, JSON.stringify(res.error));
         const output = res.decoded!.tensors.get("output")!.data;
         assert.ok(maxAbsDiff(output, single[i]!) <= 1e-5, `request ${i} vs single backend`);
+        assert.ok(maxAbsDiff(output, perExpert[i]!) <= 1e-5, `request ${i} vs per-expert path`);
         const expected = reference.forward(requests[i]!.tokens, requests[i]!.rows).output;
         assert.ok(maxAbsDiff(output, expected) <= 1e-4, `request ${i} vs reference`);
       });
@@ -125,14 +136,24 @@ Deno.test("expert parallelism across 3 backends matches single-backend execution
           const res = await infer(pool.router.url, TINY.name, r.tokens, TINY.dModel);
           if (res.status !== 200) failures.push(JSON.stringify(res.error));
           else {
+            const output = res.decoded!.tensors.get("output")!.data;
             const expected = reference.forward(r.tokens, r.rows).output;
-            const diff = maxAbsDiff(res.decoded!.tensors.get("output")!.data, expected);
+            const diff = maxAbsDiff(output, expected);
             if (diff > 1e-4) failures.push(`wrong answer (max diff ${diff})`);
+            const index = requests.indexOf(r);
+            const same = maxAbsDiff(output, single[index]!);
+            if (same > 1e-5) failures.push(`different answer (max diff ${same})`);
           }
         }
       });
       await new Promise((resolve) => setTimeout(resolve, 300));
+      const keys = async () =>
+        (await call(pool, 0, "/v2/health/ready", "GET")).details.layers.map((l: { key: string }) =>
+          l.key
+        ).join();
+      const before = await keys();
       await switchTo(pool, plan(pool, 2, SHIFTED));
+      assert.notEqual(await keys(), before, "the switch swapped in rebuilt layer executables");
       await new Promise((resolve) => setTimeout(resolve, 300));
       await switchTo(pool, plan(pool, 3, SPREAD));
       await new Promise((resolve) => setTimeout(resolve, 300));

@@ -10,7 +10,17 @@
  * utilisation `U(W) = Σ_queues λ·s(B·r̄)/B ÷ slots` falls as `W` grows. The host
  * thread that feeds the executors pays a cost `h` per execution too (hand-off,
  * concatenation, splitting); its utilisation `Σ λ·h/B` counts the same way, and the
- * law uses the larger of the two.
+ * law uses the larger of the two — or their sum when executions run on that same
+ * thread (main-thread onnxruntime: one thread does both, one after the other).
+ *
+ * Service curve. For a per-expert queue `s(n)` is one expert's time for n rows. For a
+ * layer executable (one queue per layer, `n` = the batch's input rows) it is the whole
+ * layer's: a fixed part (the run call, gathering and scattering), then per row the
+ * routed experts' and shared experts' arithmetic plus the weights of experts a batch
+ * touches for the first time — many at small `n`, none once every hosted expert is
+ * busy. That makes the true curve concave; the online least-squares line fitted over
+ * recent batches is its tangent around the batch sizes actually seen, which is where
+ * the law evaluates it (a batch of `B·r̄` rows near the current operating point).
  *
  * The law picks the smallest `W` in `[0, maxWaitMs]` with `U(W) ≤ ρ*` (0.7), or
  * `maxWaitMs` when even that cannot reach ρ*. At low load `W = 0`: nothing waits, the
@@ -62,6 +72,8 @@ export interface Capacity {
   slots: number;
   /** Host-thread milliseconds spent per execution (dispatch and completion). */
   hostMsPerExecution: number;
+  /** Executions run on the host thread itself (its busy time is device + host time). */
+  sharedThread?: boolean;
 }
 
 /**
@@ -82,7 +94,10 @@ export function predictedUtilisation(
     device += (q.arrivalPerMs * q.serviceMs(batch * q.meanRows)) / batch;
     executions += q.arrivalPerMs / batch;
   }
-  return Math.max(device / capacity.slots, executions * capacity.hostMsPerExecution);
+  const host = executions * capacity.hostMsPerExecution;
+  return capacity.sharedThread
+    ? device / capacity.slots + host
+    : Math.max(device / capacity.slots, host);
 }
 
 /** The batching window (ms) for the current traffic. */

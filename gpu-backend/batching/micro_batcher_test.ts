@@ -36,10 +36,12 @@ class ManualExecutor implements ExpertExecutor {
     });
   }
 
-  /** Completes the oldest running execution and lets microtasks settle. */
+  /** Completes the oldest running execution and lets the batcher dispatch what follows. */
   async release(): Promise<void> {
     this.#pending.shift()?.();
     await new Promise((resolve) => setTimeout(resolve, 0));
+    // The batcher's next dispatch waits one event-loop turn (a setImmediate) after it.
+    await new Promise((resolve) => setImmediate(resolve));
   }
 
   stats(): ExecutorStats {

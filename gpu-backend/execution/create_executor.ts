@@ -1,11 +1,13 @@
 /**
- * @module Builds the backend's executor from configuration: the onnxruntime Worker pool,
- * or the simulated executor (pool-scale benchmarks only; its outputs are not model
- * outputs).
+ * @module Builds the backend's executor from configuration: per-part onnxruntime
+ * sessions on a graph runner (Workers, or the main thread with `workers: 0`) whose
+ * runner the layer executables share, or the simulated executor (pool-scale benchmarks
+ * only; its outputs are not model outputs).
  */
 import type { ModelManifest, ModelPart } from "../../shared/model_manifest.ts";
 import type { ExpertExecutor } from "./executor.ts";
-import { OrtExecutorPool } from "./ort_executor_pool.ts";
+import type { GraphRunner } from "./graph_runner.ts";
+import { OrtPartExecutor } from "./ort_part_executor.ts";
 import type { OrtProviderSettings, ProviderChoice } from "./ort_session_factory.ts";
 import { SimulatedExecutor, type SimulatedTiming } from "./simulated_executor.ts";
 
@@ -16,7 +18,7 @@ export interface CreateExecutorOptions {
   /** Model directory (read by `onnx` only). */
   modelDir: string;
   manifest: ModelManifest;
-  /** Execution slots: Workers for `onnx`, simulated devices for `simulated`. */
+  /** Execution slots: Workers for `onnx` (0: the main thread), simulated devices for `simulated`. */
   workers: number;
   /** Providers in order of preference (`onnx` only). */
   providers: readonly string[];
@@ -28,16 +30,18 @@ export interface CreateExecutorOptions {
   parts?: readonly ModelPart[];
 }
 
-/** An executor and, for onnxruntime, the providers it fell back from. */
+/** An executor and, for onnxruntime, the providers it fell back from and its runner. */
 export type BackendExecutor = ExpertExecutor & {
-  readonly fallbacks?: ProviderChoice["fallbacks"];
+  readonly fallbacks?: readonly ProviderChoice["fallbacks"][number][];
+  /** The onnxruntime graph runner (onnx only): layer executables run on it too. */
+  readonly runner?: GraphRunner;
 };
 
 /** Creates the configured executor; an `onnx` one has its model parts loaded. */
 export async function createExecutor(options: CreateExecutorOptions): Promise<BackendExecutor> {
   switch (options.kind) {
     case "onnx":
-      return await OrtExecutorPool.create({
+      return await OrtPartExecutor.create({
         modelDir: options.modelDir,
         manifest: options.manifest,
         workers: options.workers,
@@ -51,7 +55,7 @@ export async function createExecutor(options: CreateExecutorOptions): Promise<Ba
       }
       return new SimulatedExecutor({
         manifest: options.manifest,
-        slots: options.workers,
+        slots: Math.max(1, options.workers),
         fixedMs: options.simulated.fixedMs,
         perRowMs: options.simulated.perRowMs,
         loadFixedMs: options.simulated.loadFixedMs ?? 0,

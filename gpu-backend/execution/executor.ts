@@ -2,9 +2,11 @@
  * @module The executor interface: something that runs one ONNX part of a model
  * (a gate, a routed expert or a shared expert) on a batch of rows.
  *
- * Implementations: the onnxruntime Worker pool (production), the simulated executor
- * (benchmarks: calibrated device time, not model outputs) and the pure-TypeScript
- * reference executor (tests). All pass `executor_contract_test.ts`.
+ * Implementations: per-part onnxruntime sessions on the Workers or the main thread
+ * (`ort_part_executor.ts`), the simulated executor (benchmarks: calibrated device time,
+ * not model outputs) and the pure-TypeScript reference executor (tests). All pass
+ * `executor_contract_test.ts`. The composed layer executables (`gpu-backend/layer/`)
+ * run on the same onnxruntime runner but have an interface of their own.
  */
 import type { ModelPart } from "../../shared/model_manifest.ts";
 
@@ -24,6 +26,8 @@ export interface ExpertExecutor {
   readonly slots: number;
   /** Jobs it accepts at once without queueing them itself (≥ slots when it pipelines). */
   readonly depth: number;
+  /** Whether executions run on the caller's thread (main-thread onnxruntime); default false. */
+  readonly sharedThread?: boolean;
   /**
    * Runs `part` on `input` (`[rows, d_in]`); takes ownership of `input` (it may be
    * transferred to another thread).

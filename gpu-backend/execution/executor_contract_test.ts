@@ -1,6 +1,6 @@
 /**
- * The `ExpertExecutor` contract, run against every implementation: the onnxruntime
- * Worker pool, the pure-TypeScript reference executor and the simulated executor.
+ * The `ExpertExecutor` contract, run against every implementation: per-part
+ * onnxruntime sessions on Workers and on the main thread, the pure-TypeScript reference executor and the simulated executor.
  *
  * Implementations flagged `exact` must equal the reference math. The others (the
  * simulator, whose outputs are not model outputs) must still be deterministic: their
@@ -14,7 +14,7 @@ import { createGaussian, createRandom } from "../../tools/model/prng.ts";
 import { ReferenceExecutor } from "../../tools/model/reference_executor.ts";
 import { createExecutor } from "./create_executor.ts";
 import type { ExpertExecutor } from "./executor.ts";
-import { OrtExecutorPool } from "./ort_executor_pool.ts";
+import { OrtPartExecutor } from "./ort_part_executor.ts";
 
 const D = 12;
 const EXPERTS = 4;
@@ -28,13 +28,24 @@ interface Implementation {
 
 const implementations: Implementation[] = [
   {
-    name: "OrtExecutorPool",
+    name: "OrtPartExecutor (Workers)",
     exact: true,
     create: async (dir) =>
-      await OrtExecutorPool.create({
+      await OrtPartExecutor.create({
         modelDir: dir,
         manifest: await loadManifest(dir),
         workers: 2,
+        providers: ["cuda", "cpu"],
+      }),
+  },
+  {
+    name: "OrtPartExecutor (main thread)",
+    exact: true,
+    create: async (dir) =>
+      await OrtPartExecutor.create({
+        modelDir: dir,
+        manifest: await loadManifest(dir),
+        workers: 0,
         providers: ["cuda", "cpu"],
       }),
   },

@@ -1,13 +1,15 @@
 /**
- * @module Executor Worker: owns onnxruntime sessions and runs them one job at a time.
+ * @module Executor Worker: owns onnxruntime sessions by key and runs them one job at a
+ * time.
  *
  * `session.run()` blocks its thread, so each Worker is one execution slot. Inputs and
- * outputs cross threads as transferred ArrayBuffers.
+ * outputs cross threads as transferred ArrayBuffers: one message in, one message out
+ * per execution.
  */
 /// <reference lib="deno.worker" />
-import ort from "onnxruntime-node";
-import { ONNX_INPUT_NAME, ONNX_OUTPUT_NAME } from "../../shared/model_manifest.ts";
+import type ort from "onnxruntime-node";
 import { createSession } from "./ort_session_factory.ts";
+import { runSession } from "./ort_tensors.ts";
 import type { WorkerReply, WorkerRequest } from "./worker_protocol.ts";
 
 const sessions = new Map<string, ort.InferenceSession>();
@@ -20,44 +22,34 @@ async function handle(message: WorkerRequest): Promise<void> {
   const started = performance.now();
   switch (message.type) {
     case "load": {
-      for (const part of message.parts) {
-        if (sessions.has(part.key)) continue;
-        const bytes = await Deno.readFile(part.path);
-        sessions.set(part.key, await createSession(bytes, message.provider, message.settings));
-      }
+      const source = message.source;
+      const bytes = "bytes" in source ? source.bytes : await Deno.readFile(source.path);
+      const session = await createSession(bytes, message.provider, message.settings);
+      await sessions.get(message.key)?.release();
+      sessions.set(message.key, session);
       reply({ type: "done", id: message.id, ms: performance.now() - started });
       return;
     }
     case "unload": {
-      for (const key of message.keys) {
-        await sessions.get(key)?.release();
-        sessions.delete(key);
-      }
+      await sessions.get(message.key)?.release();
+      sessions.delete(message.key);
       reply({ type: "done", id: message.id, ms: performance.now() - started });
       return;
     }
     case "run": {
       const session = sessions.get(message.key);
       if (!session) throw new Error(`Cannot run "${message.key}": not loaded on this executor`);
-      const cols = message.input.length / message.rows;
-      const feeds = {
-        [ONNX_INPUT_NAME]: new ort.Tensor("float32", message.input, [message.rows, cols]),
-      };
-      const result = await session.run(feeds);
-      const output = result[ONNX_OUTPUT_NAME]!.data as Float32Array;
-      const copy = output.byteOffset === 0 && output.byteLength === output.buffer.byteLength
-        ? output
-        : output.slice();
-      reply({ type: "result", id: message.id, output: copy, ms: performance.now() - started }, [
-        copy.buffer as ArrayBuffer,
-      ]);
+      const outputs = await runSession(session, message.feeds, message.outputs);
+      reply(
+        { type: "result", id: message.id, outputs, ms: performance.now() - started },
+        Object.values(outputs).map((o) => o.buffer as ArrayBuffer),
+      );
       return;
     }
   }
 }
 
-// Jobs are handled strictly one after another: the pool never sends a second job
-// before the first answered, and load/unload must not interleave with runs.
+// Jobs are handled strictly one after another: load/unload never interleave with runs.
 let chain = Promise.resolve();
 self.onmessage = (event: MessageEvent<WorkerRequest>) => {
   const message = event.data;

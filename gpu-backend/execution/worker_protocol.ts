@@ -1,4 +1,5 @@
-/** @module Messages between the executor pool (main thread) and its ORT Workers. */
+/** @module Messages between the Worker runner (main thread) and its onnxruntime Workers. */
+import type { Feeds, GraphSource } from "./graph_runner.ts";
 import type { OrtProviderSettings } from "./ort_session_factory.ts";
 
 /** Main thread → worker. */
@@ -8,13 +9,14 @@ export type WorkerRequest =
     id: number;
     provider: string;
     settings?: OrtProviderSettings;
-    parts: { key: string; path: string }[];
+    key: string;
+    source: GraphSource;
   }
-  | { type: "unload"; id: number; keys: string[] }
-  | { type: "run"; id: number; key: string; input: Float32Array; rows: number };
+  | { type: "unload"; id: number; key: string }
+  | { type: "run"; id: number; key: string; feeds: Feeds; outputs: readonly string[] };
 
 /** Worker → main thread. */
 export type WorkerReply =
   | { type: "done"; id: number; ms: number }
-  | { type: "result"; id: number; output: Float32Array; ms: number }
+  | { type: "result"; id: number; outputs: Record<string, Float32Array>; ms: number }
   | { type: "error"; id: number; message: string };

@@ -4,8 +4,8 @@
  * execution, into histogram buckets) and queue delay (sum and count of every group's
  * wait).
  *
- * Parts are grouped by kind (`gate`, `expert`, `shared`): three label values however
- * many experts the model has.
+ * Queues are grouped by kind (`gate`, `expert`, `shared` on the per-expert path; `gate`
+ * and `layer` on the layer path): a few label values however many experts the model has.
  */
 import type { PartBatchStats } from "../batching/micro_batcher.ts";
 import { parsePartKey } from "../server/load_report.ts";
@@ -14,8 +14,9 @@ import type { Distribution } from "./scrape_histogram.ts";
 /** Micro-batch size bounds (groups per execution): 1, 2, 4, … 64, then +Inf. */
 export const BATCH_SIZE_BOUNDS: readonly number[] = [1, 2, 4, 8, 16, 32, 64];
 
-/** The part kind of a batcher part key, `other` for a key that names no part. */
+/** The kind of a batcher queue key: a part's kind, `layer` for a layer queue, else `other`. */
 function kindOf(key: string): string {
+  if (/^L\d+\/layer$/.test(key)) return "layer";
   return parsePartKey(key)?.kind ?? "other";
 }
 

@@ -1,6 +1,7 @@
 /**
  * @module The backend's inference engine: admission control in front of the MoE
- * forward pass.
+ * forward pass — per layer executable (`layers`, the default path) or per expert part
+ * (`runner`, the old path: simulated executors and the baseline benchmark).
  *
  * Work is bounded by rows in flight: a request that would push the backend past
  * `maxQueuedRows` is refused at once with 503 + Retry-After instead of queueing, so
@@ -13,6 +14,7 @@ import {
   type RoutingBiasSummary,
   summarizeRoutingBias,
 } from "../advice/active_bias.ts";
+import { forwardLayers, type LayerPath } from "../layer/layer_forward.ts";
 import {
   forwardMoe,
   type MoeForwardOptions,
@@ -20,14 +22,15 @@ import {
   type PartRunner,
 } from "./forward.ts";
 
-/** Options of {@linkcode MoeEngine}. */
-export interface MoeEngineOptions {
+/** Options of {@linkcode MoeEngine}: exactly one of `layers` and `runner`. */
+export type MoeEngineOptions = {
   manifest: ModelManifest;
-  runner: PartRunner;
   temperature: number;
   /** Rows admitted at once; beyond it requests get 503. */
   maxQueuedRows: number;
-}
+} & ({ layers: LayerPath; runner?: undefined } | { runner: PartRunner; layers?: undefined });
+
+type ForwardOptions = Pick<MoeForwardOptions, "bias" | "onGateLogits" | "temperature">;
 
 /** Engine counters. */
 export interface EngineStats {
@@ -73,9 +76,7 @@ export class MoeEngine {
     stats.inFlightRequests++;
     stats.inFlightRows += rows;
     try {
-      const result = await forwardMoe(tokens, rows, {
-        manifest: this.manifest,
-        runner: this.#options.runner,
+      const result = await this.#forward(tokens, rows, {
         temperature: this.#options.temperature,
         ...(this.#bias !== undefined ? { bias: this.#bias } : {}),
       });
@@ -118,12 +119,17 @@ export class MoeEngine {
     rows: number,
     options: Pick<MoeForwardOptions, "bias" | "onGateLogits"> = {},
   ): Promise<MoeForwardResult> {
-    return await forwardMoe(tokens, rows, {
+    return await this.#forward(tokens, rows, {
       ...options,
-      manifest: this.manifest,
-      runner: this.#options.runner,
       temperature: this.#options.temperature,
     });
+  }
+
+  #forward(tokens: Float32Array, rows: number, options: ForwardOptions): Promise<MoeForwardResult> {
+    const { layers, runner } = this.#options;
+    return layers
+      ? forwardLayers(tokens, rows, { ...options, manifest: this.manifest, path: layers })
+      : forwardMoe(tokens, rows, { ...options, manifest: this.manifest, runner: runner! });
   }
 
   /** A snapshot of the counters. */

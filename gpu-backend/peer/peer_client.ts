@@ -3,13 +3,19 @@
  *
  * Rows for that peer's experts are queued and flushed once per microtask checkpoint, so
  * everything the entry backend issues in one go — all experts of a layer, for every
- * request whose gate finished at the same time — travels in one frame over one
- * persistent WebSocket. A dropped connection fails the rows in flight with
+ * request whose gate finished at the same time — travels in one frame (one per frame
+ * kind: per-expert `run` items, per-layer `layer` items) over one persistent WebSocket. A dropped connection fails the rows in flight with
  * {@linkcode PeerUnavailableError} (the dispatcher re-sends them to another replica)
  * and marks the peer unavailable for `reconnectDelayMs` before the next attempt.
  */
 import type { Logger } from "../../shared/logger.ts";
-import { decodePeerFrame, encodePeerFrame, type PeerItem } from "./peer_protocol.ts";
+import {
+  decodePeerFrame,
+  encodePeerFrame,
+  packLayerItems,
+  type PeerItem,
+  type PeerLayerData,
+} from "./peer_protocol.ts";
 
 /** The peer cannot be reached (connection refused, closed, or handshake failed). */
 export class PeerUnavailableError extends Error {
@@ -42,12 +48,14 @@ export interface PeerClientOptions {
   net?: { received(bytes: number): void; sent(bytes: number): void };
 }
 
-interface Entry {
-  item: PeerItem;
-  input: Float32Array;
-  resolve: (output: Float32Array) => void;
-  reject: (error: Error) => void;
-}
+type Entry =
+  & {
+    /** Rows the answer holds for this entry. */
+    rows: number;
+    resolve: (output: Float32Array) => void;
+    reject: (error: Error) => void;
+  }
+  & ({ kind: "run"; item: PeerItem; input: Float32Array } | { kind: "layer"; data: PeerLayerData });
 
 /** Client side of the channel to one peer. */
 export class PeerClient {
@@ -81,8 +89,38 @@ export class PeerClient {
     if (!this.available) {
       return Promise.reject(new PeerUnavailableError(this.peerId, "marked down, retrying later"));
     }
+    return this.#enqueue((resolve, reject) => ({
+      kind: "run",
+      item: { layer, expert, rows },
+      input,
+      rows,
+      resolve,
+      reject,
+    }));
+  }
+
+  /**
+   * Sends one layer item — unique rows and their assignments — and resolves each row's
+   * `Σ weight · expert(row)` over its assignments (`[data.rows, d]`).
+   */
+  runLayer(data: PeerLayerData): Promise<Float32Array> {
+    if (!this.available) {
+      return Promise.reject(new PeerUnavailableError(this.peerId, "marked down, retrying later"));
+    }
+    return this.#enqueue((resolve, reject) => ({
+      kind: "layer",
+      data,
+      rows: data.rows,
+      resolve,
+      reject,
+    }));
+  }
+
+  #enqueue(
+    entry: (resolve: (output: Float32Array) => void, reject: (error: Error) => void) => Entry,
+  ): Promise<Float32Array> {
     return new Promise((resolve, reject) => {
-      this.#outbox.push({ item: { layer, expert, rows }, input, resolve, reject });
+      this.#outbox.push(entry(resolve, reject));
       if (!this.#flushScheduled) {
         this.#flushScheduled = true;
         queueMicrotask(() => void this.#flush());
@@ -110,20 +148,55 @@ export class PeerClient {
       for (const entry of entries) entry.reject(failure);
       return;
     }
-    const totalRows = entries.reduce((sum, e) => sum + e.item.rows, 0);
-    const width = entries[0]!.input.length / entries[0]!.item.rows;
-    const payload = new Float32Array(totalRows * width);
-    let offset = 0;
-    for (const entry of entries) {
-      payload.set(entry.input, offset);
-      offset += entry.input.length;
+    const runs = entries.filter((e) => e.kind === "run");
+    const layers = entries.filter((e) => e.kind === "layer");
+    if (runs.length > 0) {
+      const totalRows = runs.reduce((sum, e) => sum + e.rows, 0);
+      const payload = new Float32Array(runs.reduce((sum, e) => sum + e.input.length, 0));
+      let offset = 0;
+      for (const entry of runs) {
+        payload.set(entry.input, offset);
+        offset += entry.input.length;
+      }
+      const id = this.#nextId++;
+      this.#send(
+        socket,
+        id,
+        runs,
+        totalRows,
+        { t: "run", id, items: runs.map((e) => e.item) },
+        payload,
+      );
     }
-    const id = this.#nextId++;
+    if (layers.length > 0) {
+      const id = this.#nextId++;
+      const header = {
+        t: "layer" as const,
+        id,
+        items: layers.map(({ data }) => ({
+          layer: data.layer,
+          rows: data.rows,
+          assigned: data.assignRow.length,
+        })),
+      };
+      const totalRows = layers.reduce((sum, e) => sum + e.rows, 0);
+      this.#send(socket, id, layers, totalRows, header, packLayerItems(layers.map((e) => e.data)));
+    }
+  }
+
+  #send(
+    socket: WebSocket,
+    id: number,
+    entries: Entry[],
+    rows: number,
+    header: Parameters<typeof encodePeerFrame>[0],
+    payload: Float32Array,
+  ): void {
     this.#pending.set(id, entries);
     this.sent.frames++;
     this.sent.items += entries.length;
-    this.sent.rows += totalRows;
-    const frame = encodePeerFrame({ t: "run", id, items: entries.map((e) => e.item) }, payload);
+    this.sent.rows += rows;
+    const frame = encodePeerFrame(header, payload);
     this.#options.net?.sent(frame.byteLength);
     socket.send(frame);
   }
@@ -183,12 +256,12 @@ export class PeerClient {
       for (const entry of entries) entry.reject(error);
       return;
     }
-    const totalRows = entries.reduce((sum, e) => sum + e.item.rows, 0);
-    const width = payload.length / totalRows;
+    const totalRows = entries.reduce((sum, e) => sum + e.rows, 0);
+    const width = totalRows > 0 ? payload.length / totalRows : 0;
     let offset = 0;
     for (const entry of entries) {
-      const size = entry.item.rows * width;
-      entry.resolve(payload.slice(offset, offset + size));
+      const size = entry.rows * width;
+      entry.resolve(payload.subarray(offset, offset + size));
       offset += size;
     }
   }

@@ -1,12 +1,20 @@
 /**
  * @module The receiving side of the expert channel: accepts a peer's WebSocket at
- * `/v2/peer`, checks its `hello` token, and runs every item of each `run` frame
- * through this backend's local expert path — so remote rows join the same
- * micro-batch queues as local ones — answering with one `result` frame per `run`.
+ * `/v2/peer`, checks its `hello` token, and runs every item of each `run` frame through
+ * this backend's local expert path, and the items of each `layer` frame through its
+ * layer path — so remote rows join the same queues as local ones — answering with one
+ * `result` frame per frame.
  */
 import { ApiError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
-import { decodePeerFrame, encodePeerFrame, type PeerItem } from "./peer_protocol.ts";
+import {
+  decodePeerFrame,
+  encodePeerFrame,
+  firstNonFinite,
+  type PeerItem,
+  type PeerLayerData,
+  unpackLayerItems,
+} from "./peer_protocol.ts";
 
 /** Dependencies of {@linkcode acceptPeer}. */
 export interface PeerServerDeps {
@@ -18,6 +26,10 @@ export interface PeerServerDeps {
   net?: { received(bytes: number): void; sent(bytes: number): void };
   /** Runs rows of a logical expert hosted here. */
   runLocal(layer: number, expert: number, input: Float32Array, rows: number): Promise<Float32Array>;
+  /** Hidden width (`d_model`), to read layer frames. */
+  width: number;
+  /** Runs layer items (per-row weighted sums, `[rows, d]` each); absent = refused. */
+  runLayerItems?(items: PeerLayerData[]): Promise<Float32Array[]>;
 }
 
 function sameToken(a: string | null, b: string): boolean {
@@ -32,6 +44,9 @@ async function runItems(
   items: PeerItem[],
   payload: Float32Array,
 ): Promise<{ output: Float32Array; rows: number[] }> {
+  if (firstNonFinite(payload) >= 0) {
+    throw new ApiError("bad_request", "Cannot run peer items: a value is not finite");
+  }
   const width = payload.length / items.reduce((sum, item) => sum + item.rows, 0);
   let offset = 0;
   const outputs = await Promise.all(items.map((item) => {
@@ -39,13 +54,28 @@ async function runItems(
     offset += item.rows * width;
     return deps.runLocal(item.layer, item.expert, input, item.rows);
   }));
+  return { output: concat(outputs), rows: items.map((item) => item.rows) };
+}
+
+function concat(outputs: readonly Float32Array[]): Float32Array {
   const output = new Float32Array(outputs.reduce((sum, o) => sum + o.length, 0));
   let at = 0;
   for (const o of outputs) {
     output.set(o, at);
     at += o.length;
   }
-  return { output, rows: items.map((item) => item.rows) };
+  return output;
+}
+
+async function runLayerFrame(
+  deps: PeerServerDeps,
+  items: PeerLayerData[],
+): Promise<{ output: Float32Array; rows: number[] }> {
+  if (!deps.runLayerItems) {
+    throw new ApiError("bad_request", "Cannot run layer items: this backend runs per expert");
+  }
+  const outputs = await deps.runLayerItems(items);
+  return { output: concat(outputs), rows: items.map((item) => item.rows) };
 }
 
 /** Upgrades `request` to the peer channel. */
@@ -79,9 +109,11 @@ export function acceptPeer(request: Request, deps: PeerServerDeps): Response {
       send(encodePeerFrame({ t: "welcome", backend: deps.backendId }));
       return;
     }
-    if (header.t !== "run") return;
+    if (header.t !== "run" && header.t !== "layer") return;
     try {
-      const { output, rows } = await runItems(deps, header.items, payload);
+      const { output, rows } = header.t === "run"
+        ? await runItems(deps, header.items, payload)
+        : await runLayerFrame(deps, unpackLayerItems(header.items, payload, deps.width));
       if (socket.readyState === WebSocket.OPEN) {
         send(encodePeerFrame({ t: "result", id: header.id, ok: true, rows }, output));
       }

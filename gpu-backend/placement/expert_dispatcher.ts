@@ -1,28 +1,18 @@
 /**
- * @module Expert parallelism on the entry backend: sends each routed expert's rows to
- * one of that expert's replicas under the active placement plan — this backend's own
- * micro-batcher, or a peer over its expert channel.
- *
- * Replica choice: a replica on this backend first — the router already spreads entry
- * traffic evenly, so local replicas of an expert replicated everywhere share its rows in
- * that proportion, without a network hop and without halving its batches. (Letting live
- * weights override that moved rows across backends on every utilisation swing and cost
- * 14 % throughput in `bench:balance` on this machine.) Otherwise
- * smooth weighted round-robin per (layer, expert) over the remote replicas, weighted by
- * the plan's replica weights and by rows, so each receives its share of the rows (the
- * planner's assumption), while one request's group for an expert stays whole (one
- * execution, not one per replica). A replica whose peer is
- * unreachable is skipped; rows already sent to a peer that dies are re-sent to the next
+ * @module Expert parallelism on the entry backend, per-expert path: sends each routed
+ * expert's rows to one of that expert's replicas under the active placement plan — this
+ * backend's own micro-batcher, or a peer over its expert channel (replica choice:
+ * `replica_picker.ts`). Rows already sent to a peer that dies are re-sent to the next
  * replica. With no reachable replica left, `onUnreachable: "load_local"` runs the rows
  * here after loading the expert on demand (every backend has the model files: slower,
  * never wrong), and `"fail"` answers 503 naming the expert.
  */
 import { ApiError } from "../../shared/errors.ts";
 import type { ModelPart } from "../../shared/model_manifest.ts";
-import type { Replica } from "../../shared/placement_plan.ts";
 import type { BatchObserver, PartRunner } from "../moe/forward.ts";
 import { type PeerClient, PeerUnavailableError } from "../peer/peer_client.ts";
 import type { PlacementState } from "./placement_state.ts";
+import { ReplicaPicker } from "./replica_picker.ts";
 
 /** Options of {@linkcode ExpertDispatcher}. */
 export interface ExpertDispatcherOptions {
@@ -56,11 +46,15 @@ export class ExpertDispatcher implements PartRunner {
     fallbackRows: 0,
   };
   readonly #options: ExpertDispatcherOptions;
-  #credits = new Map<string, number[]>();
-  #planVersion = 0;
+  readonly #picker: ReplicaPicker;
 
   constructor(options: ExpertDispatcherOptions) {
     this.#options = options;
+    this.#picker = new ReplicaPicker({
+      selfId: options.selfId,
+      placement: options.placement,
+      reachable: (backend) => options.peer(backend)?.available ?? false,
+    });
   }
 
   /** Runs rows of a part hosted here (also the entry point for peers' rows). */
@@ -88,11 +82,10 @@ export class ExpertDispatcher implements PartRunner {
       this.counters.localRows += rows;
       return await this.runLocal(part, input, rows, onBatch);
     }
-    const replicas = placement.replicas(part.layer, part.expert);
     const tried = new Set<string>();
     const reasons: string[] = [];
     while (true) {
-      const replica = this.#pick(part, replicas, rows, tried);
+      const replica = this.#picker.pick(part.layer, part.expert, rows, tried);
       if (!replica) {
         this.counters.unavailable++;
         if ((this.#options.onUnreachable ?? "load_local") === "load_local") {
@@ -124,43 +117,5 @@ export class ExpertDispatcher implements PartRunner {
         this.counters.retries++;
       }
     }
-  }
-
-  /** Smooth weighted round-robin over reachable, untried replicas. */
-  #pick(
-    part: ModelPart & { kind: "expert" },
-    replicas: readonly Replica[],
-    rows: number,
-    tried: Set<string>,
-  ) {
-    const version = this.#options.placement.active!.version;
-    if (version !== this.#planVersion) {
-      this.#credits.clear();
-      this.#planVersion = version;
-    }
-    const key = `${part.layer}/${part.expert}`;
-    let credits = this.#credits.get(key);
-    if (!credits) {
-      credits = replicas.map(() => 0);
-      this.#credits.set(key, credits);
-    }
-    const local = replicas.find((r) => r.backend === this.#options.selfId && r.weight > 0);
-    if (local && !tried.has(local.backend)) return local;
-    let best = -1;
-    let total = 0;
-    replicas.forEach((replica, i) => {
-      if (tried.has(replica.backend) || !this.#reachable(replica.backend)) return;
-      credits[i]! += replica.weight * rows;
-      total += replica.weight * rows;
-      if (best < 0 || credits[i]! > credits[best]!) best = i;
-    });
-    if (best < 0) return null;
-    credits[best]! -= total;
-    return replicas[best]!;
-  }
-
-  #reachable(backend: string): boolean {
-    if (backend === this.#options.selfId) return true;
-    return this.#options.peer(backend)?.available ?? false;
   }
 }

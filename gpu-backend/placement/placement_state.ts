@@ -19,6 +19,12 @@
  * With a budget, `release` leaves unplaced experts warm for the LRU to evict when room is
  * needed, instead of unloading them all. Gates and shared experts are always resident
  * and not counted.
+ *
+ * Layer executables (`layers`, the layer path): staging a plan builds the composed
+ * executables for the experts it hosts here instead of loading per-expert sessions,
+ * activation swaps them with the plan, and experts in an executable count as warm and
+ * pinned (they leave it only when a plan replaces it). The per-expert sessions remain
+ * for experts run outside the executable (loaded on demand).
  */
 import { ApiError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
@@ -35,14 +41,27 @@ import { chooseEvictions, planWarm, type Resident } from "../residency/eviction_
 import { estimatedExpertBytes } from "../residency/expert_bytes.ts";
 import { type ColdStartStats, ExpertResidency } from "../residency/expert_residency.ts";
 
+/** The layer executables as placement sees them (`gpu-backend/layer/layer_executables.ts`). */
+export interface ComposedLayers {
+  /** Builds executables hosting `hosted[layer]` for plan `version`; resolves the ms it took. */
+  stage(version: number, hosted: readonly (readonly number[])[]): Promise<number>;
+  /** Makes `version`'s executables current; false when they are not staged. */
+  activate(version: number): boolean;
+  /** Whether the current or staged executable of `layer` holds `expert`. */
+  holds(layer: number, expert: number): boolean;
+}
+
 /** Options of {@linkcode PlacementState}. */
 export interface PlacementStateOptions {
   manifest: ModelManifest;
   backendId: string;
+  /** Per-expert sessions (all routed experts on the per-expert path; on-demand ones on the layer path). */
   executor: ExpertExecutor;
   logger: Logger;
   /** Budget, sizes and counters of warm experts; default unlimited, manifest sizes. */
   residency?: ExpertResidency;
+  /** Layer executables (layer path), already started; absent on the per-expert path. */
+  layers?: ComposedLayers;
 }
 
 /** What {@linkcode PlacementState.warm} did, by part key. */
@@ -89,9 +108,31 @@ export class PlacementState {
     for (let layer = 0; layer < manifest.layers; layer++) {
       for (let expert = 0; expert < manifest.experts; expert++) {
         const part: ModelPart = { kind: "expert", layer, expert };
-        if (executor.isLoaded?.(part) !== false) {
+        if (executor.isLoaded?.(part) !== false || options.layers?.holds(layer, expert)) {
           this.residency.warmed(modelPartKey(part), layer, expert);
         }
+      }
+    }
+    this.#updatePins();
+  }
+
+  /** Whether an expert's weights are here: a per-expert session or a layer executable. */
+  #warmHere(part: ModelPart & { kind: "expert" }): boolean {
+    return this.#options.executor.isLoaded?.(part) !== false ||
+      (this.#options.layers?.holds(part.layer, part.expert) ?? false);
+  }
+
+  /** Brings the residency book in line with what is held (layer executables change). */
+  #syncComposed(): void {
+    if (!this.#options.layers) return;
+    const { manifest } = this.#options;
+    for (let layer = 0; layer < manifest.layers; layer++) {
+      for (let expert = 0; expert < manifest.experts; expert++) {
+        const part = { kind: "expert" as const, layer, expert };
+        const key = modelPartKey(part);
+        const here = this.#warmHere(part);
+        if (here && !this.residency.isWarm(key)) this.residency.warmed(key, layer, expert);
+        if (!here && this.residency.isWarm(key)) this.residency.evicted(key);
       }
     }
   }
@@ -117,8 +158,10 @@ export class PlacementState {
   }
 
   /** Loads and warms the experts this backend hosts under `plan`; returns what was loaded. */
-  async stage(plan: PlacementPlan): Promise<{ loaded: string[]; ms: number }> {
-    const { manifest, backendId, executor } = this.#options;
+  async stage(
+    plan: PlacementPlan,
+  ): Promise<{ loaded: string[]; ms: number; layersMs?: number }> {
+    const { manifest, backendId } = this.#options;
     const problem = planProblem(plan, {
       name: manifest.name,
       layers: manifest.layers,
@@ -126,10 +169,14 @@ export class PlacementState {
     });
     if (problem) throw new ApiError("bad_request", `Cannot stage plan: ${problem}`);
     const started = performance.now();
-    const needed = hostedExperts(plan, backendId).flatMap((experts, layer) =>
-      experts.map((expert): ModelPart => ({ kind: "expert", layer, expert }))
+    const hosted = hostedExperts(plan, backendId);
+    // Layer path: compose the plan's executables (the current ones keep serving).
+    const layersMs = await this.#options.layers?.stage(plan.version, hosted);
+    this.#syncComposed();
+    const needed = hosted.flatMap((experts, layer) =>
+      experts.map((expert) => ({ kind: "expert" as const, layer, expert }))
     );
-    const missing = needed.filter((part) => executor.isLoaded?.(part) === false);
+    const missing = needed.filter((part) => !this.#warmHere(part));
     // The plan's experts are pinned while they load, so making room never evicts them.
     this.#updatePins(plan);
     try {
@@ -144,8 +191,13 @@ export class PlacementState {
       version: plan.version,
       loaded: missing.length,
       ms: Math.round(performance.now() - started),
+      ...(layersMs !== undefined ? { layers_ms: Math.round(layersMs) } : {}),
     });
-    return { loaded: missing.map(modelPartKey), ms: performance.now() - started };
+    return {
+      loaded: missing.map(modelPartKey),
+      ms: performance.now() - started,
+      ...(layersMs !== undefined ? { layersMs } : {}),
+    };
   }
 
   /** Switches to the staged plan `version`. */
@@ -161,7 +213,9 @@ export class PlacementState {
     this.#replicas = staged.layers.map((_, layer) =>
       replicasByExpert(staged, layer, manifest.experts)
     );
+    this.#options.layers?.activate(version);
     this.#active = staged;
+    this.#syncComposed();
     this.#updatePins();
     this.#enforceSoon();
     this.#options.logger.info("plan activated", { version, reason: staged.reason });
@@ -207,6 +261,7 @@ export class PlacementState {
       );
     }
     const { manifest, backendId, executor } = this.#options;
+    this.#syncComposed();
     if (!executor.unload || !executor.isLoaded) return [];
     if (this.residency.budgetBytes !== null) {
       // Under a budget, unplaced experts stay warm until the LRU needs their room.
@@ -376,8 +431,14 @@ export class PlacementState {
   }
 
   #updatePins(staging?: PlacementPlan): void {
-    const { backendId } = this.#options;
+    const { backendId, layers, manifest } = this.#options;
     const pinned = new Set<string>();
+    // Experts inside a layer executable leave it only when a plan replaces it.
+    for (let layer = 0; layers && layer < manifest.layers; layer++) {
+      for (let expert = 0; expert < manifest.experts; expert++) {
+        if (layers.holds(layer, expert)) pinned.add(`L${layer}/E${expert}`);
+      }
+    }
     for (const plan of [this.#active, this.#staged, staging ?? null]) {
       if (plan === null) continue;
       hostedExperts(plan, backendId).forEach((experts, layer) => {

@@ -38,8 +38,14 @@ export function registerPlanRoutes(
   app.put("/v2/plan", async (c) => {
     const plan = await readJsonBody(c.req.raw, MAX_BODY_BYTES, PlacementPlanSchema, "stage plan");
     peers.update(plan.backends);
-    const { loaded, ms } = await placement.stage(plan);
-    return c.json({ staged: plan.version, loaded, ms: Math.round(ms) });
+    const { loaded, ms, layersMs } = await placement.stage(plan);
+    return c.json({
+      staged: plan.version,
+      loaded,
+      ms: Math.round(ms),
+      // Layer path: composing and loading the plan's layer executables.
+      ...(layersMs !== undefined ? { layers_ms: Math.round(layersMs) } : {}),
+    });
   });
   app.post("/v2/plan/activate", async (c) => {
     const { version } = await readJsonBody(

@@ -1,7 +1,9 @@
 /**
- * @module Wires a backend process: model manifest → executor → micro-batcher →
- * expert dispatcher (placement + peer channels) → engine → HTTP. Used by `main.ts` and
- * by tests that run a backend in-process.
+ * @module Wires a backend process: model manifest → onnxruntime runner → layer
+ * executables + layer batcher + layer dispatcher (the layer path), or per-part
+ * executor → micro-batcher → expert dispatcher (the per-expert path; also the on-demand
+ * path of the layer path) → placement + peer channels → engine → HTTP. Used by
+ * `main.ts` and by tests that run a backend in-process.
  */
 import { join } from "node:path";
 import type { Config } from "../../shared/config.ts";
@@ -9,12 +11,15 @@ import type { Logger } from "../../shared/logger.ts";
 import { type ModelManifest, ModelManifestSchema } from "../../shared/model_manifest.ts";
 import { type BackendExecutor, createExecutor } from "../execution/create_executor.ts";
 import { acceptPeer } from "../peer/peer_server.ts";
+import type { PeerLayerData } from "../peer/peer_protocol.ts";
 import { PeerRegistry } from "../peer/peer_registry.ts";
-import { ExpertDispatcher } from "../placement/expert_dispatcher.ts";
-import { PlacementState } from "../placement/placement_state.ts";
-import { MicroBatcher } from "../batching/micro_batcher.ts";
-import { policyByName } from "../batching/policies.ts";
-import { MoeEngine } from "../moe/engine.ts";
+import type { MicroBatcher } from "../batching/micro_batcher.ts";
+import { buildBackendEngine } from "./backend_engine.ts";
+import type { LayerExecutables } from "../layer/layer_executables.ts";
+import type { LayerBatcher } from "../layer/layer_batcher.ts";
+import type { LayerDispatcher } from "../layer/layer_dispatcher.ts";
+import type { MoeEngine } from "../moe/engine.ts";
+import type { PlacementState } from "../placement/placement_state.ts";
 import { createBackendApp } from "./app.ts";
 import { buildLoadReport } from "./load_report.ts";
 import { BackendMetrics } from "../metrics/backend_metrics.ts";
@@ -30,7 +35,10 @@ export interface RunningBackend {
   backendId: string;
   executor: BackendExecutor;
   placement: PlacementState;
+  /** The per-part micro-batcher (all experts on the per-expert path; on-demand ones otherwise). */
   batcher: MicroBatcher;
+  /** The layer path's batcher and executables; absent on the per-expert path. */
+  layers?: { batcher: LayerBatcher; executables: LayerExecutables; dispatcher: LayerDispatcher };
   engine: MoeEngine;
   close(): Promise<void>;
 }
@@ -63,6 +71,8 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     manifest,
     memoryBudgetMb: config.backend.memory_budget_mb,
   });
+  // The layer path needs onnxruntime; the simulated executor runs per expert.
+  const layerPath = config.backend.execution === "layer" && config.backend.executor === "onnx";
   const executor = await createExecutor({
     kind: config.backend.executor,
     modelDir: config.model.dir,
@@ -79,7 +89,8 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
       loadFixedMs: config.backend.simulated.load_fixed_ms,
       loadMsPerMb: config.backend.simulated.load_ms_per_mb,
     },
-    ...(startup.executorParts ? { parts: startup.executorParts } : {}),
+    // On the layer path per-part sessions load only on demand.
+    ...(layerPath ? { parts: [] } : startup.executorParts ? { parts: startup.executorParts } : {}),
   });
   for (const fallback of executor.fallbacks ?? []) {
     logger.warn("execution provider unavailable, falling back", fallback);
@@ -90,26 +101,7 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
       per_row_ms: config.backend.simulated.per_row_ms,
     });
   }
-  const { batching } = config;
-  const batcher = new MicroBatcher({
-    executor,
-    maxRowsPerBatch: batching.max_rows,
-    policy: policyByName(batching.policy, {
-      min: batching.min,
-      max: batching.max,
-      maxWaitMs: batching.max_wait_ms,
-      latencyBudgetMs: batching.latency_budget_ms,
-    }),
-  });
   const backendId = config.backend.id ?? `${config.backend.host}:${config.backend.port}`;
-  const placement = new PlacementState({
-    manifest,
-    backendId,
-    executor,
-    logger,
-    residency: startup.residency,
-  });
-  await placement.warm(startup.warmAtStart);
   // Node resources: body bytes counted at the HTTP handler and the peer channel;
   // accelerators read in the background (never on the report path).
   const net = new NetCounter();
@@ -121,26 +113,30 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     logger,
     net,
   });
-  const dispatcher = new ExpertDispatcher({
-    selfId: backendId,
-    local: batcher,
-    placement,
-    peer: (id) => peers.get(id),
-    onUnreachable: config.expert_balancer.on_unreachable,
-  });
-  const engine = new MoeEngine({
+  const built = await buildBackendEngine({
     manifest,
-    runner: dispatcher,
+    modelDir: config.model.dir,
+    executor,
+    logger,
+    backendId,
+    startup,
+    execution: layerPath ? "layer" : "expert",
+    batching: config.batching,
     temperature: config.gate.temperature,
     maxQueuedRows: config.backend.max_queued_rows,
+    onUnreachable: config.expert_balancer.on_unreachable,
+    peer: (id) => peers.get(id),
   });
+  const { engine, placement, batcher, dispatcher, layers } = built;
+  // What the load report, metrics and readiness read: both paths' counters together.
+  const executorView = { provider: executor.provider, stats: built.executorStats };
   const loadReport = () => {
     const { rss, heapUsed } = Deno.memoryUsage();
     return buildLoadReport({
       backendId,
       manifest,
-      executor,
-      batcher,
+      executor: executorView,
+      batcher: { stats: built.partStats },
       engine,
       startedAt,
       now: Date.now(),
@@ -156,8 +152,8 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     providerFallbacks: executor.fallbacks?.length ?? 0,
     snapshot: () => ({
       report: loadReport(),
-      batches: batcher.stats(),
-      executor: executor.stats(),
+      batches: built.queueStats(),
+      executor: executorView.stats(),
       engine: engine.stats(),
       placement: {
         active: placement.active?.version ?? null,
@@ -191,17 +187,20 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
             used_bytes: placement.residency.usedBytes,
             cold_starts: placement.coldStartReport(),
           },
-          dispatch: dispatcher.counters,
+          dispatch: layers ? layers.dispatcher.counters : dispatcher.counters,
         },
-        executor: executor.stats(),
+        execution: layers ? "layer" : "expert",
+        executors: config.backend.executors,
+        ...(layers ? { layers: layers.executables.describe() } : {}),
+        executor: executorView.stats(),
         engine: engine.stats(),
         // The live routing-only bias (PUT /v2/gate/bias): set or not, largest |b| per layer.
         routing_bias: engine.routingBias(),
         batching: {
           policy: batcher.policy.name,
-          window_ms: batcher.windowMs(),
-          host_ms_per_execution: batcher.hostMsPerExecution(),
-          parts: batcher.stats(),
+          window_ms: (layers?.batcher ?? batcher).windowMs(),
+          host_ms_per_execution: (layers?.batcher ?? batcher).hostMsPerExecution(),
+          parts: built.queueStats(),
         },
       },
     }),
@@ -213,6 +212,10 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     net,
     runLocal: (layer: number, expert: number, input: Float32Array, rows: number) =>
       dispatcher.runLocal({ kind: "expert", layer, expert }, input, rows),
+    width: manifest.d_model,
+    ...(layers
+      ? { runLayerItems: (items: PeerLayerData[]) => layers.dispatcher.runPeerItems(items) }
+      : {}),
   };
   // Body bytes in and out are counted for the load report's node resources.
   const handler = countingHandler((request: Request) => {
@@ -237,6 +240,7 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     model: manifest.name,
     execution_provider: executor.provider,
     executors: config.backend.executors,
+    execution: layers ? "layer" : "expert",
     load_ms: Math.round(performance.now() - started),
   });
   return {
@@ -245,6 +249,7 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     executor,
     placement,
     batcher,
+    ...(layers ? { layers } : {}),
     engine,
     async close() {
       peers.closeAll();

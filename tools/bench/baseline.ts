@@ -1,36 +1,48 @@
 // deno-lint-ignore-file no-console
 /**
- * @module `deno task bench:baseline`: the numbers later work improves on, side by side
- * in one run on one machine:
+ * @module `deno task bench:baseline`: the data plane against the compute limit, side by
+ * side in one run on one machine.
  *
- *   Step 1: one expert's ONNX session in this thread, batch sizes 1…256 → rows/s
- *           (the per-expert compute limit at the best batch size).
- *   Step 2: the full engine in process (executor Workers + micro-batcher + gated
- *           forward, no HTTP), closed loop → rows/s, p50/p99.
- *   Step 3: one backend process called directly over HTTP, same workload.
- *   Step 4: the same backend through the router.
+ *   Step 1: the limit — single-thread MatMul GFLOP/s at batch 256 on the model's expert
+ *           shapes (the better of `[d, d_ff]` and `[d_ff, d]`) ÷ the model's FLOPs per
+ *           token = tokens/s one core computes.
+ *   Step 2: per variant (per-expert path on Workers = the old baseline; the layer path on
+ *           the main thread and on Workers), per request size (the demo mix of 1–6
+ *           tokens, 32 and 256 tokens): the engine in this process, a backend process
+ *           called directly, the same backend through a router — closed loop, tokens/s
+ *           and tokens per server CPU-second (`/proc/<pid>/stat` of the serving
+ *           processes only), router CPU per request, the share of backend CPU inside
+ *           onnxruntime runs, and p50 at the lowest load (one client).
+ *   Step 3: the layer path's plan-switch rebuild (staging a plan that hosts half the
+ *           experts plus replicas).
+ *
+ * `--out FILE` writes the report (with the command line) to FILE as well.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import ort from "onnxruntime-node";
-import { type ModelManifest, modelPartPath } from "../../shared/model_manifest.ts";
 import { decodeInferRequest } from "../../shared/infer_request_codec.ts";
-import { MicroBatcher } from "../../gpu-backend/batching/micro_batcher.ts";
-import { adaptivePolicy } from "../../gpu-backend/batching/policies.ts";
-import { OrtExecutorPool } from "../../gpu-backend/execution/ort_executor_pool.ts";
-import { MoeEngine } from "../../gpu-backend/moe/engine.ts";
+import type { ModelManifest } from "../../shared/model_manifest.ts";
+import { loadManifest } from "../../gpu-backend/server/start_backend.ts";
 import { generateModel } from "../model/generate.ts";
 import { loadDemoTraffic } from "../model/traffic.ts";
-import { freePort, startProcess } from "../pool/processes.ts";
-import { closedLoop, emptyResult, type LoadResult } from "./load_generator.ts";
-import { formatTable, round, summarize } from "./stats.ts";
-import { prepareWorkload } from "./workload.ts";
+import {
+  inProcessEngine,
+  inProcessLoop,
+  readiness,
+  startServing,
+  type Variant,
+} from "./baseline/serving.ts";
+import { type Cell, formatReport, type Report } from "./baseline/report.ts";
+import { matmulGflops, modelFlopsPerToken } from "./compute_limit.ts";
+import { cpuMsOf } from "./cpu_time.ts";
+import { closedLoop } from "./load_generator.ts";
+import { type PreparedRequest, prepareWorkload } from "./workload.ts";
 import { parseCli } from "../cli/cli_args.ts";
 
 const { values } = parseCli({
   name: "deno task bench:baseline",
   summary:
-    "The numbers later work improves on, in one run: one expert's compute limit, the engine in\nprocess, one backend over HTTP, and the same backend through the router.",
+    "The data plane against the compute limit, side by side in one run: the engine in process,\none backend over HTTP and the same backend through a router, per execution variant and request size.",
   options: {
     model: {
       type: "string",
@@ -40,164 +52,244 @@ const { values } = parseCli({
     },
     duration: {
       type: "string",
-      default: "8",
+      default: "6",
       value: "<s>",
       description: "seconds per closed-loop phase",
     },
-    concurrency: {
+    "low-duration": {
       type: "string",
-      default: "32",
-      value: "<n>",
-      description: "closed-loop clients",
+      default: "3",
+      value: "<s>",
+      description: "seconds of the one-client (lowest load) phase",
     },
-    executors: {
+    clients: { type: "string", default: "32", value: "<n>", description: "closed-loop clients" },
+    sizes: {
       type: "string",
-      default: "2",
-      value: "<n>",
-      description: "executor Workers of the backend",
+      default: "demo,32,256",
+      value: "<list>",
+      description: "request sizes: demo (the 1–6 token mix) or a token count",
     },
+    variants: {
+      type: "string",
+      default: "expert-workers,layer-main,layer-workers,layer-main-32",
+      value: "<list>",
+      description: "execution variants to compare",
+    },
+    out: { type: "string", value: "<file>", description: "also write the report to this file" },
   },
 });
+const VARIANTS: Record<string, Variant> = {
+  "expert-workers": { name: "per-expert, 2 Workers (old)", execution: "expert", executors: 2 },
+  "layer-main": { name: "layer, main thread (new)", execution: "layer", executors: 0 },
+  "layer-workers": { name: "layer, 2 Workers", execution: "layer", executors: 2 },
+  "layer-main-32": {
+    name: "layer, main thread, max 32",
+    execution: "layer",
+    executors: 0,
+    batchingMax: 32,
+  },
+};
 const durationS = Number(values.duration);
-const concurrency = Number(values.concurrency);
+const lowDurationS = Number(values["low-duration"]);
+const clients = Number(values.clients);
 const token = "bench-internal-token-0123456789";
 if (!existsSync(join(values.model, "moe.json"))) await generateModel(values.model, {});
-const manifest: ModelManifest = JSON.parse(await Deno.readTextFile(join(values.model, "moe.json")));
-const requests = prepareWorkload({
-  dModel: manifest.d_model,
-  traffic: await loadDemoTraffic(values.model),
-  headers: { authorization: `Bearer ${token}` },
-});
-const bounds = { min: 2, max: 16, maxWaitMs: 2, latencyBudgetMs: 50 };
+// Parsed with the schema: the engine in process needs the defaults (router family …).
+const manifest: ModelManifest = await loadManifest(values.model);
+const traffic = await loadDemoTraffic(values.model);
+const auth = { authorization: `Bearer ${token}` };
+const workloads = values.sizes.split(",").map((size) => ({
+  size: size === "demo" ? "demo mix (1–6)" : `${size} tokens`,
+  requests: prepareWorkload({
+    dModel: manifest.d_model,
+    traffic,
+    headers: auth,
+    count: size === "demo" ? 512 : 64,
+    ...(size === "demo" ? { maxRows: 6 } : { rows: Number(size) }),
+  }),
+}));
+const decode = (requests: readonly PreparedRequest[]) =>
+  requests.map((r) =>
+    decodeInferRequest(r.body, {
+      model: { name: manifest.name, dModel: manifest.d_model },
+      headerLength: Number(r.headers["inference-header-content-length"]),
+      maxTokens: 1 << 20,
+    })
+  );
 
-// Step 1: one expert, one thread.
-const expertBytes = await Deno.readFile(
-  join(values.model, modelPartPath(manifest, { kind: "expert", layer: 0, expert: 0 })),
+// Step 1: the compute limit.
+// The better of the expert's two MatMul shapes (up and down projection).
+const gflops = Math.max(
+  await matmulGflops(256, manifest.d_model, manifest.d_ff),
+  await matmulGflops(256, manifest.d_ff, manifest.d_model),
 );
-const session = await ort.InferenceSession.create(expertBytes, {
-  executionProviders: ["cpu"],
-  intraOpNumThreads: 1,
-});
-const expertRows: [number, number][] = [];
-for (const batch of [1, 4, 16, 64, 256]) {
-  const input = new ort.Tensor("float32", new Float32Array(batch * manifest.d_model).fill(0.1), [
-    batch,
-    manifest.d_model,
-  ]);
-  let rows = 0;
-  const started = performance.now();
-  while (performance.now() - started < 1000) {
-    await session.run({ x: input });
-    rows += batch;
+const flopsPerToken = await modelFlopsPerToken(values.model, manifest);
+const limit = (gflops * 1e9) / flopsPerToken;
+console.error(`limit: ${gflops.toFixed(1)} GFLOP/s → ${limit.toFixed(0)} tokens/s per core`);
+
+// Step 2: every variant on every path and size.
+const cells: Cell[] = [];
+const lowLoad: { path: string; variant: string; p50: number }[] = [];
+const rebuilds: { variant: string; ms: number; experts: number; startBuildMs: number[] }[] = [];
+const p50 = (latencies: number[]) =>
+  latencies.sort((a, b) => a - b)[Math.floor(latencies.length / 2)] ?? NaN;
+for (const key of values.variants.split(",")) {
+  const variant = VARIANTS[key];
+  if (!variant) throw new RangeError(`Cannot run variant "${key}": known ${Object.keys(VARIANTS)}`);
+  console.error(`${variant.name}: in process`);
+  const engine = await inProcessEngine(variant, values.model, manifest);
+  const demo = decode(workloads[0]!.requests);
+  await inProcessLoop(engine, demo, clients, 1);
+  for (const { size, requests } of workloads) {
+    const run = await inProcessLoop(engine, decode(requests), clients, durationS);
+    cells.push({ path: "engine in process", size, variant: variant.name, ...run });
   }
-  expertRows.push([batch, rows / ((performance.now() - started) / 1000)]);
-}
-await session.release();
-const [bestBatch, bestRowsPerS] = expertRows.reduce((a, b) => (b[1] > a[1] ? b : a));
+  const quiet = await inProcessLoop(engine, demo, 1, lowDurationS);
+  lowLoad.push({
+    path: "engine in process",
+    variant: variant.name,
+    p50: p50(quiet.result.latencies),
+  });
+  await engine.close();
 
-// Step 2: the engine in process.
-const executor = await OrtExecutorPool.create({
-  modelDir: values.model,
-  manifest,
-  workers: Number(values.executors),
-  providers: ["cpu"],
-});
-const engine = new MoeEngine({
-  manifest,
-  runner: new MicroBatcher({ executor, policy: adaptivePolicy(bounds) }),
-  temperature: 1,
-  maxQueuedRows: 1 << 20,
-});
-const decoded = requests.map((r) =>
-  decodeInferRequest(r.body, {
-    model: { name: manifest.name, dModel: manifest.d_model },
-    headerLength: Number(r.headers["inference-header-content-length"]),
-    maxTokens: 1 << 20,
-  })
-);
-const inProcess: LoadResult = emptyResult();
-{
-  const t0 = performance.now();
-  let index = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() - t0 < durationS * 1000) {
-      const request = decoded[index++ % decoded.length]!;
-      const started = performance.now();
-      await engine.infer(request.tokens, request.rows);
-      inProcess.ok++;
-      inProcess.rows += request.rows;
-      inProcess.latencies.push(performance.now() - started);
+  console.error(`${variant.name}: over HTTP`);
+  const serving = await startServing(variant, values.model, token);
+  const backendPid = serving.backend.child.pid;
+  const routerPid = serving.router.child.pid;
+  const path = `/v2/models/${manifest.name}/infer`;
+  try {
+    await closedLoop({
+      url: serving.backend.url + path,
+      requests: workloads[0]!.requests,
+      concurrency: 8,
+      durationS: 1,
+    });
+    for (const { size, requests } of workloads) {
+      for (
+        const [name, url, pids] of [
+          ["backend direct", serving.backend.url, [backendPid]],
+          ["via router", serving.router.url, [backendPid, routerPid]],
+        ] as const
+      ) {
+        const before = await readiness(serving.backend.url, token);
+        const cpuBefore = cpuMsOf(pids);
+        const routerBefore = cpuMsOf([routerPid]);
+        const result = await closedLoop({
+          url: url + path,
+          requests,
+          concurrency: clients,
+          durationS,
+        });
+        const cpuMs = cpuMsOf(pids) - cpuBefore;
+        const routerMs = cpuMsOf([routerPid]) - routerBefore;
+        const after = await readiness(serving.backend.url, token);
+        const backendCpuMs = name === "via router" ? cpuMs - routerMs : cpuMs;
+        cells.push({
+          path: name,
+          size,
+          variant: variant.name,
+          result,
+          cpuMs,
+          busyMs: after.executor.busyMs - before.executor.busyMs,
+          executions: after.executor.executions - before.executor.executions,
+          backendCpuMs,
+          ...(name === "via router"
+            ? { routerMsPerRequest: routerMs / Math.max(1, result.ok) }
+            : {}),
+        });
+      }
     }
-  }));
-  inProcess.seconds = (performance.now() - t0) / 1000;
-}
-await executor.close();
-
-// Steps 3 and 4: over HTTP, directly and through the router.
-const backendPort = freePort();
-const backend = await startProcess("gpu-backend/main.ts", {
-  url: `http://127.0.0.1:${backendPort}`,
-  token,
-  env: {
-    SWITCHYARD_MODEL__DIR: values.model,
-    SWITCHYARD_BACKEND__PORT: String(backendPort),
-    SWITCHYARD_BACKEND__EXECUTORS: values.executors,
-    SWITCHYARD_AUTH__INTERNAL_TOKEN: token,
-    SWITCHYARD_LOG__LEVEL: "warn",
-  },
-});
-const routerPort = freePort();
-const router = await startProcess("router/main.ts", {
-  url: `http://127.0.0.1:${routerPort}`,
-  env: {
-    SWITCHYARD_ROUTER__HOST: "127.0.0.1",
-    SWITCHYARD_ROUTER__PORT: String(routerPort),
-    SWITCHYARD_ROUTER__BACKENDS: JSON.stringify([backend.url]),
-    SWITCHYARD_AUTH__INTERNAL_TOKEN: token,
-    SWITCHYARD_LOG__LEVEL: "warn",
-  },
-});
-const path = `/v2/models/${manifest.name}/infer`;
-let direct: LoadResult;
-let viaRouter: LoadResult;
-try {
-  await closedLoop({ url: backend.url + path, requests, concurrency: 8, durationS: 1 });
-  direct = await closedLoop({ url: backend.url + path, requests, concurrency, durationS });
-  viaRouter = await closedLoop({ url: router.url + path, requests, concurrency, durationS });
-} finally {
-  await router.kill();
-  await backend.kill();
+    for (
+      const [name, url] of [["backend direct", serving.backend.url], [
+        "via router",
+        serving.router.url,
+      ]] as const
+    ) {
+      const quietHttp = await closedLoop({
+        url: url + path,
+        requests: workloads[0]!.requests,
+        concurrency: 1,
+        durationS: lowDurationS,
+      });
+      lowLoad.push({ path: name, variant: variant.name, p50: p50(quietHttp.latencies) });
+    }
+    // Step 3: the plan-switch rebuild of the layer executables.
+    if (variant.execution === "layer") {
+      const ready = await readiness(serving.backend.url, token);
+      const staged = await stageHalfPlan(serving.backend.url, manifest);
+      rebuilds.push({
+        variant: variant.name,
+        ms: staged.layers_ms,
+        experts: staged.experts,
+        startBuildMs: (ready.layers ?? []).map((l) => l.build_ms),
+      });
+    }
+  } finally {
+    await serving.close();
+  }
 }
 
-const meanRows = requests.reduce((sum, r) => sum + r.rows, 0) / requests.length;
-console.log(
-  `bench:baseline — ${manifest.name}: ${manifest.layers} layers × ${manifest.experts} experts, top-${manifest.top_k}, ` +
-    `${manifest.shared_experts} shared, d_model ${manifest.d_model}, d_ff ${manifest.d_ff}; ` +
-    `${values.executors} executor Worker(s); closed loop, ${concurrency} clients, ${durationS} s; ` +
-    `mean request ${round(meanRows, 2)} rows; ${navigator.hardwareConcurrency} CPU cores\n`,
-);
-console.log("One expert, one thread (onnxruntime CPU):");
-console.log(formatTable(["batch rows", "rows/s"], expertRows.map(([b, r]) => [b, round(r, 0)])));
-console.log(`→ compute limit per expert: ${round(bestRowsPerS, 0)} rows/s at batch ${bestBatch}\n`);
-const line = (name: string, r: LoadResult) => {
-  const s = summarize(r.latencies);
-  return [
-    name,
-    round(r.rows / r.seconds, 0),
-    round(r.ok / r.seconds, 1),
-    round(s.p50),
-    round(s.p99),
-    r.errors,
-  ];
+const report: Report = {
+  command: `deno task bench:baseline ${Deno.args.join(" ")}`.trim(),
+  manifest,
+  cores: navigator.hardwareConcurrency,
+  cpu: cpuModel(),
+  clients,
+  durationS,
+  meanRows: workloads.map(({ size, requests }) => ({
+    size,
+    rows: requests.reduce((sum, r) => sum + r.rows, 0) / requests.length,
+  })),
+  limit: { gflops, flopsPerToken, tokensPerS: limit },
+  cells,
+  lowLoad,
+  rebuilds,
 };
-console.log(formatTable(["path", "tokens/s", "req/s", "p50 ms", "p99 ms", "errors"], [
-  line("engine in process", inProcess),
-  line("backend direct (HTTP)", direct!),
-  line("via router (HTTP)", viaRouter!),
-]));
-console.log(
-  `\nvia router / direct throughput: ${
-    round((viaRouter!.rows / viaRouter!.seconds) / (direct!.rows / direct!.seconds))
-  }×`,
-);
+const text = formatReport(report);
+console.log(text);
+if (values.out) await Deno.writeTextFile(values.out, text + "\n");
 Deno.exit(0);
+
+/** Stages (never activates) a plan hosting half the experts plus 4 replicas here. */
+async function stageHalfPlan(
+  url: string,
+  m: ModelManifest,
+): Promise<{ layers_ms: number; experts: number }> {
+  const half = m.experts / 2;
+  const extra = Math.min(4, half);
+  const slots = half + extra;
+  const layer = [
+    ...Array.from({ length: half }, (_, e) => e),
+    ...Array.from({ length: extra }, (_, e) => half + e),
+    ...Array.from({ length: m.experts - half }, (_, e) => half + e),
+    ...Array.from({ length: slots - (m.experts - half) }, (_, e) => e),
+  ];
+  const plan = {
+    model: m.name,
+    version: 1_000_000,
+    createdAt: Date.now(),
+    reason: "bench:baseline rebuild",
+    backends: [{ id: "bench-backend", url }, { id: "bench-ghost", url: "http://127.0.0.1:9" }],
+    slotsPerBackend: slots,
+    layers: Array.from({ length: m.layers }, () => ({ phy2log: layer })),
+  };
+  const response = await fetch(`${url}/v2/plan`, {
+    method: "PUT",
+    headers: { ...auth, "content-type": "application/json" },
+    body: JSON.stringify(plan),
+  });
+  const body = await response.json();
+  if (response.status !== 200) {
+    throw new Error(`Cannot stage the rebuild plan: ${JSON.stringify(body)}`);
+  }
+  return { layers_ms: body.layers_ms, experts: slots };
+}
+
+function cpuModel(): string {
+  try {
+    const info = Deno.readTextFileSync("/proc/cpuinfo");
+    return /model name\s*:\s*(.+)/.exec(info)?.[1]?.trim() ?? "unknown";
+  } catch {
+    return "unknown";
+  }
+}

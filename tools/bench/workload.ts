@@ -36,6 +36,8 @@ export interface WorkloadOptions {
   tokens?: { min: number; max: number };
   /** Binary tensor extension (default) or plain JSON bodies. */
   binary?: boolean;
+  /** Every request this many rows (instead of drawn sizes). */
+  rows?: number;
   seed?: number;
   /** Extra headers (e.g. authorization for a backend called directly). */
   headers?: Record<string, string>;
@@ -56,9 +58,10 @@ export function prepareWorkload(options: WorkloadOptions): PreparedRequest[] {
   const binary = options.binary ?? true;
   const tokens = options.tokens;
   return Array.from({ length: options.count ?? 512 }, () => {
-    const rows = tokens
-      ? tokens.min + Math.floor(random() * (tokens.max - tokens.min + 1))
-      : drawRows(random, options.maxRows ?? 16);
+    const rows = options.rows ??
+      (tokens
+        ? tokens.min + Math.floor(random() * (tokens.max - tokens.min + 1))
+        : drawRows(random, options.maxRows ?? 16));
     const requestType = pickType();
     const values = options.traffic
       ? demoTokens(options.traffic, requestType, rows, random)

@@ -146,7 +146,7 @@ export interface StartPoolOptions {
   backends: number;
   /** Extra `SWITCHYARD_*` env for every process. */
   env?: Record<string, string>;
-  /** Executors per backend (default 1: tests share 2 cores). */
+  /** Executor Workers per backend (default 0: onnxruntime on the backend's main thread). */
   executors?: number;
 }
 
@@ -185,7 +185,7 @@ export async function startPool(options: StartPoolOptions): Promise<TestPool> {
         ...common,
         SWITCHYARD_BACKEND__PORT: String(port),
         SWITCHYARD_BACKEND__ID: `backend-${i + 1}`,
-        SWITCHYARD_BACKEND__EXECUTORS: String(options.executors ?? 1),
+        SWITCHYARD_BACKEND__EXECUTORS: String(options.executors ?? 0),
       },
     });
   }));

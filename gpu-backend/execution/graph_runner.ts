@@ -1,0 +1,70 @@
+/**
+ * @module The graph-runner interface: something that holds onnxruntime sessions by key
+ * and runs one with named inputs and outputs. Both execution paths sit on it — the
+ * per-expert parts (`ort_part_executor.ts`) and the composed layer executables
+ * (`gpu-backend/layer/`).
+ *
+ * Implementations: {@linkcode OrtInlineRunner} runs sessions on the calling (main)
+ * thread, one process per core; {@linkcode OrtWorkerRunner} runs them in Deno Workers,
+ * one message per execution each way. Which one a backend uses is `backend.executors`
+ * (0 = main thread); `deno task bench:baseline` measures both.
+ */
+
+/** One input tensor: row-major data and its shape. */
+export type Feed =
+  | { type: "float32"; data: Float32Array; dims: readonly number[] }
+  | { type: "int32"; data: Int32Array; dims: readonly number[] };
+
+/** Inputs by name. */
+export type Feeds = Record<string, Feed>;
+
+/** One execution's float32 outputs by name and the time it took. */
+export interface GraphRun {
+  outputs: Record<string, Float32Array>;
+  /** Milliseconds of the execution itself (excluding queueing for a slot). */
+  ms: number;
+}
+
+/** What a session is created from: ONNX bytes, or a file path. */
+export type GraphSource = { bytes: Uint8Array } | { path: string };
+
+/** Cumulative counters of a runner. */
+export interface RunnerStats {
+  slots: number;
+  executions: number;
+  /** Rows executed, as the callers counted them. */
+  rows: number;
+  /** Milliseconds slots spent executing, summed over slots. */
+  busyMs: number;
+  /** Executions waiting for a free slot. */
+  queued: number;
+  /** Executions running (or handed to a slot) now. */
+  running: number;
+}
+
+/** Runs keyed onnxruntime sessions. */
+export interface GraphRunner {
+  /** Active execution provider (`cpu`, `cuda`). */
+  readonly provider: string;
+  /** Executions that run at the same time (threads executing sessions). */
+  readonly slots: number;
+  /** Executions it accepts at once before queueing them itself (≥ slots when it pipelines). */
+  readonly depth: number;
+  /** Whether executions run on the caller's thread (true for the main-thread runner). */
+  readonly sharedThread: boolean;
+  /** Providers that failed before {@linkcode provider} worked, with reasons. */
+  readonly fallbacks: readonly { provider: string; reason: string }[];
+  /** Creates the session `key` (on every slot); a key already loaded is replaced. */
+  load(key: string, source: GraphSource): Promise<void>;
+  /** Releases the session `key` (no-op when absent). */
+  unload(key: string): Promise<void>;
+  /** Whether `key` is loaded. */
+  has(key: string): boolean;
+  /**
+   * Runs `key` on `feeds`, returning the float32 outputs named in `outputs`; takes
+   * ownership of the feeds' buffers (they may be transferred). `rows` is for counters.
+   */
+  run(key: string, feeds: Feeds, outputs: readonly string[], rows: number): Promise<GraphRun>;
+  stats(): RunnerStats;
+  close(): Promise<void>;
+}

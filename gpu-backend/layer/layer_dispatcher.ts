@@ -1,0 +1,340 @@
+/**
+ * @module Expert parallelism on the layer path: for one request's layer on the entry
+ * backend, sends each routed expert's rows where the active placement plan puts them —
+ * this backend's layer executable, a peer (one item per peer: each token once, with
+ * all its assignments to that peer's experts), or, for an expert here but outside the
+ * executable, the per-expert path (loaded on demand). Peers' and on-demand results are
+ * added to the tokens' residual; then one layer execution adds the local experts, the
+ * shared experts and computes the next gate.
+ *
+ * A peer that fails is skipped: its experts are routed again to their next replica.
+ * With no reachable replica left, `onUnreachable: "load_local"` runs the rows here
+ * (slower, never wrong), `"fail"` answers 503 naming the expert. The peer side
+ * (`runPeerItems`) runs items through the same layer queue (`entry` rows = 0) and, for
+ * experts outside its executable, the per-expert path.
+ */
+import { ApiError } from "../../shared/errors.ts";
+import type { ModelManifest, ModelPart } from "../../shared/model_manifest.ts";
+import type { BatchObserver } from "../batching/batch_queues.ts";
+import { gatherRows } from "../moe/combine.ts";
+import { type ExpertAssignment, groupRowsByExpert, type TokenRouting } from "../moe/routing.ts";
+import { type PeerClient, PeerUnavailableError } from "../peer/peer_client.ts";
+import type { PeerLayerData } from "../peer/peer_protocol.ts";
+import type { DispatchCounters } from "../placement/expert_dispatcher.ts";
+import type { PlacementState } from "../placement/placement_state.ts";
+import { ReplicaPicker } from "../placement/replica_picker.ts";
+import type { Assignments, LayerWork } from "./layer_batch.ts";
+import {
+  addContributions,
+  type Contribution,
+  LocalAssignments,
+  mergeItems,
+  peerItem,
+} from "./layer_dispatch_parts.ts";
+import type { LayerBatcher } from "./layer_batcher.ts";
+import type { LayerExecutable, LayerExecutables } from "./layer_executables.ts";
+import type { LayerPath } from "./layer_forward.ts";
+
+/** Options of {@linkcode LayerDispatcher}. */
+export interface LayerDispatcherOptions {
+  selfId: string;
+  manifest: ModelManifest;
+  batcher: LayerBatcher;
+  executables: LayerExecutables;
+  placement: PlacementState;
+  /** The per-expert path here (loads an expert on demand): for experts outside the executable. */
+  runPart(part: ModelPart, input: Float32Array, rows: number): Promise<Float32Array>;
+  peer: (id: string) => PeerClient | undefined;
+  onUnreachable?: "load_local" | "fail";
+}
+
+/** Counters of the layer path's dispatch. */
+export interface LayerDispatchCounters extends DispatchCounters {
+  /** Rows run here through the per-expert path (expert outside the executable). */
+  onDemandRows: number;
+}
+
+type Destination =
+  | { kind: "local" }
+  | { kind: "on_demand" }
+  | { kind: "peer"; id: string };
+
+/** Dispatches layer work to the executable, peers and on-demand experts. */
+export class LayerDispatcher implements LayerPath {
+  readonly counters: LayerDispatchCounters = {
+    localRows: 0,
+    remoteRows: 0,
+    retries: 0,
+    unavailable: 0,
+    fallbackRows: 0,
+    onDemandRows: 0,
+  };
+  readonly #options: LayerDispatcherOptions;
+  readonly #picker: ReplicaPicker;
+
+  constructor(options: LayerDispatcherOptions) {
+    this.#options = options;
+    this.#picker = new ReplicaPicker({
+      selfId: options.selfId,
+      placement: options.placement,
+      reachable: (backend) => options.peer(backend)?.available ?? false,
+    });
+  }
+
+  gate(layer: number, input: Float32Array, rows: number): Promise<Float32Array> {
+    return this.#options.batcher.gate(layer, input, rows);
+  }
+
+  async layer(
+    layer: number,
+    hidden: Float32Array,
+    rows: number,
+    routing: TokenRouting,
+    onBatch: BatchObserver,
+  ): Promise<{ hidden: Float32Array; logits: Float32Array | null }> {
+    const { manifest, batcher, executables } = this.#options;
+    const executable = executables.current(layer);
+    executables.acquire(executable);
+    try {
+      let assign = this.#allHere(layer, executable, routing, rows);
+      let residual: Float32Array | null = null;
+      if (assign === null) {
+        // Step 1: dispatch every selected expert; peers and on-demand experts answer first.
+        const groups = groupRowsByExpert(routing, rows, manifest.top_k, manifest.experts);
+        const local = new LocalAssignments();
+        const experts = groups.flatMap((group, expert) => group.rows.length > 0 ? [expert] : []);
+        const contributions = await this.#dispatch({
+          layer,
+          executable,
+          experts,
+          groups,
+          weights: routing.weights,
+          hidden,
+          local,
+          tried: new Map(),
+        });
+        // Step 2: their results join the residual; the executable adds the rest.
+        residual = contributions.length > 0 ? hidden.slice() : null;
+        if (residual) addContributions(residual, manifest.d_model, contributions);
+        assign = local.build();
+      }
+      const work: LayerWork = { rows: hidden, rowCount: rows, entry: rows, residual, assign };
+      const outcome = await batcher.run(executable, work, onBatch);
+      return { hidden: outcome.hidden, logits: outcome.logits };
+    } finally {
+      executables.release(executable);
+    }
+  }
+
+  /**
+   * The common case without any grouping: every selected expert runs in `executable` (no
+   * plan, or the plan's replica here) — the assignments are the routing itself. Null
+   * when some expert goes elsewhere.
+   */
+  #allHere(
+    layer: number,
+    executable: LayerExecutable,
+    routing: TokenRouting,
+    rows: number,
+  ): Assignments | null {
+    const { placement, selfId } = this.#options;
+    const experts = routing.experts;
+    const planned = placement.active !== null;
+    for (let i = 0; i < experts.length; i++) {
+      const expert = experts[i]!;
+      if (executable.position[expert]! < 0) return null;
+      if (
+        planned &&
+        !placement.replicas(layer, expert).some((r) => r.backend === selfId && r.weight > 0)
+      ) return null;
+    }
+    const topK = experts.length / Math.max(rows, 1);
+    this.counters.localRows += experts.length;
+    const row = new Int32Array(experts.length);
+    for (let i = 0; i < row.length; i++) row[i] = Math.floor(i / topK);
+    return {
+      row,
+      expert: experts,
+      weight: routing.weights,
+    };
+  }
+
+  /** Runs peers' layer items here: per row `Σ weight · expert(row)`, `[rows, d]` each. */
+  async runPeerItems(items: readonly PeerLayerData[]): Promise<Float32Array[]> {
+    const byLayer = new Map<number, number[]>();
+    items.forEach((item, i) => byLayer.set(item.layer, [...(byLayer.get(item.layer) ?? []), i]));
+    const results = new Array<Float32Array>(items.length);
+    await Promise.all([...byLayer].map(async ([layer, indices]) => {
+      const merged = mergeItems(indices.map((i) => items[i]!), this.#options.manifest.d_model);
+      const output = await this.#runPeerLayer(layer, merged);
+      let at = 0;
+      const width = this.#options.manifest.d_model;
+      for (const i of indices) {
+        const size = items[i]!.rows * width;
+        results[i] = output.subarray(at, at + size);
+        at += size;
+      }
+    }));
+    return results;
+  }
+
+  async #runPeerLayer(layer: number, item: PeerLayerData): Promise<Float32Array> {
+    const { manifest, batcher, executables } = this.#options;
+    const width = manifest.d_model;
+    if (!Number.isInteger(layer) || layer < 0 || layer >= manifest.layers) {
+      throw new ApiError("bad_request", `Cannot run layer item: layer ${layer} does not exist`);
+    }
+    const executable = executables.current(layer);
+    executables.acquire(executable);
+    try {
+      // Split the assignments: the executable's experts, and the rest per expert.
+      const local = { row: [] as number[], expert: [] as number[], weight: [] as number[] };
+      const outside = new Map<number, { rows: number[]; weights: number[] }>();
+      for (let i = 0; i < item.assignRow.length; i++) {
+        const expert = item.assignExpert[i]!;
+        const row = item.assignRow[i]!;
+        if (expert < 0 || expert >= manifest.experts || row < 0 || row >= item.rows) {
+          throw new ApiError(
+            "bad_request",
+            `Cannot run layer item: assignment ${i} is out of range`,
+          );
+        }
+        if (executable.position[expert]! >= 0) {
+          local.row.push(row);
+          local.expert.push(expert);
+          local.weight.push(item.assignWeight[i]!);
+        } else {
+          const entry = outside.get(expert) ?? { rows: [], weights: [] };
+          entry.rows.push(row);
+          entry.weights.push(item.assignWeight[i]!);
+          outside.set(expert, entry);
+        }
+      }
+      const onDemand = Promise.all([...outside].map(([expert, entry]) => {
+        const rows = Int32Array.from(entry.rows);
+        this.counters.onDemandRows += rows.length;
+        return this.#options.runPart(
+          { kind: "expert", layer, expert },
+          gatherRows(item.values, width, rows),
+          rows.length,
+        ).then((values): Contribution => ({
+          rows,
+          values,
+          weights: Float32Array.from(entry.weights),
+        }));
+      }));
+      let output: Float32Array;
+      if (local.row.length > 0) {
+        const outcome = await batcher.run(executable, {
+          rows: item.values,
+          rowCount: item.rows,
+          entry: 0,
+          residual: null,
+          assign: {
+            row: Int32Array.from(local.row),
+            expert: Int32Array.from(local.expert),
+            weight: Float32Array.from(local.weight),
+          },
+        });
+        output = outcome.routed;
+      } else {
+        output = new Float32Array(item.rows * width);
+      }
+      addContributions(output, width, await onDemand);
+      return output;
+    } finally {
+      executables.release(executable);
+    }
+  }
+
+  /** Routes `experts` (and, on a peer's failure, routes its experts again). */
+  async #dispatch(job: {
+    layer: number;
+    executable: LayerExecutable;
+    experts: readonly number[];
+    groups: readonly ExpertAssignment[];
+    weights: Float32Array;
+    hidden: Float32Array;
+    local: LocalAssignments;
+    tried: Map<number, { backends: Set<string>; reasons: string[] }>;
+  }): Promise<Contribution[]> {
+    const { layer, executable, groups, weights, hidden, local, tried } = job;
+    const width = this.#options.manifest.d_model;
+    const waits: Promise<Contribution[]>[] = [];
+    const byPeer = new Map<string, number[]>();
+    for (const expert of job.experts) {
+      const group = groups[expert]!;
+      const rows = group.rows.length;
+      const where = this.#destination(layer, expert, rows, executable, tried.get(expert));
+      if (where.kind === "local") {
+        local.add(expert, group, weights);
+        this.counters.localRows += rows;
+      } else if (where.kind === "on_demand") {
+        this.counters.onDemandRows += rows;
+        waits.push(
+          this.#options.runPart(
+            { kind: "expert", layer, expert },
+            gatherRows(hidden, width, group.rows),
+            rows,
+          ).then((values) => [{
+            rows: group.rows,
+            values,
+            weights: Float32Array.from(group.positions, (p) => weights[p]!),
+          }]),
+        );
+      } else {
+        byPeer.set(where.id, [...(byPeer.get(where.id) ?? []), expert]);
+      }
+    }
+    for (const [id, experts] of byPeer) {
+      const { data, tokens } = peerItem(layer, experts, groups, weights, hidden, width);
+      const peer = this.#options.peer(id)!;
+      waits.push(
+        peer.runLayer(data).then((values) => {
+          this.counters.remoteRows += data.assignRow.length;
+          return [{ rows: tokens, values, weights: null }];
+        }, (error) => {
+          if (!(error instanceof PeerUnavailableError)) throw error;
+          this.counters.retries++;
+          for (const expert of experts) {
+            const entry = tried.get(expert) ?? { backends: new Set(), reasons: [] };
+            entry.backends.add(id);
+            entry.reasons.push(error.message);
+            tried.set(expert, entry);
+          }
+          return this.#dispatch({ ...job, experts });
+        }),
+      );
+    }
+    return (await Promise.all(waits)).flat();
+  }
+
+  #destination(
+    layer: number,
+    expert: number,
+    rows: number,
+    executable: LayerExecutable,
+    tried: { backends: Set<string>; reasons: string[] } | undefined,
+  ): Destination {
+    const here: Destination = executable.position[expert]! >= 0
+      ? { kind: "local" }
+      : { kind: "on_demand" };
+    if (this.#options.placement.active === null) return here;
+    const replica = this.#picker.pick(layer, expert, rows, tried?.backends ?? new Set());
+    if (replica === null) {
+      this.counters.unavailable++;
+      if ((this.#options.onUnreachable ?? "load_local") === "load_local") {
+        this.counters.fallbackRows += rows;
+        return here;
+      }
+      throw new ApiError(
+        "overloaded",
+        `Cannot run inference: expert L${layer}/E${expert} has no reachable replica (${
+          tried?.reasons.join("; ") || "none placed"
+        })`,
+        { retryAfterS: 1 },
+      );
+    }
+    return replica.backend === this.#options.selfId ? here : { kind: "peer", id: replica.backend };
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * @module Assembles a backend's inference machinery from its executor: the layer path
+ * (layer executables → layer batcher → layer dispatcher) or the per-expert path
+ * (micro-batcher → expert dispatcher), placement and the engine in front. Used by
+ * `startBackend`, and by benchmarks and tests that run an engine in process.
+ */
+import type { Config } from "../../shared/config.ts";
+import type { Logger } from "../../shared/logger.ts";
+import type { ModelManifest } from "../../shared/model_manifest.ts";
+import type { QueueBatchStats } from "../batching/batch_queues.ts";
+import { MicroBatcher } from "../batching/micro_batcher.ts";
+import { policyByName } from "../batching/policies.ts";
+import type { BackendExecutor } from "../execution/create_executor.ts";
+import type { RunnerStats } from "../execution/graph_runner.ts";
+import { LayerBatcher } from "../layer/layer_batcher.ts";
+import { LayerDispatcher } from "../layer/layer_dispatcher.ts";
+import { LayerExecutables } from "../layer/layer_executables.ts";
+import { mergePartStats } from "../layer/merge_part_stats.ts";
+import { MoeEngine } from "../moe/engine.ts";
+import type { PeerClient } from "../peer/peer_client.ts";
+import { ExpertDispatcher } from "../placement/expert_dispatcher.ts";
+import { PlacementState } from "../placement/placement_state.ts";
+import type { StartupResidency } from "../residency/startup_residency.ts";
+
+/** Options of {@linkcode buildBackendEngine}. */
+export interface BackendEngineOptions {
+  manifest: ModelManifest;
+  modelDir: string;
+  executor: BackendExecutor;
+  logger: Logger;
+  backendId: string;
+  startup: StartupResidency;
+  /** `backend.execution`; the layer path needs an onnxruntime executor (a runner). */
+  execution: "layer" | "expert";
+  batching: Config["batching"];
+  temperature: number;
+  maxQueuedRows: number;
+  onUnreachable: "load_local" | "fail";
+  /** The channel to a peer backend, by id. */
+  peer: (id: string) => PeerClient | undefined;
+}
+
+/** The assembled machinery, and read-outs of both paths' counters together. */
+export interface BackendEngine {
+  engine: MoeEngine;
+  placement: PlacementState;
+  /** Per-part micro-batcher: every expert on the per-expert path, on-demand ones otherwise. */
+  batcher: MicroBatcher;
+  dispatcher: ExpertDispatcher;
+  /** The layer path; absent on the per-expert path. */
+  layers?: { batcher: LayerBatcher; executables: LayerExecutables; dispatcher: LayerDispatcher };
+  /** Executions of everything this backend ran (the runner on the layer path). */
+  executorStats(): RunnerStats;
+  /** Per model part (rows, executions, busy time), both paths summed. */
+  partStats(): QueueBatchStats[];
+  /** Per batching queue (layer queues and part queues). */
+  queueStats(): QueueBatchStats[];
+}
+
+/** Builds the engine for `options.executor`; resolves once the layer executables are built. */
+export async function buildBackendEngine(options: BackendEngineOptions): Promise<BackendEngine> {
+  const { manifest, executor, logger, backendId, startup, batching } = options;
+  const policy = () =>
+    policyByName(batching.policy, {
+      min: batching.min,
+      max: batching.max,
+      maxWaitMs: batching.max_wait_ms,
+      latencyBudgetMs: batching.latency_budget_ms,
+    });
+  const batcher = new MicroBatcher({
+    executor,
+    maxRowsPerBatch: batching.max_rows,
+    policy: policy(),
+  });
+  // Step 1: layer executables (layer path only).
+  const runner = options.execution === "layer" ? executor.runner : undefined;
+  let executables: LayerExecutables | undefined;
+  if (runner) {
+    executables = new LayerExecutables({ runner, manifest, modelDir: options.modelDir, logger });
+    // Every expert; under a memory budget none until a plan pins some: warm experts
+    // outside a plan are per-expert sessions the LRU may evict, as on the per-expert path.
+    const all = Array.from({ length: manifest.experts }, (_, expert) => expert);
+    await executables.start(
+      Array.from({ length: manifest.layers }, () => startup.executorParts ? [] : all),
+    );
+  }
+  // Step 2: placement and the per-expert dispatcher (on-demand experts on the layer path).
+  const placement = new PlacementState({
+    manifest,
+    backendId,
+    executor,
+    logger,
+    residency: startup.residency,
+    ...(executables ? { layers: executables } : {}),
+  });
+  await placement.warm(startup.warmAtStart);
+  const dispatcher = new ExpertDispatcher({
+    selfId: backendId,
+    local: batcher,
+    placement,
+    peer: options.peer,
+    onUnreachable: options.onUnreachable,
+  });
+  // Step 3: the layer batcher and dispatcher, and the engine in front.
+  let layers: BackendEngine["layers"];
+  if (runner && executables) {
+    const layerBatcher = new LayerBatcher({
+      runner,
+      executables,
+      manifest,
+      policy: policy(),
+      maxRowsPerBatch: batching.max_rows,
+    });
+    const layerDispatcher = new LayerDispatcher({
+      selfId: backendId,
+      manifest,
+      batcher: layerBatcher,
+      executables,
+      placement,
+      runPart: (part, input, rows) => dispatcher.runLocal(part, input, rows),
+      peer: options.peer,
+      onUnreachable: options.onUnreachable,
+    });
+    layers = { batcher: layerBatcher, executables, dispatcher: layerDispatcher };
+  }
+  const engine = new MoeEngine({
+    manifest,
+    temperature: options.temperature,
+    maxQueuedRows: options.maxQueuedRows,
+    ...(layers ? { layers: layers.dispatcher } : { runner: dispatcher }),
+  });
+  return {
+    engine,
+    placement,
+    batcher,
+    dispatcher,
+    ...(layers ? { layers } : {}),
+    executorStats: () => runner ? runner.stats() : executor.stats(),
+    partStats: () =>
+      layers ? mergePartStats(layers.batcher.partStats(), batcher.stats()) : batcher.stats(),
+    queueStats: () => layers ? [...layers.batcher.stats(), ...batcher.stats()] : batcher.stats(),
+  };
+}

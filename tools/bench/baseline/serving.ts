@@ -1,0 +1,177 @@
+/**
+ * @module The serving set-ups `bench:baseline` compares: an engine in the benchmark's
+ * own process, and a backend process with or without a router in front — each for one
+ * execution variant (per-expert or layer path; Workers or the main thread).
+ */
+import { resolveConfig } from "../../../shared/config.ts";
+import type { DecodedInferRequest } from "../../../shared/infer_request_codec.ts";
+import { silentLogger } from "../../../shared/logger.ts";
+import type { ModelManifest } from "../../../shared/model_manifest.ts";
+import { createExecutor } from "../../../gpu-backend/execution/create_executor.ts";
+import type { RunnerStats } from "../../../gpu-backend/execution/graph_runner.ts";
+import { buildBackendEngine } from "../../../gpu-backend/server/backend_engine.ts";
+import { startupResidency } from "../../../gpu-backend/residency/startup_residency.ts";
+import { freePort, type PoolProcess, startProcess } from "../../pool/processes.ts";
+import { cpuMsOf } from "../cpu_time.ts";
+import { emptyResult, type LoadResult } from "../load_generator.ts";
+
+/** One way of executing the model. */
+export interface Variant {
+  name: string;
+  execution: "layer" | "expert";
+  /** Executor Workers; 0 = onnxruntime on the main thread. */
+  executors: number;
+  /** `batching.max` (groups per execution) when not the default. */
+  batchingMax?: number;
+}
+
+/** `SWITCHYARD_*` settings of a variant beyond the execution itself. */
+function variantEnv(variant: Variant): Record<string, string> {
+  return variant.batchingMax ? { SWITCHYARD_BATCHING__MAX: String(variant.batchingMax) } : {};
+}
+
+/** An engine running in this process. */
+export interface InProcessEngine {
+  infer(tokens: Float32Array, rows: number): Promise<unknown>;
+  /** Executions and busy time of everything it ran. */
+  executorStats(): RunnerStats;
+  close(): Promise<void>;
+}
+
+/** Builds `variant`'s engine in this process (default batching, CPU provider). */
+export async function inProcessEngine(
+  variant: Variant,
+  modelDir: string,
+  manifest: ModelManifest,
+): Promise<InProcessEngine> {
+  const config = resolveConfig({ env: variantEnv(variant) });
+  const startup = await startupResidency({ modelDir, manifest });
+  const executor = await createExecutor({
+    kind: "onnx",
+    modelDir,
+    manifest,
+    workers: variant.executors,
+    providers: ["cpu"],
+    ...(variant.execution === "layer" ? { parts: [] } : {}),
+  });
+  const built = await buildBackendEngine({
+    manifest,
+    modelDir,
+    executor,
+    logger: silentLogger,
+    backendId: "bench",
+    startup,
+    execution: variant.execution,
+    batching: config.batching,
+    temperature: 1,
+    maxQueuedRows: 1 << 20,
+    onUnreachable: "load_local",
+    peer: () => undefined,
+  });
+  return {
+    infer: (tokens, rows) => built.engine.infer(tokens, rows),
+    executorStats: built.executorStats,
+    close: () => executor.close(),
+  };
+}
+
+/** Closed loop of `clients` callers on an in-process engine; CPU of this process. */
+export async function inProcessLoop(
+  engine: InProcessEngine,
+  requests: readonly DecodedInferRequest[],
+  clients: number,
+  durationS: number,
+): Promise<{ result: LoadResult; cpuMs: number; busyMs: number; executions: number }> {
+  const result = emptyResult();
+  const cpuBefore = cpuMsOf(["self"]);
+  const statsBefore = engine.executorStats();
+  const t0 = performance.now();
+  let index = 0;
+  await Promise.all(Array.from({ length: clients }, async () => {
+    while (performance.now() - t0 < durationS * 1000) {
+      const request = requests[index++ % requests.length]!;
+      const started = performance.now();
+      result.sent++;
+      await engine.infer(request.tokens, request.rows);
+      result.ok++;
+      result.rows += request.rows;
+      result.latencies.push(performance.now() - started);
+    }
+  }));
+  result.seconds = (performance.now() - t0) / 1000;
+  const statsAfter = engine.executorStats();
+  return {
+    result,
+    cpuMs: cpuMsOf(["self"]) - cpuBefore,
+    busyMs: statsAfter.busyMs - statsBefore.busyMs,
+    executions: statsAfter.executions - statsBefore.executions,
+  };
+}
+
+/** A backend process and a router in front of it. */
+export interface ServingProcesses {
+  backend: PoolProcess;
+  router: PoolProcess;
+  close(): Promise<void>;
+}
+
+/** Starts `variant` as a backend process and a router process on loopback. */
+export async function startServing(
+  variant: Variant,
+  modelDir: string,
+  token: string,
+): Promise<ServingProcesses> {
+  const common = {
+    SWITCHYARD_MODEL__DIR: modelDir,
+    SWITCHYARD_AUTH__INTERNAL_TOKEN: token,
+    SWITCHYARD_LOG__LEVEL: "warn",
+    SWITCHYARD_LOG__DIR: "",
+    SWITCHYARD_STATE__KV: ":memory:",
+  };
+  const backendPort = freePort();
+  const backend = await startProcess("gpu-backend/main.ts", {
+    url: `http://127.0.0.1:${backendPort}`,
+    token,
+    env: {
+      ...common,
+      SWITCHYARD_BACKEND__PORT: String(backendPort),
+      SWITCHYARD_BACKEND__ID: "bench-backend",
+      SWITCHYARD_BACKEND__EXECUTORS: String(variant.executors),
+      SWITCHYARD_BACKEND__EXECUTION: variant.execution,
+      SWITCHYARD_BACKEND__EXECUTION_PROVIDERS: '["cpu"]',
+      ...variantEnv(variant),
+    },
+  });
+  const routerPort = freePort();
+  const router = await startProcess("router/main.ts", {
+    url: `http://127.0.0.1:${routerPort}`,
+    env: {
+      ...common,
+      SWITCHYARD_ROUTER__HOST: "127.0.0.1",
+      SWITCHYARD_ROUTER__PORT: String(routerPort),
+      SWITCHYARD_ROUTER__BACKENDS: JSON.stringify([backend.url]),
+    },
+  }).catch(async (error) => {
+    await backend.kill();
+    throw error;
+  });
+  return {
+    backend,
+    router,
+    async close() {
+      await router.kill();
+      await backend.kill();
+    },
+  };
+}
+
+/** The backend's readiness details (executor counters, layer executables). */
+export async function readiness(
+  url: string,
+  token: string,
+): Promise<{ executor: RunnerStats; layers?: { build_ms: number; experts: number }[] }> {
+  const response = await fetch(`${url}/v2/health/ready`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  return (await response.json()).details;
+}
