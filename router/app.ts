@@ -28,7 +28,7 @@ import type { CatalogEntry } from "./pool/model_catalog.ts";
 import type { RoutingPolicy } from "./routing/policy.ts";
 import type { Clock } from "./runtime/clock.ts";
 import type { FetchLike } from "./runtime/fetch_like.ts";
-import { ROUTER_NAME, ROUTER_VERSION } from "../shared/version.ts";
+import { OIP_EXTENSIONS, ROUTER_NAME, ROUTER_VERSION } from "../shared/version.ts";
 
 /** Everything the router app needs, injected. */
 export interface AppDeps {
@@ -55,6 +55,22 @@ async function resolveModel(pool: BackendPool, name: string): Promise<CatalogEnt
   if (entry !== undefined) return entry;
   if (pool.healthyCount() === 0) throw noHealthyBackend(name);
   throw new ApiError("not_found", `Cannot find model "${name}": no backend serves it`);
+}
+
+/** The infer routes: unversioned and versioned (OIP v2 `…/versions/{v}/infer`). */
+const INFER_PATHS = ["/v2/models/:model/infer", "/v2/models/:model/versions/:version/infer"];
+
+/** 404 unless the pool serves `version` of the model. */
+function requireVersion(pool: BackendPool, entry: CatalogEntry, version: string): void {
+  const versions = pool.modelVersions(entry.name);
+  if (!versions.includes(version)) {
+    throw new ApiError(
+      "not_found",
+      `Cannot find model "${entry.name}" version "${version}": the pool serves ${
+        versions.map((v) => `"${v}"`).join(", ") || "no version"
+      }`,
+    );
+  }
 }
 
 /** Creates the router's Hono app. */
@@ -86,8 +102,7 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
 
   app.get(
     "/v2",
-    (c) =>
-      c.json({ name: ROUTER_NAME, version: ROUTER_VERSION, extensions: ["binary_tensor_data"] }),
+    (c) => c.json({ name: ROUTER_NAME, version: ROUTER_VERSION, extensions: OIP_EXTENSIONS }),
   );
 
   app.get("/v2/health/live", (c) => c.json({ live: true }));
@@ -135,30 +150,41 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
     );
   }
 
-  app.get("/v2/models/:model", async (c) => {
-    const entry = await resolveModel(pool, c.req.param("model"));
-    return c.json(entry.metadata);
-  });
-
-  app.get("/v2/models/:model/ready", async (c) => {
-    const entry = await resolveModel(pool, c.req.param("model"));
-    const ready = pool.candidates(entry.name).length > 0;
-    return c.json({ name: entry.name, ready }, ready ? 200 : 503);
-  });
+  // Model metadata and readiness, unversioned or for one version the pool serves.
+  for (const prefix of ["/v2/models/:model", "/v2/models/:model/versions/:version"]) {
+    const model = async (c: { req: { param(name: string): string | undefined } }) => {
+      const entry = await resolveModel(pool, c.req.param("model")!);
+      const version = c.req.param("version");
+      if (version !== undefined) requireVersion(pool, entry, version);
+      return entry;
+    };
+    app.get(prefix, async (c) => {
+      const entry = await model(c);
+      return c.json({ ...entry.metadata, versions: pool.modelVersions(entry.name) });
+    });
+    app.get(`${prefix}/ready`, async (c) => {
+      const entry = await model(c);
+      const ready = pool.candidates(entry.name).length > 0;
+      return c.json({ name: entry.name, ready }, ready ? 200 : 503);
+    });
+  }
 
   // One InferenceEvent per inference request, rejected ones included.
-  app.use(
-    "/v2/models/:model/infer",
-    observeInference({ observers: deps.observers ?? [], clock }),
-  );
+  for (const path of INFER_PATHS) {
+    app.use(path, observeInference({ observers: deps.observers ?? [], clock }));
+  }
+  app.use(INFER_PATHS[1]!, async (c, next) => {
+    requireVersion(pool, await resolveModel(pool, c.req.param("model")!), c.req.param("version")!);
+    await next();
+  });
 
-  app.post("/v2/models/:model/infer", async (c) => {
+  app.on("POST", INFER_PATHS, async (c) => {
     const started = clock.now();
     const requestId = c.get("requestId");
     const raw = c.req.raw;
     // Step 1: cheap rejections before reading anything.
     checkContentLength(raw.headers, config.limits.max_body_bytes);
-    const model = await resolveModel(pool, c.req.param("model"));
+    const model = await resolveModel(pool, c.req.param("model")!);
     c.set("inferModel", model.name);
     // Step 2: read (bounded) and validate exactly as a backend would.
     const body = await readLimitedBody(raw, config.limits.max_body_bytes);

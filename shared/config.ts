@@ -33,7 +33,12 @@ export const ConfigSchema = z.object({
     health_interval: DurationSchema.default(1000),
     health_timeout: DurationSchema.default(1000),
     request_timeout: DurationSchema.default(30_000),
-    tls: z.object({ cert: z.string(), key: z.string() }).optional(),
+    /**
+     * HTTPS: certificate and key files (PEM). `ca`: the CA certificate that signed `cert`,
+     * for this router's clients (launcher probe, CLIs, `deno task traffic`); unset, they
+     * trust `cert` itself (self-signed). The router does not read `ca`.
+     */
+    tls: z.object({ cert: z.string(), key: z.string(), ca: z.string().optional() }).optional(),
     /** Where the pool comes from: `backends` (static), DNS records, or announcements. */
     discovery: DiscoverySchema,
   }).prefault({}),
@@ -63,6 +68,13 @@ export const ConfigSchema = z.object({
     }).prefault({}),
     /** Execution providers tried in order; the backend falls back explicitly. */
     execution_providers: z.array(z.enum(["cuda", "cpu"])).min(1).default(["cuda", "cpu"]),
+    /**
+     * CUDA provider options. onnxruntime-node passes only the device id to the CUDA
+     * provider (its CUDA arena and IO binding are not reachable from Node).
+     */
+    cuda: z.object({ device_id: z.int().min(0).default(0) }).prefault({}),
+    /** ORT's host memory arena (`enableCpuMemArena`): faster allocation, memory kept. */
+    memory_arena: z.boolean().default(true),
     /** Rows waiting for execution before the backend answers 503. */
     max_queued_rows: z.int().positive().default(65_536),
     /**

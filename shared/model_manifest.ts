@@ -4,7 +4,10 @@
  * A model directory holds this manifest and ONNX files: one gate per layer
  * (`[n, d_model] → [n, experts]` logits) and one file per routed or shared expert
  * (`[n, d_model] → [n, d_model]`, dynamic `n`). Each layer computes
- * `h ← h + Σ_k w_k · expert_k(h) + Σ_s shared_s(h)`.
+ * `h ← h + Σ_k w_k · expert_k(h) + Σ_s shared_s(h)`; with a `norm` block every one of
+ * those files applies the layer's pre-MoE norm to its input first, so the layer is
+ * `h + MoE(norm(h))`. The `router` block says how logits become `(experts, weights)`
+ * (see `gpu-backend/moe/routing.ts`).
  */
 import { z } from "zod";
 
@@ -12,6 +15,32 @@ import { z } from "zod";
 export const ONNX_INPUT_NAME = "x";
 /** Output tensor name of every ONNX file in a model. */
 export const ONNX_OUTPUT_NAME = "y";
+
+/** Expert activation functions (`gelu` is the erf form, `gelu_tanh` the tanh approximation). */
+export const ACTIVATIONS = ["silu", "gelu", "gelu_tanh", "relu"] as const;
+/** Expert graph kinds: `act(x·w1 + b1)·w2 + b2`, or `down(act(gate(x)) · up(x))`. */
+export const EXPERT_KINDS = ["mlp", "swiglu"] as const;
+
+/**
+ * Routing family of the gate (defaults = softmax top-k, renormalised, group score `max`):
+ * DeepSeek-V3 is `sigmoid` + `sum_top2` + `e_score_correction_bias`, Qwen2-MoE and OLMoE
+ * are `softmax` with `norm_topk_prob: false`, and so on (docs/MODEL_FORMAT.md).
+ */
+export const RouterSchema = z.object({
+  /** How logits become scores: softmax over all experts, or a sigmoid per expert. */
+  scoring: z.enum(["softmax", "sigmoid"]).default("softmax"),
+  /** Score of an expert group for the group limit: its best score, or its best two summed. */
+  group_score: z.enum(["max", "sum_top2"]).default("max"),
+  /** Renormalise the selected experts' scores to sum to 1 before scaling. */
+  norm_topk_prob: z.boolean().default(true),
+  /** Factor on the routed experts' weights. */
+  routed_scaling_factor: z.number().positive().max(1e6).default(1),
+  /** Selection-only bias added to the scores, `[layers][experts]` (DeepSeek-V3). */
+  e_score_correction_bias: z.array(z.array(z.number().finite())).optional(),
+});
+
+/** A parsed router block. */
+export type RouterSettings = z.infer<typeof RouterSchema>;
 
 /** Schema of `moe.json`. */
 export const ModelManifestSchema = z.object({
@@ -30,8 +59,24 @@ export const ModelManifestSchema = z.object({
   /** Groups kept per token before the top-k; defaults to all groups. */
   topk_group: z.int().positive().optional(),
   shared_experts: z.int().min(0).default(0),
-  activation: z.enum(["silu", "relu"]).default("silu"),
+  /** Activation inside the experts (informational: it is baked into the ONNX graphs). */
+  activation: z.enum(ACTIVATIONS).default("silu"),
+  /** Expert graph kind (informational for serving; the reference forward pass reads it). */
+  expert_kind: z.enum(EXPERT_KINDS).default("mlp"),
+  /** Inner width of the shared experts when it differs from `d_ff` (informational). */
+  shared_d_ff: z.int().positive().optional(),
+  /** Element type of every input and output. */
   dtype: z.literal("float32").default("float32"),
+  /** How the ONNX files store their weights (float16 weights are cast to float32 in-graph). */
+  weight_dtype: z.enum(["float32", "float16"]).default("float32"),
+  /**
+   * The layer's pre-MoE norm (e.g. a checkpoint's `post_attention_layernorm`), applied by
+   * every part file to its input: the layer computes `h + MoE(norm(h))`. Absent: none.
+   */
+  norm: z.object({ kind: z.literal("rmsnorm"), epsilon: z.number().positive() }).optional(),
+  router: RouterSchema.prefault({}),
+  /** Where an imported model came from (family, checkpoint layers, what was left out). */
+  source: z.record(z.string(), z.unknown()).optional(),
   /** Request types the demo generator gave distinct expert preferences (informational). */
   request_types: z.array(z.string()).default([]),
   /** File paths relative to the model directory, `{layer}`, `{expert}` substituted. */
@@ -64,6 +109,23 @@ export const ModelManifestSchema = z.object({
       code: "custom",
       path: ["topk_group"],
       message: "selected groups must hold at least top_k experts",
+    });
+  }
+  if (m.groups > 1 && m.router.group_score === "sum_top2" && m.experts / m.groups < 2) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["router", "group_score"],
+      message: "sum_top2 needs at least 2 experts per group",
+    });
+  }
+  const bias = m.router.e_score_correction_bias;
+  if (
+    bias !== undefined && (bias.length !== m.layers || bias.some((row) => row.length !== m.experts))
+  ) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["router", "e_score_correction_bias"],
+      message: `must be [layers (${m.layers})][experts (${m.experts})]`,
     });
   }
 });
@@ -107,10 +169,17 @@ export function listModelParts(manifest: ModelManifest): ModelPart[] {
 }
 
 /**
- * Float32 weight bytes of one routed expert of width `dModel` and hidden size `dFf`:
- * `w1 [d_model, d_ff]`, `b1 [d_ff]`, `w2 [d_ff, d_model]`, `b2 [d_model]` — the expert MLP
- * of this model format. Residency budgets and the advisor's cost of moving replicas.
+ * Weight bytes of one routed expert of width `dModel` and hidden size `dFf`: an MLP holds
+ * `w1 [d_model, d_ff]`, `b1 [d_ff]`, `w2 [d_ff, d_model]`, `b2 [d_model]`; a SwiGLU expert
+ * `w_gate`, `w_up [d_model, d_ff]` and `w_down [d_ff, d_model]`. Residency budgets and
+ * the advisor's cost of moving replicas.
  */
-export function expertWeightBytes(dModel: number, dFf: number): number {
-  return 4 * (2 * dModel * dFf + dFf + dModel);
+export function expertWeightBytes(
+  dModel: number,
+  dFf: number,
+  kind: (typeof EXPERT_KINDS)[number] = "mlp",
+  bytesPerWeight = 4,
+): number {
+  const weights = kind === "swiglu" ? 3 * dModel * dFf : 2 * dModel * dFf + dFf + dModel;
+  return bytesPerWeight * weights;
 }

@@ -65,6 +65,44 @@ Deno.test("router + 2 backends serve the model exactly like the reference", asyn
       assert.deepEqual([...seen].sort(), ["backend-1", "backend-2"]);
     });
 
+    await t.step(
+      "an OIP client's versioned calls succeed on the router and on a backend",
+      async () => {
+        const backend = pool.backends[0]!.url;
+        const auth = { authorization: `Bearer ${pool.token}` };
+        for (const [base, headers] of [[pool.router.url, {}], [backend, auth]] as const) {
+          const server = await (await fetch(`${base}/v2`, { headers })).json();
+          assert.deepEqual(server.extensions, ["binary_tensor_data"]);
+          const metadata = await fetch(`${base}/v2/models/${TINY.name}/versions/1`, { headers });
+          assert.equal(metadata.status, 200);
+          assert.deepEqual((await metadata.json()).versions, ["1"]);
+          const ready = await fetch(`${base}/v2/models/${TINY.name}/versions/1/ready`, { headers });
+          assert.deepEqual(await ready.json(), { name: TINY.name, ready: true });
+          const wrong = await fetch(`${base}/v2/models/${TINY.name}/versions/9`, { headers });
+          assert.equal(wrong.status, 404);
+          assert.match((await wrong.json()).error, /version "9"/);
+          const tokens = demoTokens(traffic, "chat", 3, random);
+          const versioned = await fetch(`${base}/v2/models/${TINY.name}/versions/1/infer`, {
+            method: "POST",
+            headers: { ...headers, "content-type": "application/json" },
+            body: JSON.stringify({
+              inputs: [{
+                name: "input",
+                shape: [3, TINY.dModel],
+                datatype: "FP32",
+                data: [...tokens],
+              }],
+            }),
+          });
+          assert.equal(versioned.status, 200);
+          const body = await versioned.json();
+          assert.equal(body.model_version, "1");
+          const expected = reference.forward(tokens, 3).output;
+          assert.ok(maxAbsDiff(body.outputs[0].data, expected) <= 1e-4);
+        }
+      },
+    );
+
     await t.step("backends refuse callers without the internal token", async () => {
       const direct = pool.backends[0]!.url;
       const response = await fetch(`${direct}/v2/models/${TINY.name}`);

@@ -1,27 +1,55 @@
 // deno-lint-ignore-file no-console
 /**
- * @module `deno task start`: the local pool launcher. Generates the demo model if it is
- * missing, starts N backends and the router as child processes on loopback, prints
- * what is where, and stops every child on Ctrl-C / SIGTERM.
+ * @module `deno task start`: the local pool launcher. Uses the configured model (or
+ * generates the demo model into the default demo directory), starts N backends and the
+ * router as supervised child processes on loopback (`pool/local_pool.ts`: a child that
+ * exits is restarted with backoff), prints what is where, and stops every child on
+ * Ctrl-C / SIGTERM.
  */
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { parseArgs } from "node:util";
+import { X509Certificate } from "node:crypto";
 import { type Config, ConfigError } from "../shared/config.ts";
 import { loadConfig } from "../shared/config_file.ts";
-import { generateModel } from "./model/generate.ts";
+import { parseCli } from "./cli/cli_args.ts";
+import { banner } from "./pool/banner.ts";
+import { type LocalPool, type PoolStatus, startLocalPool } from "./pool/local_pool.ts";
+import { DEFAULT_MODEL_DIR, ModelSetupError, prepareModel } from "./pool/model_setup.ts";
 import {
   ADMIN_TOKEN_FILE,
   INTERNAL_TOKEN_FILE,
   randomToken,
   writeTokenFile,
 } from "./token_files.ts";
-import { type PoolProcess, startProcess } from "./pool/processes.ts";
 
-const { values } = parseArgs({
-  args: Deno.args,
-  options: { config: { type: "string" }, backends: { type: "string" } },
+const launched = performance.now();
+const { values } = parseCli({
+  name: "deno task start",
+  summary: "Starts the router and N backends on loopback with the configured model (the demo\n" +
+    `model is generated into ${DEFAULT_MODEL_DIR} on first start) and keeps them running: a\n` +
+    "child that exits is restarted with exponential backoff. Ctrl-C / SIGTERM stops all.",
+  options: {
+    config: {
+      type: "string",
+      value: "<file>",
+      description: "YAML/JSON config (or SWITCHYARD_CONFIG)",
+    },
+    backends: { type: "string", value: "<n>", description: "backend processes (pool.backends)" },
+    demo: {
+      type: "boolean",
+      description: "generate the demo model into model.dir even when it is not the default",
+    },
+    "status-file": {
+      type: "string",
+      value: "<path>",
+      description: "keep a JSON file of the launcher's pid and each child's URL, pid, restarts",
+    },
+  },
+  epilog: [
+    "Any config field can be overridden as SWITCHYARD_<SECTION>__<FIELD>, e.g.",
+    "SWITCHYARD_ROUTER__PORT=8081 SWITCHYARD_MODEL__DIR=models/mine deno task start",
+  ],
 });
+
+const log = (line: string) => console.log(`[start] ${line}`);
 const env = Deno.env.toObject();
 if (values.backends) env["SWITCHYARD_POOL__BACKENDS"] = values.backends;
 const configPath = values.config ?? env["SWITCHYARD_CONFIG"];
@@ -35,13 +63,22 @@ try {
   Deno.exit(1);
 }
 
-if (!existsSync(join(config.model.dir, "moe.json"))) {
-  console.log(`Generating the demo model into ${config.model.dir} (first start only)…`);
-  const started = performance.now();
-  await generateModel(config.model.dir, {});
-  console.log(`  done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+let manifest;
+try {
+  manifest = await prepareModel(config.model.dir, {
+    demo: values.demo === true,
+    source: env["SWITCHYARD_MODEL__DIR"] !== undefined
+      ? "SWITCHYARD_MODEL__DIR"
+      : configPath
+      ? `config file "${configPath}"`
+      : undefined,
+    log,
+  });
+} catch (error) {
+  if (!(error instanceof ModelSetupError)) throw error;
+  console.error(error.message);
+  Deno.exit(1);
 }
-const manifest = JSON.parse(await Deno.readTextFile(join(config.model.dir, "moe.json")));
 
 // A random internal token unless the operator set one: backends refuse anyone else.
 // Written to a 0600 file so a local Prometheus can scrape the backends' /metrics.
@@ -49,89 +86,93 @@ const internalToken = config.auth.internal_token ?? randomToken();
 if (config.auth.internal_token === undefined) {
   await writeTokenFile(INTERNAL_TOKEN_FILE, internalToken);
 }
-const childEnv = {
-  ...env,
-  ...(configPath ? { SWITCHYARD_CONFIG: configPath } : {}),
-  SWITCHYARD_AUTH__INTERNAL_TOKEN: internalToken,
-};
-
 // A random admin token unless the operator set one, in a 0600 file for `deno task logs`
 // and the admin API; only the router gets it, and it is never printed.
 const adminToken = config.auth.admin_token ?? randomToken();
 if (config.auth.admin_token === undefined) await writeTokenFile(ADMIN_TOKEN_FILE, adminToken);
 
-const children: PoolProcess[] = [];
+// Status writes are chained so two quick changes never interleave on the temporary file.
+let statusWrites = Promise.resolve();
+function writeStatus(status: PoolStatus): void {
+  const path = values["status-file"];
+  if (path === undefined) return;
+  const text = JSON.stringify({ launcher: Deno.pid, ...status }, null, 2) + "\n";
+  statusWrites = statusWrites
+    .then(async () => {
+      await Deno.writeTextFile(`${path}.tmp`, text);
+      await Deno.rename(`${path}.tmp`, path); // readers never see half a file
+    })
+    .catch((error) => log(`Cannot write the status file: ${(error as Error).message}`));
+}
+
+let pool: LocalPool | undefined;
 let stopping = false;
 async function stopAll(code: number): Promise<never> {
-  stopping = true;
-  for (const process of children) {
-    try {
-      process.child.kill("SIGTERM");
-    } catch { /* already gone */ }
+  if (!stopping) {
+    stopping = true;
+    log("stopping every child…");
+    await pool?.stop();
+    if (pool !== undefined) {
+      const restarts = [pool.status().router, ...pool.status().backends]
+        .filter((child) => child.restarts > 0)
+        .map((child) => `${child.name} ${child.restarts}`);
+      log(`stopped${restarts.length ? ` (restarts: ${restarts.join(", ")})` : ""}`);
+    }
+    Deno.exit(code);
   }
-  await Promise.allSettled(children.map((process) => process.child.status));
-  Deno.exit(code);
+  return await new Promise<never>(() => {});
 }
 Deno.addSignalListener("SIGINT", () => void stopAll(0));
 Deno.addSignalListener("SIGTERM", () => void stopAll(0));
 
-async function start(
-  script: string,
-  url: string,
-  extraEnv: Record<string, string>,
-): Promise<PoolProcess> {
-  try {
-    const process = await startProcess(script, {
-      url,
-      token: internalToken,
-      env: { ...childEnv, ...extraEnv },
-      stdout: "inherit",
-    });
-    children.push(process);
-    return process;
-  } catch (error) {
-    console.error(`${script} did not start: ${(error as Error).message}`);
-    return await stopAll(1);
-  }
+try {
+  pool = await startLocalPool({
+    config,
+    env: {
+      ...env,
+      ...(configPath ? { SWITCHYARD_CONFIG: configPath } : {}),
+      SWITCHYARD_AUTH__INTERNAL_TOKEN: internalToken,
+    },
+    internalToken,
+    adminToken,
+    log,
+    onChange: writeStatus,
+  });
+} catch (error) {
+  console.error(`Cannot start the pool: ${(error as Error).message}`);
+  Deno.exit(1);
 }
+if (stopping) await new Promise(() => {}); // a signal arrived while starting: stopAll exits
 
-const backendUrls = Array.from(
-  { length: config.pool.backends },
-  (_, i) => `http://127.0.0.1:${config.pool.base_port + i}`,
-);
-await Promise.all(backendUrls.map((url, i) =>
-  start("gpu-backend/main.ts", url, {
-    SWITCHYARD_BACKEND__HOST: "127.0.0.1",
-    SWITCHYARD_BACKEND__PORT: String(config.pool.base_port + i),
-    SWITCHYARD_BACKEND__ID: `backend-${i + 1}`,
-  })
-));
-const scheme = config.router.tls ? "https" : "http";
-const routerUrl = `${scheme}://127.0.0.1:${config.router.port}`;
-await start("router/main.ts", routerUrl, {
-  SWITCHYARD_ROUTER__BACKENDS: JSON.stringify(backendUrls),
-  SWITCHYARD_AUTH__ADMIN_TOKEN: adminToken,
-});
-
+const tls = config.router.tls;
 console.log(`
-Switchyard is up — model "${manifest.name}": ${manifest.layers} layers × ${manifest.experts} experts, top-${manifest.top_k}, d_model ${manifest.d_model}
-  router    ${routerUrl}   (public: OIP v2 at /v2/models/${manifest.name}/infer)
-${backendUrls.map((url, i) => `  backend-${i + 1} ${url}   (internal, loopback only)`).join("\n")}
-  dashboard ${routerUrl}/dashboard   (expert-load heatmaps, node resources, alerts, plan)
-  metrics   ${routerUrl}/metrics   (Prometheus: deploy/prometheus/prometheus.yml)
-Try:
-  curl -s ${routerUrl}/v2/models/${manifest.name}
-  deno task logs '{service="router"}'   (admin token: ${
-  config.auth.admin_token === undefined ? `${ADMIN_TOKEN_FILE}, mode 0600` : "auth.admin_token"
-})
-Ctrl-C stops everything.
+${
+  banner({
+    manifest,
+    status: pool.status(),
+    seconds: (performance.now() - launched) / 1000,
+    adminToken: config.auth.admin_token === undefined
+      ? `${ADMIN_TOKEN_FILE}, mode 0600`
+      : "auth.admin_token",
+    ...(values.config ? { configArg: values.config } : {}),
+    ...(tls ? { trustFile: tls.ca ?? tls.cert } : {}),
+    ...(tls ? certificateNote(tls.cert, new URL(pool.routerUrl).hostname) : {}),
+  })
+}
 `);
 
-for (const { child } of children) {
-  child.status.then((status) => {
-    if (!stopping) {
-      console.error(`a child process exited (code ${status.code}); stopping the pool`);
-      void stopAll(1);
-    }
-  });
+/** A note when the router's certificate does not name the host in the banner's URLs. */
+function certificateNote(certFile: string, host: string): { certificateNote?: string } {
+  try {
+    const certificate = new X509Certificate(Deno.readTextFileSync(certFile));
+    const named = /^[\d.]+$/.test(host) ? certificate.checkIP(host) : certificate.checkHost(host);
+    if (named) return {};
+    return {
+      certificateNote: `the certificate is for ${
+        certificate.subjectAltName ?? certificate.subject
+      }, not "${host}": clients must connect by a name it carries`,
+    };
+  } catch {
+    return {};
+  }
 }

@@ -15,7 +15,7 @@ import { balancedness } from "../../shared/balancedness.ts";
 import type { ModelManifest } from "../../shared/model_manifest.ts";
 import type { MoeForwardOptions, MoeForwardResult } from "../moe/forward.ts";
 import { type FitBiasOptions, fitRoutingBias } from "../moe/routing_bias.ts";
-import { gateOptionsFor } from "../moe/routing.ts";
+import { gateOptionsFor, selectionBiasFor } from "../moe/routing.ts";
 import type { RecordedInputs } from "./input_recorder.ts";
 
 /** A forward pass with explicit bias and logits hook (`MoeEngine.probe`). */
@@ -104,7 +104,9 @@ export async function evaluateRoutingBias(
   const biased = await forward(tokens.slice(), rows, {
     bias,
     onGateLogits: (layer, logits) => {
-      bias[layer] = fitRoutingBias(logits, rows, experts, gate, options.fit).bias;
+      // On top of the model's own selection bias, which the forward pass adds itself.
+      const own = { ...gate, bias: selectionBiasFor(manifest, layer) };
+      bias[layer] = fitRoutingBias(logits, rows, experts, own, options.fit).bias;
     },
   });
   // Step 3: compare.

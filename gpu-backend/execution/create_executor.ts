@@ -6,7 +6,7 @@
 import type { ModelManifest, ModelPart } from "../../shared/model_manifest.ts";
 import type { ExpertExecutor } from "./executor.ts";
 import { OrtExecutorPool } from "./ort_executor_pool.ts";
-import type { ProviderChoice } from "./ort_session_factory.ts";
+import type { OrtProviderSettings, ProviderChoice } from "./ort_session_factory.ts";
 import { SimulatedExecutor, type SimulatedTiming } from "./simulated_executor.ts";
 
 /** Options of {@linkcode createExecutor}. */
@@ -20,6 +20,8 @@ export interface CreateExecutorOptions {
   workers: number;
   /** Providers in order of preference (`onnx` only). */
   providers: readonly string[];
+  /** Provider options: CUDA device, memory arena (`onnx` only). */
+  providerSettings?: OrtProviderSettings;
   /** Device time per execution (and per load); required for `simulated`. */
   simulated?: SimulatedTiming;
   /** Parts loaded at start; default every part (expert residency loads the rest later). */
@@ -40,6 +42,7 @@ export async function createExecutor(options: CreateExecutorOptions): Promise<Ba
         manifest: options.manifest,
         workers: options.workers,
         providers: options.providers,
+        ...(options.providerSettings ? { providerSettings: options.providerSettings } : {}),
         ...(options.parts ? { parts: options.parts } : {}),
       });
     case "simulated": {

@@ -15,7 +15,11 @@ import {
   modelPartPath,
 } from "../../shared/model_manifest.ts";
 import type { Execution, ExecutorStats, ExpertExecutor } from "./executor.ts";
-import { chooseProvider, type ProviderChoice } from "./ort_session_factory.ts";
+import {
+  chooseProvider,
+  type OrtProviderSettings,
+  type ProviderChoice,
+} from "./ort_session_factory.ts";
 import type { WorkerReply, WorkerRequest } from "./worker_protocol.ts";
 import { join } from "node:path";
 
@@ -27,6 +31,8 @@ export interface OrtExecutorPoolOptions {
   workers: number;
   /** Providers in order of preference, e.g. `["cuda", "cpu"]`. */
   providers: readonly string[];
+  /** Provider options (CUDA device, memory arena). */
+  providerSettings?: OrtProviderSettings;
   /** Parts to load at start; default every part of the model. */
   parts?: readonly ModelPart[];
 }
@@ -62,6 +68,7 @@ export class OrtExecutorPool implements ExpertExecutor {
   readonly fallbacks: ProviderChoice["fallbacks"];
   readonly #modelDir: string;
   readonly #manifest: ModelManifest;
+  readonly #settings: OrtProviderSettings | undefined;
   readonly #slots: Slot[];
   readonly #queue: Job[] = [];
   readonly #loaded = new Set<string>();
@@ -75,6 +82,7 @@ export class OrtExecutorPool implements ExpertExecutor {
     this.provider = choice.provider;
     this.fallbacks = choice.fallbacks;
     this.#modelDir = options.modelDir;
+    this.#settings = options.providerSettings;
     this.#manifest = options.manifest;
     this.#slots = Array.from({ length: options.workers }, () => this.#spawn());
     this.slots = options.workers;
@@ -87,7 +95,11 @@ export class OrtExecutorPool implements ExpertExecutor {
       options.modelDir,
       modelPartPath(options.manifest, { kind: "gate", layer: 0 }),
     );
-    const choice = await chooseProvider(await Deno.readFile(probePath), options.providers);
+    const choice = await chooseProvider(
+      await Deno.readFile(probePath),
+      options.providers,
+      options.providerSettings,
+    );
     const pool = new OrtExecutorPool(options, choice);
     try {
       await pool.load(options.parts ?? listModelParts(options.manifest));
@@ -112,6 +124,7 @@ export class OrtExecutorPool implements ExpertExecutor {
           type: "load",
           id: this.#nextId++,
           provider: this.provider,
+          ...(this.#settings ? { settings: this.#settings } : {}),
           parts: entries,
         })
       ),

@@ -4,8 +4,35 @@
  * onnxruntime-node does not fall back by itself: asking for `cuda` where the CUDA
  * libraries are missing throws. We try the configured providers in order and remember
  * which one worked and why the others did not, so the backend can say so.
+ *
+ * Provider options (`backend.cuda`, `backend.memory_arena`): onnxruntime-node 1.30 passes
+ * only `deviceId` to the CUDA provider (its binding builds default CUDA provider options
+ * and sets `device_id`; the CUDA arena and IO binding are not reachable from Node), and
+ * the host memory arena as `enableCpuMemArena`.
  */
 import ort from "onnxruntime-node";
+
+/** Provider options from the backend config. */
+export interface OrtProviderSettings {
+  /** CUDA device of the sessions (`backend.cuda.device_id`, default 0). */
+  cudaDeviceId?: number;
+  /** ORT's host memory arena (`backend.memory_arena`, default on). */
+  memoryArena?: boolean;
+}
+
+/** Session options for `provider` with the settings applied. */
+export function sessionOptionsFor(
+  provider: string,
+  settings: OrtProviderSettings = {},
+): ort.InferenceSession.SessionOptions {
+  const entry = provider === "cuda"
+    ? { name: "cuda" as const, deviceId: settings.cudaDeviceId ?? 0 }
+    : provider;
+  return {
+    executionProviders: [entry],
+    enableCpuMemArena: settings.memoryArena ?? true,
+  };
+}
 
 /** Outcome of picking a provider. */
 export interface ProviderChoice {
@@ -18,15 +45,17 @@ export interface ProviderChoice {
 export async function chooseProvider(
   probe: Uint8Array,
   providers: readonly string[],
+  settings: OrtProviderSettings = {},
 ): Promise<ProviderChoice> {
   const fallbacks: ProviderChoice["fallbacks"] = [];
   // A missing provider is reported below as a structured fallback, not as native noise.
   ort.env.logLevel = "fatal";
   for (const provider of providers) {
     try {
-      const session = await ort.InferenceSession.create(probe, {
-        executionProviders: [provider],
-      });
+      const session = await ort.InferenceSession.create(
+        probe,
+        sessionOptionsFor(provider, settings),
+      );
       await session.release();
       return { provider, fallbacks };
     } catch (error) {
@@ -41,9 +70,13 @@ export async function chooseProvider(
 }
 
 /** Creates a session on the given provider. */
-export function createSession(bytes: Uint8Array, provider: string): Promise<ort.InferenceSession> {
+export function createSession(
+  bytes: Uint8Array,
+  provider: string,
+  settings: OrtProviderSettings = {},
+): Promise<ort.InferenceSession> {
   return ort.InferenceSession.create(bytes, {
-    executionProviders: [provider],
+    ...sessionOptionsFor(provider, settings),
     intraOpNumThreads: 1,
     interOpNumThreads: 1,
   });

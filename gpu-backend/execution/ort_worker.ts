@@ -23,7 +23,7 @@ async function handle(message: WorkerRequest): Promise<void> {
       for (const part of message.parts) {
         if (sessions.has(part.key)) continue;
         const bytes = await Deno.readFile(part.path);
-        sessions.set(part.key, await createSession(bytes, message.provider));
+        sessions.set(part.key, await createSession(bytes, message.provider, message.settings));
       }
       reply({ type: "done", id: message.id, ms: performance.now() - started });
       return;

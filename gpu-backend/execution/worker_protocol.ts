@@ -1,8 +1,15 @@
 /** @module Messages between the executor pool (main thread) and its ORT Workers. */
+import type { OrtProviderSettings } from "./ort_session_factory.ts";
 
 /** Main thread → worker. */
 export type WorkerRequest =
-  | { type: "load"; id: number; provider: string; parts: { key: string; path: string }[] }
+  | {
+    type: "load";
+    id: number;
+    provider: string;
+    settings?: OrtProviderSettings;
+    parts: { key: string; path: string }[];
+  }
   | { type: "unload"; id: number; keys: string[] }
   | { type: "run"; id: number; key: string; input: Float32Array; rows: number };
 

@@ -13,7 +13,7 @@
  */
 import type { ModelManifest, ModelPart } from "../../shared/model_manifest.ts";
 import { gatherRows, scatterAddWeighted } from "./combine.ts";
-import { gateOptionsFor, groupRowsByExpert, routeTokens } from "./routing.ts";
+import { gateOptionsFor, groupRowsByExpert, routeTokens, selectionBiasFor } from "./routing.ts";
 
 /**
  * Called with the number of request groups the execution that ran these rows coalesced
@@ -38,8 +38,9 @@ export interface MoeForwardOptions {
   /** Gate temperature (changes combine weights, not the choice of experts). */
   temperature: number;
   /**
-   * Routing-only bias per layer (`[experts]` each; absent or `undefined` = none): shifts
-   * which experts are selected, never the combine weights (see `routing.ts`). Read for a
+   * Routing-only bias per layer (`[experts]` each; absent or `undefined` = none), added to
+   * the model's own `e_score_correction_bias`: shifts which experts are selected, never
+   * the combine weights (see `routing.ts`). Read for a
    * layer after `onGateLogits` of that layer returned, so the hook may still fill it.
    */
   bias?: readonly (Float32Array | undefined)[];
@@ -81,7 +82,10 @@ export async function forwardMoe(
       logits,
       rows,
       manifest.experts,
-      { ...gateOptionsFor(manifest, options.temperature), bias: options.bias?.[layer] },
+      {
+        ...gateOptionsFor(manifest, options.temperature),
+        bias: selectionBiasFor(manifest, layer, options.bias?.[layer]),
+      },
     );
     expertIds.set(routing.experts, layer * rows * topK);
     expertWeights.set(routing.weights, layer * rows * topK);

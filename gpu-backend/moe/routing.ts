@@ -1,31 +1,50 @@
 /**
- * @module Gated top-k routing of tokens to experts (pure math, no I/O).
+ * @module Gated top-k routing of tokens to experts (pure math, no I/O), for the routing
+ * families of real MoE models.
  *
- * Design. For each token (row) the gate gives one logit per expert; the score of an
- * expert is `logit / temperature`.
+ * Design. The general rule is the gate of DeepSeek-V3's reference inference code
+ * (`Gate.forward` in DeepSeek-V3 `inference/model.py`); every family is a setting of it.
+ * For each token (row) with logits `l [E]`:
  *
- * Step 1 (group limit, only when `groups > 1`, DeepSeek-V3 style): the experts are
- * split into `groups` contiguous groups of `experts / groups`; a group's score is the
- * best score inside it. The `topkGroup` best groups are kept (ties → lower group index)
- * and every expert of the other groups is masked out. An expert with the globally best
- * score is therefore not chosen when its group is dropped.
+ * Step 1 (scores): `s = softmax(l)` over all experts, or `s_e = sigmoid(l_e)` (`scoring`).
+ * Step 2 (selection scores): `c = s + bias`, the selection-only bias
+ *   (`e_score_correction_bias` of the manifest plus any live routing-only bias).
+ * Step 3 (group limit, only when `groups > 1`): the experts are split into `groups`
+ *   contiguous groups; a group's score is its best `c` (`max`) or the sum of its best two
+ *   (`sum_top2`); the `topkGroup` best groups are kept (ties → lower group index) and every
+ *   other expert is excluded.
+ * Step 4 (top-k): the `topK` best eligible experts by `c`, best first, ties → lower index.
+ * Step 5 (weights): the *unbiased* scores of the chosen experts at the temperature
+ *   (`softmax(l / T)` or `sigmoid(l / T)`), divided by their sum when `normalize`
+ *   (`norm_topk_prob`; a sigmoid sum gets DeepSeek-V3's `+ 1e-20`), times `scale`
+ *   (`routed_scaling_factor`).
  *
- * Step 2 (top-k): the `topK` best eligible experts by score, in descending order,
- * ties → lower expert index.
+ * The families (Hugging Face transformers modelling code, `route_tokens_to_experts` /
+ * the sparse MoE block's forward):
+ * - Mixtral: `softmax → topk → w / Σw` (always renormalised), scale 1.
+ * - Qwen2-MoE, Qwen3-MoE, OLMoE: `softmax → topk → (w / Σw if norm_topk_prob)`; Qwen2-MoE and
+ *   OLMoE ship `norm_topk_prob: false`, Qwen3-MoE `true`.
+ * - DeepSeek-V2: `softmax`, `group_limited_greedy` = group score `max` over `n_group`
+ *   groups keeping `topk_group`, then `topk`; weights `× routed_scaling_factor`
+ *   (renormalised only when `norm_topk_prob`, then unscaled — the original
+ *   DeepSeek-V2 code; the importer writes that as `norm_topk_prob: true`, scale 1).
+ * - DeepSeek-V3: `sigmoid`, selection on `s + e_score_correction_bias`, group score =
+ *   sum of the top-2, `topk_group` of `n_group`, weights = unbiased `s` of the chosen,
+ *   `/ (Σ + 1e-20)` when `norm_topk_prob`, `× routed_scaling_factor`.
+ * Excluded experts never win: DeepSeek's reference masks them with `-inf`; transformers
+ * fills `0.0`, which agrees whenever `top_k` eligible experts score above 0 (always for
+ * softmax scores, and for sigmoid scores unless the bias drives them negative).
  *
- * Step 3 (weights): softmax over the selected `topK` scores, which equals the full
- * softmax renormalised over the selection. Computed in float64 after subtracting the
- * best selected score, then stored as float32.
- *
- * Invariant: because the choice is a deterministic top-k and `temperature > 0` keeps the
- * order of the scores, temperature changes only the weights, never the choice. We select
- * on the raw logits so this also holds bit for bit under floating-point rounding: low
- * temperatures sharpen the weights towards the best expert, high ones flatten them
- * towards `1 / topK` (`Infinity` gives exactly uniform weights).
+ * Invariants: selection uses the scores at temperature 1, so temperature changes only the
+ * weights, never the choice (bit for bit). With the defaults (softmax, no bias, `max`,
+ * renormalised, scale 1) the choice is the top-k of the logits and the weights are the
+ * softmax of the selected logits — Switchyard's routing before families existed.
+ * Scores and weights are computed in float64, then stored as float32.
  */
 import type { ModelManifest } from "../../shared/model_manifest.ts";
+import { describeBadRouteArgs } from "./_route_args.ts";
 
-/** Knobs of the gate: how many experts per token, the group limit and the temperature. */
+/** Knobs of the gate: the routing family, how many experts, the group limit, temperature. */
 export interface GateOptions {
   /** Experts selected per token. */
   topK: number;
@@ -33,14 +52,22 @@ export interface GateOptions {
   groups: number;
   /** Groups kept per token before the top-k (`<= groups`). */
   topkGroup: number;
-  /** Softmax temperature (`> 0`); only the weights depend on it. */
+  /** Temperature (`> 0`) of the weights' scores; the choice never depends on it. */
   temperature: number;
   /**
-   * Routing-only per-expert bias (DeepSeek-V3's auxiliary-loss-free balancing): added to
-   * the logits for group and top-k selection only; the combine weights still come from
-   * the unbiased logits of the chosen experts. Absent or all zero = no change.
+   * Selection-only per-expert bias added to the scores (DeepSeek-V3's
+   * `e_score_correction_bias`, the advisor's routing-only bias): it changes which experts
+   * are chosen, never their weights. Absent or all zero = no change.
    */
   bias?: Float32Array | undefined;
+  /** `softmax` over all experts (default) or `sigmoid` per expert. */
+  scoring?: "softmax" | "sigmoid";
+  /** Group score of the group limit: best score (`max`, default) or best two summed. */
+  groupScore?: "max" | "sum_top2";
+  /** Renormalise the chosen experts' scores to sum to 1 (default true). */
+  normalize?: boolean;
+  /** Factor on the weights (`routed_scaling_factor`, default 1). */
+  scale?: number;
 }
 
 /** Per-token routing: both arrays are `[rows * topK]`, row-major, best expert first. */
@@ -57,14 +84,42 @@ export interface ExpertAssignment {
   positions: Int32Array;
 }
 
-/** Gate options of a model manifest, with an optional temperature (default 1). */
+/** Gate options of a model manifest (its router family), with a temperature (default 1). */
 export function gateOptionsFor(manifest: ModelManifest, temperature = 1): GateOptions {
+  const router = manifest.router;
   return {
     topK: manifest.top_k,
     groups: manifest.groups,
     topkGroup: manifest.topk_group ?? manifest.groups,
     temperature,
+    scoring: router.scoring,
+    groupScore: router.group_score,
+    normalize: router.norm_topk_prob,
+    scale: router.routed_scaling_factor,
   };
+}
+
+const correctionBiases = new WeakMap<ModelManifest, Float32Array[]>();
+
+/**
+ * The selection bias of `layer`: the manifest's `e_score_correction_bias` plus `extra`
+ * (a live routing-only bias), or `undefined` when there is neither.
+ */
+export function selectionBiasFor(
+  manifest: ModelManifest,
+  layer: number,
+  extra?: Float32Array,
+): Float32Array | undefined {
+  const rows = manifest.router.e_score_correction_bias;
+  if (rows === undefined) return extra;
+  let biases = correctionBiases.get(manifest);
+  if (biases === undefined) {
+    biases = rows.map((row) => Float32Array.from(row));
+    correctionBiases.set(manifest, biases);
+  }
+  const own = biases[layer];
+  if (own === undefined || extra === undefined) return own ?? extra;
+  return own.map((value, expert) => value + (extra[expert] ?? 0));
 }
 
 /** Routes `rows` tokens given their gate logits `[rows, experts]`. */
@@ -77,27 +132,31 @@ export function routeTokens(
   const problem = describeBadRouteArgs(logits, rows, experts, options);
   if (problem !== undefined) throw new RangeError(`Cannot route tokens: ${problem}`);
   const { topK, groups, topkGroup, temperature, bias } = options;
+  const sigmoid = options.scoring === "sigmoid";
+  const sumTop2 = options.groupScore === "sum_top2";
+  const normalize = options.normalize ?? true;
+  const scale = options.scale ?? 1;
   const groupSize = experts / groups;
   const routing: TokenRouting = {
     experts: new Int32Array(rows * topK),
     weights: new Float32Array(rows * topK),
   };
+  const choice = new Float64Array(experts);
   const eligible = new Uint8Array(experts);
   const taken = new Uint8Array(groups);
   const groupScores = new Float64Array(groups);
-  const selectedLogits = new Float64Array(topK);
-  const selectedWeights = new Float64Array(topK);
+  const chosen = new Int32Array(topK);
+  const weights = new Float64Array(topK);
 
   for (let row = 0; row < rows; row++) {
-    const base = row * experts;
-    // Step 1: group limit.
+    const row0 = row * experts;
+    // Steps 1–2: selection scores at temperature 1, plus the bias.
+    scoreRow(logits, row0, experts, sigmoid, 1, choice);
+    if (bias !== undefined) { for (let e = 0; e < experts; e++) choice[e]! += bias[e]!; }
+    // Step 3: group limit.
     if (groups > 1) {
       for (let g = 0; g < groups; g++) {
-        let best = -Infinity;
-        for (let e = g * groupSize; e < (g + 1) * groupSize; e++) {
-          best = Math.max(best, logits[base + e]! + (bias?.[e] ?? 0));
-        }
-        groupScores[g] = best;
+        groupScores[g] = groupScore(choice, g * groupSize, (g + 1) * groupSize, sumTop2);
       }
       eligible.fill(0);
       taken.fill(0);
@@ -109,32 +168,98 @@ export function routeTokens(
     } else {
       eligible.fill(1);
     }
-    // Step 2: top-k over the eligible experts (strict `>` scanning upwards → lower index wins ties).
+    // Step 4: top-k over the eligible experts (strict `>` scanning upwards → lower index wins ties).
     for (let k = 0; k < topK; k++) {
-      let bestExpert = -1;
-      let bestScore = -Infinity;
+      let best = -1;
       for (let e = 0; e < experts; e++) {
-        const value = logits[base + e]! + (bias?.[e] ?? 0);
-        if (eligible[e] === 1 && (bestExpert < 0 || value > bestScore)) {
-          bestExpert = e;
-          bestScore = value;
-        }
+        if (eligible[e] === 1 && (best < 0 || choice[e]! > choice[best]!)) best = e;
       }
-      eligible[bestExpert] = 0;
-      routing.experts[row * topK + k] = bestExpert;
-      selectedLogits[k] = logits[base + bestExpert]!;
+      eligible[best] = 0;
+      chosen[k] = best;
     }
-    // Step 3: stable softmax over the selection's unbiased logits.
-    let top = -Infinity;
-    for (let k = 0; k < topK; k++) top = Math.max(top, selectedLogits[k]!);
-    let total = 0;
+    // Step 5: weights from the unbiased scores of the chosen experts.
+    chosenWeights(logits, row0, experts, chosen, { sigmoid, normalize, temperature }, weights);
     for (let k = 0; k < topK; k++) {
-      selectedWeights[k] = Math.exp((selectedLogits[k]! - top) / temperature);
-      total += selectedWeights[k]!;
+      routing.experts[row * topK + k] = chosen[k]!;
+      routing.weights[row * topK + k] = weights[k]! * scale;
     }
-    for (let k = 0; k < topK; k++) routing.weights[row * topK + k] = selectedWeights[k]! / total;
   }
   return routing;
+}
+
+/** Scores of one row `[experts]` at `temperature` into `out`: softmax or sigmoid, float64. */
+function scoreRow(
+  logits: Float32Array,
+  row0: number,
+  experts: number,
+  sigmoid: boolean,
+  temperature: number,
+  out: Float64Array,
+): void {
+  if (sigmoid) {
+    for (let e = 0; e < experts; e++) out[e] = 1 / (1 + Math.exp(-logits[row0 + e]! / temperature));
+    return;
+  }
+  let top = -Infinity;
+  for (let e = 0; e < experts; e++) top = Math.max(top, logits[row0 + e]!);
+  let total = 0;
+  for (let e = 0; e < experts; e++) {
+    out[e] = Math.exp((logits[row0 + e]! - top) / temperature);
+    total += out[e]!;
+  }
+  for (let e = 0; e < experts; e++) out[e]! /= total;
+}
+
+/**
+ * Unbiased scores of the `chosen` experts at the temperature, normalised or not, into `out`.
+ * Renormalised softmax needs only the chosen logits: the full softmax's sum cancels.
+ */
+function chosenWeights(
+  logits: Float32Array,
+  row0: number,
+  experts: number,
+  chosen: Int32Array,
+  rule: { sigmoid: boolean; normalize: boolean; temperature: number },
+  out: Float64Array,
+): void {
+  const { sigmoid, normalize, temperature } = rule;
+  let total = 0;
+  if (sigmoid) {
+    chosen.forEach((e, k) => {
+      out[k] = 1 / (1 + Math.exp(-logits[row0 + e]! / temperature));
+      total += out[k]!;
+    });
+    if (normalize) { for (let k = 0; k < chosen.length; k++) out[k]! /= total + 1e-20; }
+    return;
+  }
+  let top = -Infinity;
+  if (normalize) { for (const e of chosen) top = Math.max(top, logits[row0 + e]!); }
+  else for (let e = 0; e < experts; e++) top = Math.max(top, logits[row0 + e]!);
+  chosen.forEach((e, k) => {
+    out[k] = Math.exp((logits[row0 + e]! - top) / temperature);
+    total += out[k]!;
+  });
+  if (!normalize) {
+    total = 0;
+    for (let e = 0; e < experts; e++) total += Math.exp((logits[row0 + e]! - top) / temperature);
+  }
+  for (let k = 0; k < chosen.length; k++) out[k]! /= total;
+}
+
+/** Score of the group `[from, to)`: its best value, or its best two summed. */
+function groupScore(values: Float64Array, from: number, to: number, sumTop2: boolean): number {
+  let first = -Infinity;
+  let second = -Infinity;
+  for (let i = from; i < to; i++) {
+    const v = values[i]!;
+    if (v > first) {
+      second = first;
+      first = v;
+    } else if (v > second) {
+      second = v;
+    }
+  }
+  return sumTop2 ? first + second : first;
 }
 
 /** For each expert, the rows that selected it and their flat routing positions. */
@@ -190,41 +315,18 @@ function argmaxUnmarked(
   return best;
 }
 
-/** Why the arguments of `routeTokens` are invalid, or `undefined` when they are fine. */
-function describeBadRouteArgs(
+/** Selection scores `[rows, experts]` (scores at temperature 1 plus the bias), float64. */
+export function selectionScores(
   logits: Float32Array,
   rows: number,
   experts: number,
-  options: GateOptions,
-): string | undefined {
-  const { topK, groups, topkGroup, temperature, bias } = options;
-  if (!Number.isInteger(rows) || rows < 0) return `rows must be an integer >= 0, got ${rows}`;
-  if (!Number.isInteger(experts) || experts < 1) {
-    return `experts must be an integer >= 1, got ${experts}`;
+  options: Pick<GateOptions, "scoring" | "bias">,
+): Float64Array {
+  const out = new Float64Array(rows * experts);
+  const row = new Float64Array(experts);
+  for (let r = 0; r < rows; r++) {
+    scoreRow(logits, r * experts, experts, options.scoring === "sigmoid", 1, row);
+    for (let e = 0; e < experts; e++) out[r * experts + e] = row[e]! + (options.bias?.[e] ?? 0);
   }
-  if (logits.length !== rows * experts) {
-    return `logits length ${logits.length} is not rows * experts = ${rows * experts}`;
-  }
-  if (bias !== undefined && bias.length !== experts) {
-    return `bias length ${bias.length} is not experts = ${experts}`;
-  }
-  if (!Number.isInteger(topK) || topK < 1) return `topK must be an integer >= 1, got ${topK}`;
-  if (topK > experts) return `topK ${topK} exceeds experts ${experts}`;
-  if (!Number.isInteger(groups) || groups < 1) {
-    return `groups must be an integer >= 1, got ${groups}`;
-  }
-  if (experts % groups !== 0) return `experts ${experts} is not divisible by groups ${groups}`;
-  if (!Number.isInteger(topkGroup) || topkGroup < 1 || topkGroup > groups) {
-    return `topkGroup must be an integer in [1, groups = ${groups}], got ${topkGroup}`;
-  }
-  const keptExperts = topkGroup * (experts / groups);
-  if (keptExperts < topK) {
-    return `topkGroup ${topkGroup} keeps ${keptExperts} experts, fewer than topK ${topK}`;
-  }
-  if (!(temperature > 0)) return `temperature must be > 0, got ${temperature}`;
-  const bad = logits.findIndex((value) => !Number.isFinite(value));
-  if (bad >= 0) {
-    return `logit of row ${Math.floor(bad / experts)}, expert ${bad % experts} is ${logits[bad]}`;
-  }
-  return undefined;
+  return out;
 }

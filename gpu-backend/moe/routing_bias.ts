@@ -4,11 +4,14 @@
  * expert's selections, raise the bias of under-loaded experts and lower the over-loaded
  * ones by γ" and keep the most balanced iterate. Pure.
  *
- * γ is relative to the logits' spread (their standard deviation) so one setting works
- * for any gate scale, and it decays linearly so the last steps settle.
+ * The bias lives where the routing family adds `e_score_correction_bias`: on the scores
+ * (softmax probabilities or sigmoids, see `routing.ts`), on top of the model's own bias
+ * (`gate.bias`), which the fit keeps and returns the delta to. γ is relative to the
+ * spread of the scores (their standard deviation) so one setting works for any gate
+ * scale, and it decays linearly so the last steps settle.
  */
 import { balancedness } from "../../shared/balancedness.ts";
-import { type GateOptions, routeTokens } from "./routing.ts";
+import { type GateOptions, routeTokens, selectionScores } from "./routing.ts";
 
 /** Options of {@linkcode fitRoutingBias}. */
 export interface FitBiasOptions {
@@ -20,6 +23,7 @@ export interface FitBiasOptions {
 
 /** The fitted bias and the balance of the selections with and without it. */
 export interface FittedBias {
+  /** The routing-only bias to add on top of `gate.bias`. */
   bias: Float32Array;
   balancednessBefore: number;
   balancednessAfter: number;
@@ -37,7 +41,7 @@ export function selectionCounts(
   return counts;
 }
 
-function standardDeviation(values: Float32Array): number {
+function standardDeviation(values: Float64Array): number {
   if (values.length === 0) return 0;
   let sum = 0;
   for (const v of values) sum += v;
@@ -56,13 +60,18 @@ export function fitRoutingBias(
   options: FitBiasOptions = {},
 ): FittedBias {
   const steps = options.steps ?? 100;
-  const gamma0 = (options.rate ?? 0.05) * (standardDeviation(logits) || 1);
-  const unbiased = { ...gate, bias: undefined };
-  const before = balancedness(selectionCounts(logits, rows, experts, unbiased));
+  const scores = selectionScores(logits, rows, experts, { scoring: gate.scoring });
+  const gamma0 = (options.rate ?? 0.05) * (standardDeviation(scores) || 1);
+  const base = gate.bias;
+  const withDelta = (delta: Float32Array): GateOptions => ({
+    ...gate,
+    bias: base === undefined ? delta : delta.map((value, e) => value + base[e]!),
+  });
+  const before = balancedness(selectionCounts(logits, rows, experts, gate));
   const bias = new Float32Array(experts);
   let best = { bias: new Float32Array(experts), balance: before };
   for (let step = 0; step < steps && rows > 0; step++) {
-    const counts = selectionCounts(logits, rows, experts, { ...gate, bias });
+    const counts = selectionCounts(logits, rows, experts, withDelta(bias));
     const balance = balancedness(counts);
     if (balance > best.balance) best = { bias: bias.slice(), balance };
     const mean = counts.reduce((a, b) => a + b, 0) / experts;

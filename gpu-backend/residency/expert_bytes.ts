@@ -12,7 +12,12 @@ import {
 
 /** Weight bytes of one routed expert estimated from the manifest's shape. */
 export function estimatedExpertBytes(manifest: ModelManifest): number {
-  return expertWeightBytes(manifest.d_model, manifest.d_ff);
+  return expertWeightBytes(
+    manifest.d_model,
+    manifest.d_ff,
+    manifest.expert_kind,
+    manifest.weight_dtype === "float16" ? 2 : 4,
+  );
 }
 
 /** Bytes of every routed expert, `[layer][expert]`: its file size, else the estimate. */

@@ -30,6 +30,7 @@ import {
   REQUEST_TYPE_HEADER,
 } from "../../shared/oip.ts";
 import type { MoeEngine } from "../moe/engine.ts";
+import { OIP_EXTENSIONS, ROUTER_NAME, ROUTER_VERSION } from "../../shared/version.ts";
 import type { PeerRegistry } from "../peer/peer_registry.ts";
 import type { BackendMetrics } from "../metrics/backend_metrics.ts";
 import type { PlacementState } from "../placement/placement_state.ts";
@@ -78,8 +79,16 @@ export function modelMetadata(engine: MoeEngine): ModelMetadata {
       top_k: m.top_k,
       groups: m.groups,
       shared_experts: m.shared_experts,
+      expert_kind: m.expert_kind,
+      activation: m.activation,
+      router_scoring: m.router.scoring,
     },
   };
+}
+
+/** `GET /v2` server metadata (OIP v2): name, version and the protocol extensions served. */
+export function serverMetadata() {
+  return { name: ROUTER_NAME, version: ROUTER_VERSION, extensions: OIP_EXTENSIONS };
 }
 
 /** Creates the backend's Hono app. */
@@ -129,29 +138,43 @@ export function createBackendApp(deps: BackendAppDeps): Hono {
   const inputRecorder = deps.inputRecorder ?? new InputRecorder({ width: manifest.d_model });
   registerAdviceRoutes(app, { engine, recorder: inputRecorder, logger });
 
-  const requireModel = (name: string) => {
+  /** 404 unless the path names this backend's model (and, when given, its version). */
+  const requireModel = (c: { req: { param(name: string): string | undefined } }) => {
+    const name = c.req.param("model");
     if (name !== manifest.name) {
       throw new ApiError(
         "not_found",
         `Cannot find model "${name}": this backend serves "${manifest.name}"`,
       );
     }
+    const version = c.req.param("version");
+    if (version !== undefined && version !== manifest.version) {
+      throw new ApiError(
+        "not_found",
+        `Cannot find model "${name}" version "${version}": this backend serves version "${manifest.version}"`,
+      );
+    }
   };
 
-  app.get("/v2/models/:model", (c) => {
-    requireModel(c.req.param("model"));
-    return c.json(modelMetadata(engine));
-  });
+  app.get("/v2", (c) => c.json(serverMetadata()));
 
-  app.get("/v2/models/:model/ready", (c) => {
-    requireModel(c.req.param("model"));
-    const { ready } = deps.readiness();
-    return c.json({ name: manifest.name, ready }, ready ? 200 : 503);
-  });
+  // Metadata and readiness, unversioned and versioned (OIP v2 `…/versions/{v}`).
+  for (const prefix of ["/v2/models/:model", "/v2/models/:model/versions/:version"]) {
+    app.get(prefix, (c) => {
+      requireModel(c);
+      return c.json(modelMetadata(engine));
+    });
+    app.get(`${prefix}/ready`, (c) => {
+      requireModel(c);
+      const { ready } = deps.readiness();
+      return c.json({ name: manifest.name, ready }, ready ? 200 : 503);
+    });
+  }
 
-  app.post("/v2/models/:model/infer", async (c) => {
+  const inferPaths = ["/v2/models/:model/infer", "/v2/models/:model/versions/:version/infer"];
+  app.on("POST", inferPaths, async (c) => {
     const started = performance.now();
-    requireModel(c.req.param("model"));
+    requireModel(c);
     const headers = c.req.raw.headers;
     const body = await readLimitedBody(c.req.raw, config.limits.max_body_bytes);
     const request = decodeInferRequest(body, {

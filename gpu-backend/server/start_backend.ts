@@ -69,6 +69,10 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     manifest,
     workers: config.backend.executors,
     providers: config.backend.execution_providers,
+    providerSettings: {
+      cudaDeviceId: config.backend.cuda.device_id,
+      memoryArena: config.backend.memory_arena,
+    },
     simulated: {
       fixedMs: config.backend.simulated.fixed_ms,
       perRowMs: config.backend.simulated.per_row_ms,

@@ -24,7 +24,7 @@ export interface AdvisorDeps {
   /** The pool's backends with their last readiness details. */
   views(): readonly BackendView[];
   /** `d_model`/`d_ff` of the served model, when known (expert weight bytes). */
-  modelShape(): { dModel: number; dFf: number } | undefined;
+  modelShape(): { dModel: number; dFf: number; kind?: "mlp" | "swiglu" } | undefined;
   fetch: FetchLike;
   clock: Clock;
   logger: Logger;
@@ -91,7 +91,7 @@ export class Advisor {
   async #replacement(): Promise<Advice> {
     const { balancer, config } = this.#deps;
     const shape = this.#deps.modelShape();
-    const bytes = shape ? expertWeightBytes(shape.dModel, shape.dFf) : 0;
+    const bytes = shape ? expertWeightBytes(shape.dModel, shape.dFf, shape.kind) : 0;
     if (balancer === undefined) {
       return replacementAdvice({
         preview: undefined,

@@ -168,6 +168,20 @@ export class BackendPool {
     return catalog;
   }
 
+  /** Versions of `name` the backends serve (healthy first), from their metadata. */
+  modelVersions(name: string): string[] {
+    const versions = new Set<string>();
+    const ordered = [...this.#backends].sort((a, b) =>
+      Number(b.status === "up") - Number(a.status === "up")
+    );
+    for (const backend of ordered) {
+      for (const version of backend.models.get(name)?.metadata.versions ?? []) {
+        versions.add(version);
+      }
+    }
+    return [...versions];
+  }
+
   /** The catalog entry of one model, if any backend served it. */
   model(name: string): CatalogEntry | undefined {
     return this.catalog().get(name);

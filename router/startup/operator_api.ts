@@ -93,7 +93,9 @@ export function registerOperatorApi<E extends Env>(
       modelShape: () => {
         const dModel = modelParameter(pool, "d_model");
         const dFf = modelParameter(pool, "d_ff");
-        return dModel !== undefined && dFf !== undefined ? { dModel, dFf } : undefined;
+        const [entry] = pool.catalog().values();
+        const kind = entry?.metadata.parameters?.["expert_kind"] === "swiglu" ? "swiglu" : "mlp";
+        return dModel !== undefined && dFf !== undefined ? { dModel, dFf, kind } : undefined;
       },
       fetch: deps.fetch,
       clock,

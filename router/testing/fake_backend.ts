@@ -69,6 +69,8 @@ export class FakeBackend {
   readonly app: Hono;
   readonly received: ReceivedRequest[] = [];
   mode: FakeMode = "ok";
+  /** Versions its model metadata lists. */
+  versions: string[] = ["1"];
   /** Answers `GET /v2/load` (a throw answers 500); unset answers 404. */
   loadReport: (() => LoadReport) | undefined = undefined;
 
@@ -117,7 +119,7 @@ export class FakeBackend {
     });
     app.get("/v2/models/:model", (c) => {
       requireModel(c.req.param("model"));
-      return c.json(fakeMetadata(model, dModel));
+      return c.json({ ...fakeMetadata(model, dModel), versions: this.versions });
     });
     app.get("/v2/models/:model/ready", (c) => {
       requireModel(c.req.param("model"));

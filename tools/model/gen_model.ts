@@ -2,27 +2,16 @@
 /**
  * @module CLI of `deno task gen-model`: writes the demo MoE model directory.
  *
- * `deno task gen-model [--out models/demo] [--seed 42] [--d-model 256] [--d-ff 1024]
- * [--layers 2] [--experts 32] [--top-k 2] [--groups 4] [--topk-group 2] [--shared 1]
- * [--activation silu|relu] [--name demo-moe] [--force]`; without `--force` an existing
- * `moe.json` is kept and the run is skipped.
+ * `deno task gen-model [--out models/demo] [--force] [generator flags]`, the generator
+ * flags being those of `gen_model_flags.ts` (`--seed 42 --d-model 256 --experts 32
+ * --expert-kind swiglu --activation gelu --scoring sigmoid …`); without `--force` an
+ * existing `moe.json` is kept and the run is skipped.
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { listModelParts, modelPartPath } from "../../shared/model_manifest.ts";
 import { generateModel, type GenerateModelOptions, MANIFEST_FILE } from "./generate.ts";
-
-const INTEGER_FLAGS = {
-  "seed": "seed",
-  "d-model": "dModel",
-  "d-ff": "dFf",
-  "layers": "layers",
-  "experts": "experts",
-  "top-k": "topK",
-  "groups": "groups",
-  "topk-group": "topkGroup",
-  "shared": "sharedExperts",
-} as const;
+import { GENERATOR_FLAGS } from "./gen_model_flags.ts";
 
 /** Parses the command line, generates the model and reports a one-line summary to `log`. */
 export async function main(
@@ -34,31 +23,17 @@ export async function main(
     strict: true,
     options: {
       out: { type: "string", default: "models/demo" },
-      name: { type: "string" },
-      activation: { type: "string" },
       force: { type: "boolean", default: false },
       ...Object.fromEntries(
-        Object.keys(INTEGER_FLAGS).map((flag) => [flag, { type: "string" as const }]),
+        Object.keys(GENERATOR_FLAGS).map((flag) => [flag, { type: "string" as const }]),
       ),
     },
   });
   const out = String(values.out);
   const options: GenerateModelOptions = {};
-  for (const [flag, key] of Object.entries(INTEGER_FLAGS)) {
+  for (const [flag, spec] of Object.entries(GENERATOR_FLAGS)) {
     const raw = values[flag as keyof typeof values];
-    if (raw === undefined) continue;
-    const value = Number(raw);
-    if (!Number.isInteger(value)) {
-      throw new RangeError(`Cannot parse --${flag}: "${raw}" is not an integer`);
-    }
-    options[key] = value;
-  }
-  if (values.name !== undefined) options.name = String(values.name);
-  if (values.activation !== undefined) {
-    if (values.activation !== "silu" && values.activation !== "relu") {
-      throw new RangeError(`Cannot parse --activation: "${values.activation}" is not silu or relu`);
-    }
-    options.activation = values.activation;
+    if (typeof raw === "string") spec.apply(options, raw, flag);
   }
   if (!values.force && await exists(join(out, MANIFEST_FILE))) {
     log(
@@ -77,7 +52,8 @@ export async function main(
   log(
     `gen-model: wrote "${manifest.name}" to ${out}: ${parts.length} ONNX files, ` +
       `${(bytes / 1e6).toFixed(1)} MB, ${manifest.layers} layers × ${manifest.experts} experts ` +
-      `(top-${manifest.top_k}, ${manifest.groups} groups, ${manifest.shared_experts} shared) ` +
+      `(top-${manifest.top_k}, ${manifest.groups} groups, ${manifest.shared_experts} shared, ` +
+      `${manifest.expert_kind} ${manifest.activation}, ${manifest.router.scoring} router) ` +
       `in ${seconds.toFixed(2)} s`,
   );
   return 0;

@@ -31,11 +31,38 @@ Deno.test("gen-model writes the model from flags and skips an existing one witho
   });
 });
 
+Deno.test("gen-model writes SwiGLU experts, GELU and a sigmoid router into the manifest", async () => {
+  await withTempDir(async (dir) => {
+    const flags = ["--out", dir, ...SMALL, "--expert-kind", "swiglu", "--activation", "gelu_tanh"];
+    const router = [
+      "--scoring",
+      "sigmoid",
+      "--group-score",
+      "sum_top2",
+      "--norm-topk-prob",
+      "false",
+    ];
+    assert.equal(await main([...flags, ...router, "--routed-scaling-factor", "2.5"], () => {}), 0);
+    const manifest = ModelManifestSchema.parse(
+      JSON.parse(await Deno.readTextFile(join(dir, "moe.json"))),
+    );
+    assert.equal(manifest.expert_kind, "swiglu");
+    assert.equal(manifest.activation, "gelu_tanh");
+    assert.deepEqual(manifest.router, {
+      scoring: "sigmoid",
+      group_score: "sum_top2",
+      norm_topk_prob: false,
+      routed_scaling_factor: 2.5,
+    });
+  });
+});
+
 Deno.test("gen-model rejects non-integer sizes and unknown activations", async () => {
   await assert.rejects(
     main(["--d-model", "2.5"]),
     /Cannot parse --d-model: "2.5" is not an integer/,
   );
-  await assert.rejects(main(["--activation", "gelu"]), /Cannot parse --activation: "gelu"/);
+  await assert.rejects(main(["--activation", "tanh"]), /Cannot parse --activation: "tanh"/);
+  await assert.rejects(main(["--expert-kind", "moe"]), /Cannot parse --expert-kind: "moe"/);
   await assert.rejects(main(["--bogus"]), /Unknown option/);
 });

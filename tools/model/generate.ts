@@ -10,8 +10,9 @@
  * - gate column `e` = gaussian noise (logit noise ≈ 1 for a demo token) + `α · u_t` for
  *   every type `t` preferring `e`, with `α · signal = GATE_MARGIN`: tokens of type `t`
  *   pick `t`'s experts most of the time but not always;
- * - expert MLPs are gaussian with std `1 / sqrt(fan_in)`, `w2` scaled by
- *   `EXPERT_OUTPUT_SCALE`, so residual updates stay O(1) and later layers still see `u_t`.
+ * - expert weights (MLP `w1`/`w2`, or SwiGLU `w_gate`/`w_up`/`w_down`) are gaussian with
+ *   std `1 / sqrt(fan_in)`, the output matrix scaled by `EXPERT_OUTPUT_SCALE`, so residual
+ *   updates stay O(1) and later layers still see `u_t`.
  * Every part draws from its own stream `deriveSeed(seed, kind, layer, index)`: the same
  * seed gives the same bytes, whatever the generation order.
  */
@@ -22,6 +23,7 @@ import {
   ModelManifestSchema,
   type ModelPart,
   modelPartPath,
+  type RouterSettings,
 } from "../../shared/model_manifest.ts";
 import { buildExpertModel, buildGateModel } from "./onnx_graphs.ts";
 import { createGaussian, createRandom, deriveSeed, gaussianArray, type Random } from "./prng.ts";
@@ -65,10 +67,18 @@ export interface GenerateModelOptions {
   sharedExperts?: number;
   /** Expert activation (default `"silu"`). */
   activation?: ModelManifest["activation"];
+  /** Expert graph kind (default `"mlp"`). */
+  expertKind?: ModelManifest["expert_kind"];
+  /** Storage of the weight matrices (default `"float32"`). */
+  weightDtype?: ModelManifest["weight_dtype"];
+  /** Routing family (default: softmax, group score max, renormalised, scale 1). */
+  router?: Partial<RouterSettings>;
   /** PRNG seed (default 42). */
   seed?: number;
   /** Request types with distinct expert preferences (default `DEFAULT_REQUEST_TYPES`). */
   requestTypes?: string[];
+  /** Called after each ONNX file is written, with files done and the total (progress lines). */
+  onProgress?: (written: number, total: number) => void;
 }
 
 const STREAM = { direction: 1, preference: 2, gate: 3, expert: 4, shared: 5 } as const;
@@ -98,13 +108,19 @@ export async function generateModel(
   );
 
   // Step 3: the ONNX files; the manifest goes last so a half-written directory has none.
-  for (const part of listModelParts(manifest)) {
+  const parts = listModelParts(manifest);
+  const graph = { weightDtype: manifest.weight_dtype };
+  for (const [index, part] of parts.entries()) {
     const bytes = part.kind === "gate"
-      ? buildGateModel(gateWeights(manifest, directions, preferred[part.layer]!, seed, part.layer))
-      : buildExpertModel(expertWeights(manifest, seed, part), manifest.activation);
+      ? buildGateModel(
+        gateWeights(manifest, directions, preferred[part.layer]!, seed, part.layer),
+        graph,
+      )
+      : buildExpertModel(expertWeights(manifest, seed, part), manifest.activation, graph);
     const path = join(dir, modelPartPath(manifest, part));
     await Deno.mkdir(dirname(path), { recursive: true });
     await Deno.writeFile(path, bytes);
+    options.onProgress?.(index + 1, parts.length);
   }
   const traffic: DemoTraffic = {
     request_types: types,
@@ -135,6 +151,9 @@ function resolveManifest(options: GenerateModelOptions): ModelManifest {
     topk_group: options.topkGroup ?? 2,
     shared_experts: options.sharedExperts ?? 1,
     activation: options.activation ?? "silu",
+    expert_kind: options.expertKind ?? "mlp",
+    weight_dtype: options.weightDtype ?? "float32",
+    router: options.router ?? {},
     request_types: requestTypes,
   });
   if (!parsed.success) {
@@ -200,7 +219,18 @@ function expertWeights(manifest: ModelManifest, seed: number, part: ModelPart): 
   const stream = part.kind === "shared" ? STREAM.shared : STREAM.expert;
   const index = part.kind === "gate" ? 0 : part.expert;
   const gaussian = createGaussian(createRandom(deriveSeed(seed, stream, part.layer, index)));
+  if (manifest.expert_kind === "swiglu") {
+    return {
+      kind: "swiglu",
+      dModel,
+      dFf,
+      wGate: gaussianArray(gaussian, dModel * dFf, 1 / Math.sqrt(dModel)),
+      wUp: gaussianArray(gaussian, dModel * dFf, 1 / Math.sqrt(dModel)),
+      wDown: gaussianArray(gaussian, dFf * dModel, EXPERT_OUTPUT_SCALE / Math.sqrt(dFf)),
+    };
+  }
   return {
+    kind: "mlp",
     dModel,
     dFf,
     w1: gaussianArray(gaussian, dModel * dFf, 1 / Math.sqrt(dModel)),

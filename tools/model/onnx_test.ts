@@ -7,6 +7,7 @@ import { createGaussian, createRandom, gaussianArray } from "./prng.ts";
 import { expertOutput, gateLogits } from "./reference_math.ts";
 import { maxAbsDiff, runOnnx } from "./test_helpers.ts";
 import type { ExpertWeights, GateWeights } from "./weights.ts";
+import { ACTIVATIONS } from "../../shared/model_manifest.ts";
 
 const { onnx } = pkg;
 const gaussian = createGaussian(createRandom(5));
@@ -22,6 +23,7 @@ function randomGate(dModel: number, experts: number): GateWeights {
 
 function randomExpert(dModel: number, dFf: number): ExpertWeights {
   return {
+    kind: "mlp",
     dModel,
     dFf,
     w1: gaussianArray(gaussian, dModel * dFf, 1 / Math.sqrt(dModel)),
@@ -43,9 +45,24 @@ Deno.test("buildGateModel() runs in ONNX Runtime like the reference for 1 and 5 
   }
 });
 
-Deno.test("buildExpertModel() runs silu and relu experts like the reference", async () => {
+function randomSwiglu(dModel: number, dFf: number): ExpertWeights {
+  return {
+    kind: "swiglu",
+    dModel,
+    dFf,
+    wGate: gaussianArray(gaussian, dModel * dFf, 1 / Math.sqrt(dModel)),
+    wUp: gaussianArray(gaussian, dModel * dFf, 1 / Math.sqrt(dModel)),
+    wDown: gaussianArray(gaussian, dFf * dModel, 1 / Math.sqrt(dFf)),
+  };
+}
+
+function randomNorm(dModel: number) {
+  return { weight: gaussianArray(gaussian, dModel, 0.3).map((w) => 1 + w), epsilon: 1e-5 };
+}
+
+Deno.test("buildExpertModel() runs MLP experts with every activation like the reference", async () => {
   const expert = randomExpert(16, 32);
-  for (const activation of ["silu", "relu"] as const) {
+  for (const activation of ACTIVATIONS) {
     const bytes = buildExpertModel(expert, activation);
     for (const rows of [1, 5]) {
       const x = gaussianArray(gaussian, rows * 16);
@@ -64,6 +81,58 @@ Deno.test("readOnnxInitializers() returns exactly the weights that were written"
   assert.deepEqual(tensors.get("w1")?.dims, [4, 3]);
   assert.deepEqual(tensors.get("w2")?.dims, [3, 4]);
   assert.deepEqual(expertWeightsFrom(tensors), expert);
+});
+
+Deno.test("buildExpertModel() runs SwiGLU experts with every activation like the reference", async () => {
+  const expert = randomSwiglu(16, 24);
+  for (const activation of ACTIVATIONS) {
+    const bytes = buildExpertModel(expert, activation);
+    for (const rows of [1, 6]) {
+      const x = gaussianArray(gaussian, rows * 16, 2);
+      const y = await runOnnx(bytes, x, rows);
+      const error = maxAbsDiff(y, expertOutput(expert, x, rows, activation));
+      assert(error <= 1e-5, `${activation}, ${rows} rows: max abs error ${error}`);
+    }
+  }
+});
+
+Deno.test("an RMSNorm prelude and a sigmoid output gate run like the reference", async () => {
+  const { bias: _unused, ...unbiased } = randomGate(16, 8);
+  const gate = { ...unbiased, norm: randomNorm(16) };
+  const shared = {
+    ...randomSwiglu(16, 24),
+    norm: randomNorm(16),
+    outputGate: gaussianArray(gaussian, 16, 0.5),
+  };
+  const x = gaussianArray(gaussian, 3 * 16, 3);
+  const logits = await runOnnx(buildGateModel(gate), x, 3);
+  assert(maxAbsDiff(logits, gateLogits(gate, x, 3)) <= 1e-5);
+  const y = await runOnnx(buildExpertModel(shared, "silu"), x, 3);
+  assert(maxAbsDiff(y, expertOutput(shared, x, 3, "silu")) <= 1e-5);
+  // The weights read back from the files are the ones written.
+  assert.deepEqual(gateWeightsFrom(readOnnxInitializers(buildGateModel(gate))), {
+    ...gate,
+    norm: { weight: gate.norm.weight, epsilon: Math.fround(1e-5) },
+  });
+  const back = expertWeightsFrom(readOnnxInitializers(buildExpertModel(shared, "silu")));
+  assert.equal(back.kind, "swiglu");
+  assert.deepEqual(back.outputGate, shared.outputGate);
+});
+
+Deno.test("float16 weight storage halves the file and reads back as the rounded weights", async () => {
+  const expert = randomSwiglu(32, 64);
+  const full = buildExpertModel(expert, "gelu");
+  const half = buildExpertModel(expert, "gelu", { weightDtype: "float16" });
+  assert(half.length < full.length * 0.6, `${half.length} vs ${full.length} bytes`);
+  const rounded = expertWeightsFrom(readOnnxInitializers(half));
+  assert(rounded.kind === "swiglu");
+  assert.deepEqual(
+    rounded.wUp,
+    Float32Array.from(Float16Array.from(expert.kind === "swiglu" ? expert.wUp : [])),
+  );
+  const x = gaussianArray(gaussian, 4 * 32);
+  const y = await runOnnx(half, x, 4);
+  assert(maxAbsDiff(y, expertOutput(rounded, x, 4, "gelu")) <= 1e-5);
 });
 
 Deno.test("readOnnxInitializers() reads float_data initializers too", () => {

@@ -2,12 +2,13 @@
  * @module Pure-TypeScript float64 reference forward pass of a model directory, reading the
  * same weights as the ONNX files: the oracle for numerical tests of the backends.
  *
- * Per layer: `logits = h · Wg + bg` (float64, rounded to float32 for routing exactly as a
- * backend that gets float32 logits from ONNX Runtime would), `routeTokens`, then
- * `h ← h + Σ_k w_k · expert_k(h) + Σ_s shared_s(h)` in float64.
+ * Per layer: `logits = gate(h)` (float64, rounded to float32 for routing exactly as a
+ * backend that gets float32 logits from ONNX Runtime would), routing with its own
+ * implementation (`reference_routing.ts`, never the backend's), then
+ * `h ← h + Σ_k w_k · expert_k(h) + Σ_s shared_s(h)` in float64 — each part applying the
+ * layer's RMSNorm first when the model has one, so the layer is `h + MoE(norm(h))`.
  */
 import { join } from "node:path";
-import { gateOptionsFor, routeTokens } from "../../gpu-backend/moe/routing.ts";
 import {
   type ModelManifest,
   ModelManifestSchema,
@@ -17,6 +18,7 @@ import {
 import { MANIFEST_FILE } from "./generate.ts";
 import { expertWeightsFrom, gateWeightsFrom, loadOnnxInitializers } from "./onnx_weights.ts";
 import { expertOutput, gateLogits } from "./reference_math.ts";
+import { referenceRoute, referenceRouterFor } from "./reference_routing.ts";
 import type { ExpertWeights, GateWeights } from "./weights.ts";
 
 /** Options of `ReferenceModel.forward`. */
@@ -94,14 +96,23 @@ function referenceForward(
       `Cannot run reference forward: ${tokens.length} values for ${rows} rows of d_model ${width}`,
     );
   }
-  const gateOptions = gateOptionsFor(manifest, options.temperature ?? 1);
   const expertIds = new Int32Array(manifest.layers * rows * topK);
   const expertWeights = new Float32Array(manifest.layers * rows * topK);
   let hidden = Float64Array.from(tokens);
   layers.forEach((weights, layer) => {
     // Step 1: gate and route.
     const logits = Float32Array.from(gateLogits(weights.gate, hidden, rows));
-    const routing = routeTokens(logits, rows, manifest.experts, gateOptions);
+    const router = referenceRouterFor(manifest, layer, options.temperature ?? 1);
+    const routing = {
+      experts: new Int32Array(rows * topK),
+      weights: new Float32Array(rows * topK),
+    };
+    for (let row = 0; row < rows; row++) {
+      const token = logits.subarray(row * manifest.experts, (row + 1) * manifest.experts);
+      const { experts, weights } = referenceRoute(token, router);
+      routing.experts.set(experts, row * topK);
+      routing.weights.set(weights, row * topK);
+    }
     expertIds.set(routing.experts, layer * rows * topK);
     expertWeights.set(routing.weights, layer * rows * topK);
     // Step 2: residual plus weighted routed experts, token by token.

@@ -4,6 +4,8 @@
  * tests, the integration tests and the benchmarks.
  */
 
+import type { FetchLike } from "../../router/runtime/fetch_like.ts";
+
 const ROOT = new URL("../../", import.meta.url).pathname;
 
 /** A child process started for a test. */
@@ -22,27 +24,90 @@ export function freePort(): number {
   return port;
 }
 
-/** Polls `url/v2/health/ready` until 200; throws if the child exits or 60 s pass. */
+/** `count` consecutive free TCP ports on loopback (for the launcher's `pool.base_port`). */
+export function freePorts(count: number): number[] {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const first = freePort();
+    if (first + count > 65_535) continue;
+    const listeners: Deno.Listener[] = [];
+    try {
+      for (let i = 0; i < count; i++) {
+        listeners.push(Deno.listen({ hostname: "127.0.0.1", port: first + i }));
+      }
+      return listeners.map((listener) => (listener.addr as Deno.NetAddr).port);
+    } catch {
+      // one of them is taken: try another range
+    } finally {
+      for (const listener of listeners) listener.close();
+    }
+  }
+  throw new Error(`Cannot find ${count} consecutive free ports`);
+}
+
+/** Options of {@linkcode waitReady}. */
+export interface WaitReadyOptions {
+  /** Bearer token for the probe (backends with an internal token). */
+  token?: string;
+  /** Probe transport (default the global `fetch`; HTTPS probes pass a trusting one). */
+  fetch?: FetchLike;
+  /** How long to wait (default 120 s: a busy 2-core machine loads the demo model slowly). */
+  timeoutMs?: number;
+}
+
+/**
+ * Polls `url/v2/health/ready` until 200; throws if the child exits first or the time is
+ * up. The last probe error goes into the message (e.g. a certificate the probe refused).
+ */
 export async function waitReady(
   url: string,
-  child: Deno.ChildProcess,
-  token?: string,
+  child: { status: Promise<unknown> },
+  tokenOrOptions?: string | WaitReadyOptions,
 ): Promise<void> {
+  const options = typeof tokenOrOptions === "string"
+    ? { token: tokenOrOptions }
+    : tokenOrOptions ?? {};
+  const probe = options.fetch ?? fetch;
+  const timeoutMs = options.timeoutMs ?? 120_000;
   let exited = false;
   child.status.then(() => exited = true);
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + timeoutMs;
+  let lastProblem = "not listening";
   while (Date.now() < deadline) {
     if (exited) throw new Error(`process for ${url} exited before becoming ready`);
     try {
-      const response = await fetch(`${url}/v2/health/ready`, {
-        headers: token ? { authorization: `Bearer ${token}` } : {},
+      const response = await probe(`${url}/v2/health/ready`, {
+        headers: options.token ? { authorization: `Bearer ${options.token}` } : {},
+        signal: AbortSignal.timeout(5_000),
       });
       await response.body?.cancel();
       if (response.ok) return;
-    } catch { /* not listening yet */ }
+      lastProblem = `answered ${response.status}`;
+    } catch (error) {
+      lastProblem = (error as Error).message;
+    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`${url} did not become ready in 60 s`);
+  throw new Error(
+    `${url} did not become ready in ${Math.round(timeoutMs / 1000)} s (last probe: ${lastProblem})`,
+  );
+}
+
+/** Options of {@linkcode spawnEntry}. */
+export interface SpawnEntryOptions {
+  env: Record<string, string>;
+  stdout?: "null" | "inherit";
+}
+
+/** Spawns `deno run -A <script>` (relative to the repo root) with exactly `env`. */
+export function spawnEntry(script: string, options: SpawnEntryOptions): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", script],
+    cwd: ROOT,
+    env: options.env,
+    stdin: "null",
+    stdout: options.stdout ?? "null",
+    stderr: "inherit",
+  }).spawn();
 }
 
 /** Starts `script` (relative to the repo root) with env, waits until `/v2/health/ready` is 200. */
@@ -55,14 +120,7 @@ export async function startProcess(
     stdout?: "null" | "inherit";
   },
 ): Promise<PoolProcess> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", script],
-    cwd: ROOT,
-    env: options.env,
-    stdin: "null",
-    stdout: options.stdout ?? "null",
-    stderr: "inherit",
-  }).spawn();
+  const child = spawnEntry(script, options);
   const process: PoolProcess = {
     url: options.url,
     child,
