@@ -33,6 +33,11 @@ export interface AlertManagerOptions {
   webhook?: { url: string; fetch: FetchLike; timeoutMs?: number; retryDelayMs?: number };
   /** How many recent alerts are kept; default 100. */
   recentLimit?: number;
+  /**
+   * Whether fires and resolves are announced (log line, KV record, webhook, counts);
+   * default always. Followers of a leader evaluate silently, for their own dashboard.
+   */
+  announcing?: () => boolean;
 }
 
 /** Evaluates alerts per load round; see the module doc. */
@@ -58,6 +63,28 @@ export class AlertManager implements AlertSource {
   /** Recent alerts, firing and resolved, newest first (at most `recentLimit`). */
   recent(): readonly Alert[] {
     return this.#recent;
+  }
+
+  /**
+   * Continues from alert records another router kept (a new leader reading the shared
+   * state): firing ones count as firing here, so a condition that still holds is not
+   * announced again, and one that is gone resolves once, after `clear_after` rounds.
+   */
+  resume(records: readonly Alert[]): void {
+    const { settings } = this.#options;
+    const firing = records.filter((alert) => alert.state === "firing");
+    const state = new Map(this.#state);
+    for (const alert of firing) {
+      if (state.get(alert.id)?.alert !== undefined) continue;
+      state.set(alert.id, { present: settings.raiseAfter, absent: 0, alert });
+    }
+    this.#state = state;
+    this.#active = [...state.values()].flatMap((track) => track.alert ? [track.alert] : [])
+      .sort((a, b) => a.firedAt - b.firedAt || a.id.localeCompare(b.id));
+    const known = new Set(this.#recent.map((alert) => `${alert.id}@${alert.firedAt}`));
+    const merged = [...this.#recent, ...records.filter((a) => !known.has(`${a.id}@${a.firedAt}`))];
+    this.#recent = merged.sort((a, b) => b.firedAt - a.firedAt)
+      .slice(0, this.#options.recentLimit ?? 100);
   }
 
   /** Evaluates one round; never throws, never waits for I/O. */
@@ -97,17 +124,19 @@ export class AlertManager implements AlertSource {
   }
 
   #fired(alert: Alert): void {
-    this.counts.fired++;
     this.#recent.unshift(alert);
     this.#recent.length = Math.min(this.#recent.length, this.#options.recentLimit ?? 100);
+    if (this.#options.announcing?.() === false) return;
+    this.counts.fired++;
     this.#options.logger.warn("alert firing", this.#fields(alert));
     this.#announce(alert);
   }
 
   #resolved(alert: Alert): void {
-    this.counts.resolved++;
     const index = this.#recent.findIndex((a) => a.id === alert.id && a.firedAt === alert.firedAt);
     if (index >= 0) this.#recent[index] = alert;
+    if (this.#options.announcing?.() === false) return;
+    this.counts.resolved++;
     this.#options.logger.info("alert resolved", {
       ...this.#fields(alert),
       firing_ms: alert.resolvedAt! - alert.firedAt,

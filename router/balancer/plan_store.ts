@@ -8,7 +8,10 @@
  * - `["plan", model, "next_version"]` → the last version handed out.
  *
  * Every read-modify-write is a `kv.atomic()` with a `check` on what was read, so two
- * routers never hand out the same version or both switch the current plan. A plan must
+ * routers never hand out the same version or both switch the current plan. With a
+ * `fence` (the leader lease), switching the current plan also checks the lease and
+ * writes `["plan", model, "term"]` → `{term, holder, version}` in the same commit: a
+ * router that no longer leads cannot switch a plan. A plan must
  * fit one KV value (64 KiB): about 20 000 slots over all layers, far above the models
  * Switchyard serves today.
  */
@@ -18,6 +21,18 @@ import type { PlacementPlan } from "../../shared/placement_plan.ts";
 export interface PlanStoreOptions {
   /** Attempts of a contended read-modify-write before giving up; default 32. */
   maxAttempts?: number;
+  /**
+   * The leader lease's check for plan switches (null: this router does not lead, so
+   * `setCurrent` refuses); default none (a single router).
+   */
+  fence?: () => Promise<PlanFence | null>;
+}
+
+/** What fences a plan switch: the lease check and the term it names. */
+export interface PlanFence {
+  check: Deno.AtomicCheck;
+  term: number;
+  holder: string;
 }
 
 /** Optional checks of {@linkcode PlanStore.setCurrent}. */
@@ -30,7 +45,10 @@ function planKey(model: string, version: number): Deno.KvKey {
   return ["plan", model, version];
 }
 
-function metaKey(model: string, name: "current" | "pinned" | "next_version"): Deno.KvKey {
+function metaKey(
+  model: string,
+  name: "current" | "pinned" | "next_version" | "term",
+): Deno.KvKey {
   return ["plan", model, name];
 }
 
@@ -38,10 +56,12 @@ function metaKey(model: string, name: "current" | "pinned" | "next_version"): De
 export class PlanStore {
   readonly #kv: Deno.Kv;
   readonly #maxAttempts: number;
+  readonly #fence: (() => Promise<PlanFence | null>) | undefined;
 
   constructor(kv: Deno.Kv, options: PlanStoreOptions = {}) {
     this.#kv = kv;
     this.#maxAttempts = options.maxAttempts ?? 32;
+    this.#fence = options.fence;
   }
 
   /** Hands out the next plan version of `model` (1, 2, …), unique across routers. */
@@ -104,8 +124,21 @@ export class PlanStore {
       if (pinned.value !== options.expectedPinned) return false;
       operation.check(pinned);
     }
+    if (this.#fence !== undefined) {
+      const fence = await this.#fence();
+      if (fence === null) return false;
+      operation.check(fence.check)
+        .set(metaKey(model, "term"), { term: fence.term, holder: fence.holder, version });
+    }
     const result = await operation.set(metaKey(model, "current"), version).commit();
     return result.ok;
+  }
+
+  /** The lease term (and holder) that switched the current plan, when fenced. */
+  async term(model: string): Promise<{ term: number; holder: string; version: number } | null> {
+    return (await this.#kv.get<{ term: number; holder: string; version: number }>(
+      metaKey(model, "term"),
+    )).value;
   }
 
   /** Pins `model` to `version`; throws a RangeError when the plan was never saved. */
