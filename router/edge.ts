@@ -24,6 +24,8 @@ import { embeddedAssets } from "./dashboard/embedded_assets.ts";
 import { buildRouter, type BuiltRouter } from "./server.ts";
 
 // Step 1: the cron, before any await (Deploy reads top-level registrations).
+// Assigned below, after the awaits the cron registration must not wait for.
+// deno-lint-ignore prefer-const
 let router: Promise<BuiltRouter> | undefined;
 
 /** The `Deno.cron` handler: one pre-warm run when this router leads. */

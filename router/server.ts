@@ -143,6 +143,8 @@ export async function buildRouter(
     announcing: () => fleet.isLeader(),
     ...(config.alerts.webhook ? { webhook: { url: config.alerts.webhook, fetch } } : {}),
   });
+  // The collector's rounds publish views through the app, created below.
+  // deno-lint-ignore prefer-const
   let app: ReturnType<typeof createApp> | undefined;
   const collector = new LoadCollector(pool, {
     fetch,

@@ -124,7 +124,7 @@ Deno.test("the edge entry serves inference, dashboard, cron and admin API with o
     await backend.kill();
     await Deno.remove(modelDir, { recursive: true });
   }
-  const [stdout, stderr] = await output;
+  const [stdout = "", stderr = ""] = await output;
   // Logs are JSON lines on stdout; nothing asked for a permission it lacks.
   assert.match(stdout, /"msg":"router listening".*"entry":"edge"/);
   assert.doesNotMatch(

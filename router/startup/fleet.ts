@@ -102,7 +102,7 @@ export function createFleet(config: Config, deps: FleetDeps): Fleet {
       if (elector.isLeader()) run(true);
     },
     register(app) {
-      app.use("*", async (c, next) => {
+      app.use("*", (c, next) => {
         if (!LEADER_ONLY.has(`${c.req.method} ${c.req.path}`) || isLeader()) return next();
         const holder = elector?.status().lease?.holder ?? "unknown";
         return errorResponse(
