@@ -102,8 +102,8 @@ export function createFleet(config: Config, deps: FleetDeps): Fleet {
       if (elector.isLeader()) run(true);
     },
     register(app) {
-      app.use("*", (c, next) => {
-        if (!LEADER_ONLY.has(`${c.req.method} ${c.req.path}`) || isLeader()) return next();
+      app.use("*", async (c, next) => {
+        if (!LEADER_ONLY.has(`${c.req.method} ${c.req.path}`) || isLeader()) return await next();
         const holder = elector?.status().lease?.holder ?? "unknown";
         return errorResponse(
           new ApiError(
