@@ -77,6 +77,12 @@ logs.logger.info("router listening", {
   state: config.state.kv,
 });
 
+// `deno serve` hosts stop with SIGTERM: stop the router's loops so the process can exit.
+// Deno Deploy has no signal listeners (it ends isolates itself): nothing to do there.
+try {
+  Deno.addSignalListener("SIGTERM", () => void built.stop().finally(() => Deno.exit(0)));
+} catch { /* no signals on this host */ }
+
 const CRON_PATH = "/api/cron/prewarm";
 
 /** Serves the router, plus `POST /api/cron/prewarm` for hosts without `Deno.cron`. */

@@ -76,7 +76,7 @@ Deno.test("the edge entry serves inference, dashboard, cron and admin API with o
     const page = await fetch(`${url}/dashboard`);
     assert.equal(page.status, 200);
     const html = await page.text();
-    const echartsPath = /src="(\/dashboard\/assets\/echarts\.js\?v=[^"]+)"/.exec(html)?.[1];
+    const echartsPath = /"(\/dashboard\/assets\/echarts\.js\?v=[^"]+)"/.exec(html)?.[1];
     assert.ok(echartsPath, "the page names its ECharts URL");
     const echarts = await fetch(`${url}${echartsPath}`);
     assert.equal(echarts.status, 200);
@@ -100,7 +100,7 @@ Deno.test("the edge entry serves inference, dashboard, cron and admin API with o
     const event = {
       name: "launch",
       start: new Date(Date.now() + 3_600_000).toISOString(),
-      duration: "1h",
+      end: new Date(Date.now() + 7_200_000).toISOString(),
       multiplier: 3,
     };
     const denied = await fetch(`${url}/api/events`, {
@@ -119,8 +119,15 @@ Deno.test("the edge entry serves inference, dashboard, cron and admin API with o
     const leader = await (await fetch(`${url}/api/leader`)).json();
     assert.equal(leader.leader, true);
   } finally {
+    // SIGTERM: the entry stops the router and exits (timers would keep it alive otherwise).
     edge.kill("SIGTERM");
+    const stopped = await Promise.race([
+      edge.status.then(() => true),
+      new Promise<false>((resolve) => setTimeout(() => resolve(false), 20_000)),
+    ]);
+    if (!stopped) edge.kill("SIGKILL");
     await edge.status;
+    assert.ok(stopped, "the edge entry exits on SIGTERM");
     await backend.kill();
     await Deno.remove(modelDir, { recursive: true });
   }

@@ -59,7 +59,13 @@ export function createRouterSeries(
     ...bucket,
     ...(deps.shard ? { shard: deps.shard } : {}),
   });
-  const recorder = new TrafficRecorder(traffic, { clock, logger, roundIntervalMs: loadIntervalMs });
+  // Open buckets are flushed every 5 s too: a router that dies loses at most that much.
+  const recorder = new TrafficRecorder(traffic, {
+    clock,
+    logger,
+    roundIntervalMs: loadIntervalMs,
+    flushEveryMs: 5000,
+  });
   const backends = new BackendSeries(kv, {
     clock,
     logger,
