@@ -66,23 +66,33 @@ export class AlertManager implements AlertSource {
   }
 
   /**
-   * Continues from alert records another router kept (a new leader reading the shared
-   * state): firing ones count as firing here, so a condition that still holds is not
-   * announced again, and one that is gone resolves once, after `clear_after` rounds.
+   * Continues from the alert records the previous leader kept (a new leader reading the
+   * shared state). A recorded firing alert counts as announced: it is not fired again,
+   * and resolves once. A condition this router only tracked silently (as a follower) and
+   * nobody announced fires at the next round where it still holds.
    */
   resume(records: readonly Alert[]): void {
     const { settings } = this.#options;
-    const firing = records.filter((alert) => alert.state === "firing");
+    const firing = new Map(
+      records.filter((alert) => alert.state === "firing").map((alert) => [alert.id, alert]),
+    );
     const state = new Map(this.#state);
-    for (const alert of firing) {
-      if (state.get(alert.id)?.alert !== undefined) continue;
-      state.set(alert.id, { present: settings.raiseAfter, absent: 0, alert });
+    for (const [id, track] of state) {
+      if (track.alert !== undefined && !firing.has(id)) state.set(id, { ...track, alert: undefined });
+    }
+    for (const [id, alert] of firing) {
+      const track = state.get(id);
+      const present = Math.max(track?.present ?? 0, settings.raiseAfter);
+      state.set(id, { present, absent: track?.absent ?? 0, alert });
     }
     this.#state = state;
     this.#active = [...state.values()].flatMap((track) => track.alert ? [track.alert] : [])
       .sort((a, b) => a.firedAt - b.firedAt || a.id.localeCompare(b.id));
-    const known = new Set(this.#recent.map((alert) => `${alert.id}@${alert.firedAt}`));
-    const merged = [...this.#recent, ...records.filter((a) => !known.has(`${a.id}@${a.firedAt}`))];
+    const known = new Set(records.map((alert) => `${alert.id}@${alert.firedAt}`));
+    const merged = [
+      ...records,
+      ...this.#recent.filter((a) => !known.has(`${a.id}@${a.firedAt}`) && firing.has(a.id)),
+    ];
     this.#recent = merged.sort((a, b) => b.firedAt - a.firedAt)
       .slice(0, this.#options.recentLimit ?? 100);
   }
