@@ -78,7 +78,9 @@ export class AlertManager implements AlertSource {
     );
     const state = new Map(this.#state);
     for (const [id, track] of state) {
-      if (track.alert !== undefined && !firing.has(id)) state.set(id, { ...track, alert: undefined });
+      if (track.alert !== undefined && !firing.has(id)) {
+        state.set(id, { ...track, alert: undefined });
+      }
     }
     for (const [id, alert] of firing) {
       const track = state.get(id);
