@@ -140,3 +140,33 @@ Deno.test("AlertManager.resume() continues another router's firing alert: no sec
     kv.close();
   }
 });
+
+Deno.test("AlertManager of a follower (announcing: false) tracks alerts silently", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const clock = new ManualClock(T0);
+  const logger = new MemoryLogger();
+  const store = new AlertStore(kv, { logger });
+  let leading = false;
+  const manager = new AlertManager({
+    settings: SETTINGS,
+    views: () => VIEWS,
+    clock,
+    logger,
+    store,
+    announcing: () => leading,
+  });
+  for (let i = 0; i < 2; i++) manager.onRound(HOT);
+  await manager.settled();
+  assert.equal(manager.active().length, 1, "shown on this router's dashboard");
+  assert.deepEqual(manager.counts, { fired: 0, resolved: 0 });
+  assert.equal(logger.find("alert firing").length, 0);
+  assert.deepEqual(await store.list(), []);
+  // Becoming leader with nothing recorded: the silent alert is announced at the next round.
+  leading = true;
+  manager.resume(await store.list());
+  manager.onRound(HOT);
+  await manager.settled();
+  assert.equal(manager.counts.fired, 1);
+  assert.equal((await store.list()).length, 1);
+  kv.close();
+});
