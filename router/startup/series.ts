@@ -59,12 +59,12 @@ export function createRouterSeries(
     ...bucket,
     ...(deps.shard ? { shard: deps.shard } : {}),
   });
-  // Open buckets are flushed every 5 s too: a router that dies loses at most that much.
+  // Open buckets are flushed every 2 s too: a router that dies loses at most that much.
   const recorder = new TrafficRecorder(traffic, {
     clock,
     logger,
     roundIntervalMs: loadIntervalMs,
-    flushEveryMs: 5000,
+    flushEveryMs: 2000,
   });
   const backends = new BackendSeries(kv, {
     clock,

@@ -64,7 +64,7 @@ const lines = [
   "- one Deno KV file (SQLite) shared by the routers; backends found by register discovery",
   "- leader lease TTL 10 s, renewal every 3 s (defaults); balancer every 10 s at threshold 0.9;",
   "  alerts `expert_hot` above 0.02 of a backend's capacity (assumed: chosen so alerts fire)",
-  `- the leader (${result.killedLeader}) left the client rotation 2 s before its SIGKILL at ${
+  `- the leader (${result.killedLeader}) left the client rotation 3 s before its SIGKILL at ${
     Math.round(durationMs / 2 / 1000)
   } s, as a load balancer drains a pod being deleted`,
   "- machine: 2 CPU cores shared by the load generator, 3 routers and 2 backends",

@@ -24,7 +24,7 @@ export interface FleetRunOptions {
   dModel: number;
   dir: string;
   durationMs: number;
-  /** When the leader is killed (it leaves the client rotation `drainMs` before). */
+  /** When the leader is killed (it leaves the client rotation `drainMs` before, default 3 s: longer than the routers' 2 s series flush). */
   killAtMs: number;
   drainMs?: number;
   concurrency: number;
@@ -140,10 +140,10 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
   let killAt = 0;
   const killer = (async () => {
     await new Promise((resolve) =>
-      setTimeout(resolve, options.killAtMs - (options.drainMs ?? 2000))
+      setTimeout(resolve, options.killAtMs - (options.drainMs ?? 3000))
     );
     draining.add(leader!.id);
-    await new Promise((resolve) => setTimeout(resolve, options.drainMs ?? 2000));
+    await new Promise((resolve) => setTimeout(resolve, options.drainMs ?? 3000));
     killAt = Date.now();
     await leader!.stop("SIGKILL");
   })();
