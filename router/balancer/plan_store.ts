@@ -16,6 +16,7 @@
  * Switchyard serves today.
  */
 import type { PlacementPlan } from "../../shared/placement_plan.ts";
+import { withKvRetry } from "../state/kv_retry.ts";
 
 /** Options of {@linkcode PlanStore}. */
 export interface PlanStoreOptions {
@@ -80,7 +81,7 @@ export class PlanStore {
 
   /** Stores `plan` under its model and version (overwrites the same version). */
   async save(plan: PlacementPlan): Promise<void> {
-    await this.#kv.set(planKey(plan.model, plan.version), plan);
+    await withKvRetry(() => this.#kv.set(planKey(plan.model, plan.version), plan));
   }
 
   /** The plan `version` of `model`, or null. */
@@ -104,11 +105,21 @@ export class PlanStore {
    * and, when given, the pin is still `expectedPinned`; false when another writer got
    * there first. Throws a RangeError when the plan was never saved.
    */
-  async setCurrent(
+  setCurrent(
     model: string,
     version: number,
     expectedCurrent: number | null,
     options: SetCurrentOptions = {},
+  ): Promise<boolean> {
+    // A commit refused with "database is locked" did not happen: trying again is safe.
+    return withKvRetry(() => this.#setCurrent(model, version, expectedCurrent, options));
+  }
+
+  async #setCurrent(
+    model: string,
+    version: number,
+    expectedCurrent: number | null,
+    options: SetCurrentOptions,
   ): Promise<boolean> {
     const [current, pinned, plan] = await this.#kv.getMany<[number, number, PlacementPlan]>([
       metaKey(model, "current"),
