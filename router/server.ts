@@ -120,6 +120,13 @@ export async function buildRouter(
     onMembership: () => {
       if (fleet.isLeader()) void balancing?.balancer.tick();
     },
+    // The leader's /api/plan copy is stale once it names another version than KV's current.
+    viewStale: async (path, body) => {
+      if (path !== "/api/plan" || balancing === undefined) return false;
+      const view = JSON.parse(body) as { model: string | null; version: number | null };
+      if (view.model === null) return false;
+      return view.version !== await balancing.store.currentVersion(view.model);
+    },
   });
   const loadIntervalMs = options.loadIntervalMs ?? 1000;
   const series = createRouterSeries(state?.kv, config, {

@@ -3,7 +3,9 @@
  * bodies of `/api/alerts`, `/api/plan` and `/api/prewarm` through its own app after every
  * load round and keeps them in shared state (`["leader", "views", path]`, written only
  * when they change); a follower's GET of those paths answers the stored body, so every
- * router answers the same. Before any leader published, a follower answers itself.
+ * router answers the same. Before any leader published, or when a stored body is known to
+ * be out of date (`stale`: a plan switch the dead leader never published), a follower
+ * answers itself.
  * `?limit=N` of `/api/prewarm` is applied to the stored body.
  */
 import type { MiddlewareHandler } from "hono";
@@ -32,6 +34,12 @@ export interface LeaderViewsOptions {
   leader: () => { id: string; term: number | null };
   /** How long a follower reuses a view it read; default 500 ms. */
   cacheMs?: number;
+  /**
+   * Whether a stored body is known to be out of date (e.g. it names a plan version that is
+   * no longer current: the leader died before publishing again); then the follower
+   * answers itself. Default: never.
+   */
+  stale?: (path: string, body: string) => Promise<boolean>;
 }
 
 /** Publishes (leader) and serves (followers) the leader's views; see the module doc. */
@@ -86,6 +94,14 @@ export class LeaderViews {
     return view;
   }
 
+  async #isStale(path: string, body: string): Promise<boolean> {
+    try {
+      return await this.#options.stale?.(path, body) ?? false;
+    } catch {
+      return true;
+    }
+  }
+
   /** Middleware: followers answer the paths above from the leader's copy. */
   middleware(): MiddlewareHandler {
     return async (c, next) => {
@@ -99,7 +115,7 @@ export class LeaderViews {
       } catch {
         view = null; // the shared state is down: answer from this router
       }
-      if (view === null) return next();
+      if (view === null || await this.#isStale(path, view.body)) return next();
       const headers = {
         "content-type": "application/json",
         "x-switchyard-view": "leader",

@@ -45,3 +45,26 @@ Deno.test("LeaderViews: followers answer the leader's published bodies; the lead
   assert.equal((await follower.app.request("/api/plan", { method: "POST" })).status, 404);
   kv.close();
 });
+
+Deno.test("LeaderViews: a follower answers itself when the published body is known to be stale", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const clock = new ManualClock(0);
+  let stale = false;
+  const leader = router(kv, clock, "router-a", () => true);
+  const views = new LeaderViews(kv, {
+    clock,
+    logger: quiet,
+    isLeader: () => false,
+    leader: () => ({ id: "router-b", term: 7 }),
+    stale: (path, body) =>
+      Promise.resolve(stale && path === "/api/plan" && body.includes("router-a")),
+  });
+  const follower = new Hono();
+  follower.use("*", views.middleware());
+  follower.get("/api/plan", (c) => c.json({ from: "router-b" }));
+  await leader.views.publish((path) => Promise.resolve(leader.app.request(path)));
+  assert.deepEqual(await (await follower.request("/api/plan")).json(), { from: "router-a" });
+  stale = true;
+  assert.deepEqual(await (await follower.request("/api/plan")).json(), { from: "router-b" });
+  kv.close();
+});

@@ -33,6 +33,8 @@ export interface FleetDeps {
   logger: Logger;
   /** Called when discovery changes the pool. */
   onMembership?: (change: MembershipChange) => void;
+  /** Whether a published view is out of date (see `LeaderViews`). */
+  viewStale?: (path: string, body: string) => Promise<boolean>;
 }
 
 /** The wired fleet pieces; see the module doc. */
@@ -73,6 +75,7 @@ export function createFleet(config: Config, deps: FleetDeps): Fleet {
     logger,
     isLeader,
     leader: () => ({ id, term: elector.term() }),
+    ...(deps.viewStale ? { stale: deps.viewStale } : {}),
   });
   const discovery = createDiscovery(config, {
     pool: deps.pool,
