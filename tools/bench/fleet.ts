@@ -86,8 +86,9 @@ const lines = [
   } | 0 |`,
   `| connection retries (router not reached) | ${result.retries} | — |`,
   `| requests in the KV traffic series | ${result.recorded} | = sent (±0) |`,
-  `| alert notifications: firing / resolved | ${result.notifications.fired} / ${result.notifications.resolved} | — |`,
-  `| duplicate notifications of one transition | ${result.notifications.duplicates} | 0 |`,
+  `| alert transitions notified: firing / resolved | ${result.notifications.fired} / ${result.notifications.resolved} | — |`,
+  `| transitions notified twice (two first attempts) | ${result.notifications.duplicates} | 0 |`,
+  `| webhook retries (second attempt, same idempotency key) | ${result.notifications.retried} | — |`,
   `| resolves without their firing notification | ${result.notifications.unmatched} | 0 |`,
   `| plan version in KV / on each backend | ${result.plans.current} / ${
     JSON.stringify(result.plans.backends)

@@ -49,13 +49,25 @@ export interface FleetRunResult {
   /** Every new term began after the previous lease expired (no two leaders). */
   leasesDisjoint: boolean;
   leaderLog: { router: string; state: string; term: number; at: string }[];
-  notifications: { fired: number; resolved: number; duplicates: number; unmatched: number };
+  notifications: {
+    /** Transitions notified (distinct idempotency keys), by state. */
+    fired: number;
+    resolved: number;
+    /** Transitions the routers decided to notify more than once. */
+    duplicates: number;
+    /** Second attempts (at-least-once retries after a failed or slow first attempt). */
+    retried: number;
+    unmatched: number;
+  };
   plans: { current: number | null; backends: Record<string, number | null>; consistent: boolean };
   viewsAgree: { plan: boolean; alerts: boolean };
 }
 
 interface Notification {
-  alert: { id: string; state: string; firedAt: number };
+  /** `idempotency-key`: the transition (`<id>@<firedAt>:<state>`). */
+  key: string;
+  /** `x-switchyard-attempt`: 2 is the router's retry of a POST that failed or timed out. */
+  attempt: number;
 }
 
 function webhookReceiver() {
@@ -63,7 +75,11 @@ function webhookReceiver() {
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
     async (request) => {
-      received.push(await request.json());
+      await request.body?.cancel();
+      received.push({
+        key: request.headers.get("idempotency-key") ?? "",
+        attempt: Number(request.headers.get("x-switchyard-attempt")),
+      });
       return new Response(null, { status: 204 });
     },
   );
@@ -200,16 +216,14 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
     }))
     .sort((a, b) => a.at.localeCompare(b.at));
   const takeover = terms.find((t) => t.previousHolder === leader!.id && t.since >= killAt);
-  const seen = new Set<string>();
-  let duplicates = 0;
-  for (const { alert } of webhook.received) {
-    const key = `${alert.id}@${alert.firedAt}:${alert.state}`;
-    if (seen.has(key)) duplicates++;
-    seen.add(key);
-  }
+  // A transition notified twice by the routers' own decision (two first attempts) is a
+  // duplicate; a second attempt is the webhook's at-least-once retry, counted apart.
+  const firstAttempts = webhook.received.filter((n) => n.attempt === 1);
+  const duplicates = firstAttempts.length - new Set(firstAttempts.map((n) => n.key)).size;
+  const transitions = [...new Set(webhook.received.map((n) => n.key))];
   const unmatched =
-    webhook.received.filter(({ alert }) =>
-      alert.state === "resolved" && !seen.has(`${alert.id}@${alert.firedAt}:firing`)
+    transitions.filter((key) =>
+      key.endsWith(":resolved") && !transitions.includes(key.replace(/:resolved$/, ":firing"))
     ).length;
   return {
     sent,
@@ -227,9 +241,10 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
     ),
     leaderLog,
     notifications: {
-      fired: webhook.received.filter((n) => n.alert.state === "firing").length,
-      resolved: webhook.received.filter((n) => n.alert.state === "resolved").length,
+      fired: transitions.filter((key) => key.endsWith(":firing")).length,
+      resolved: transitions.filter((key) => key.endsWith(":resolved")).length,
       duplicates,
+      retried: webhook.received.filter((n) => n.attempt === 2).length,
       unmatched,
     },
     plans: {
