@@ -6,6 +6,7 @@ import { type Config, ConfigError } from "../shared/config.ts";
 import { loadConfig } from "../shared/config_file.ts";
 import { createServiceLogger } from "../shared/logging/service_logger.ts";
 import { startBackend } from "./server/start_backend.ts";
+import { Announcer } from "./announce/announcer.ts";
 
 if (Deno.args.includes("--help") || Deno.args.includes("-h")) {
   Deno.stdout.writeSync(new TextEncoder().encode(`Usage: deno task backend [--config <file>]
@@ -43,11 +44,24 @@ const backend = await startBackend(config, logger).catch(async (error) => {
   Deno.exit(1);
 });
 
+// Register discovery: heartbeats to the routers (backend.announce.router).
+const { announce } = config.backend;
+const announcer = announce.router === undefined ? undefined : new Announcer({
+  router: announce.router,
+  url: announce.url ?? backend.url,
+  id: backend.backendId,
+  intervalMs: announce.interval,
+  internalToken: config.auth.internal_token,
+  logger,
+});
+await announcer?.start();
+
 let stopping = false;
 async function stop(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   logger.info("backend stopping", { event: "stop", signal });
+  await announcer?.stop();
   await backend.close();
   await logs.close();
   Deno.exit(0);

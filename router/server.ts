@@ -24,7 +24,10 @@ import { createPolicy } from "./routing/create_policy.ts";
 import { type Clock, systemClock } from "./runtime/clock.ts";
 import type { FetchLike } from "./runtime/fetch_like.ts";
 import { type Balancing, wireBalancing } from "./startup/balancing.ts";
+import { registerPrewarmCron } from "./prewarm/prewarm_job.ts";
+import type { AssetSource } from "./dashboard/static_assets.ts";
 import { registerOperatorApi } from "./startup/operator_api.ts";
+import { createFleet, type Fleet } from "./startup/fleet.ts";
 import { createRouterSeries } from "./startup/series.ts";
 import { openStateKv } from "./startup/state_kv.ts";
 import { publicHost, readTls } from "./startup/tls.ts";
@@ -49,6 +52,30 @@ export interface StartRouterOptions {
   kv?: Deno.Kv;
   /** Time between load-report rounds; default 1000 ms. */
   loadIntervalMs?: number;
+  /** Where the dashboard's files come from; default the files beside the code. */
+  assets?: AssetSource;
+  /**
+   * Registers the pre-warm job with `Deno.cron` (default true). The edge entry registers
+   * its cron at module top level instead and calls {@linkcode BuiltRouter.runCron}.
+   */
+  registerCron?: boolean;
+}
+
+/** A router wired but not listening: its app and lifecycle, for any HTTP host. */
+export interface BuiltRouter {
+  /** The Hono app; `app.fetch` serves it. */
+  app: { fetch(request: Request): Response | Promise<Response> };
+  pool: BackendPool;
+  load: LoadCollector;
+  alerts: AlertManager;
+  balancer: Balancer | undefined;
+  fleet: Fleet;
+  /** Starts discovery, the lease, health checks, load polling, series and the balancer. */
+  start(): Promise<void>;
+  /** Stops everything started (idempotent). */
+  stop(): Promise<void>;
+  /** The scheduled job's body (`Deno.cron` handler): the pre-warm run, on the leader only. */
+  runCron(now?: number): Promise<"ran" | "follower" | "disabled">;
 }
 
 /** A running router. */
@@ -69,35 +96,63 @@ export interface RunningRouter {
   finished: Promise<void>;
 }
 
-/** Starts the router described by `config`; resolves once it listens. */
-export async function startRouter(
+/** Wires the router described by `config` without serving it; see {@linkcode BuiltRouter}. */
+export async function buildRouter(
   config: Config,
   options: StartRouterOptions = {},
-): Promise<RunningRouter> {
+): Promise<BuiltRouter> {
   const logger = options.logger ??
     createJsonLogger({ level: config.log.level, base: { service: "router" } });
   const clock = options.clock ?? systemClock;
   const fetch = options.fetch ?? globalThis.fetch;
-  const tls = await readTls(config);
   const pool = BackendPool.fromConfig(config, { fetch, clock, logger });
   const state = await openStateKv(config, options.kv, logger);
+  // Assigned once the app exists (it registers routes); rounds and metrics use it then.
+  // deno-lint-ignore prefer-const
+  let balancing: Balancing | undefined;
+  // One router among many: the lease picks the one running the control loops.
+  const fleet = createFleet(config, {
+    kv: state?.kv,
+    pool,
+    clock,
+    logger,
+    // New or vanished backends: the leader re-plans at once.
+    onMembership: () => {
+      if (fleet.isLeader()) void balancing?.balancer.tick();
+    },
+    // The leader's /api/plan copy is stale once it names another version than KV's current.
+    viewStale: async (path, body) => {
+      if (path !== "/api/plan" || balancing === undefined) return false;
+      const view = JSON.parse(body) as { model: string | null; version: number | null };
+      if (view.model === null) return false;
+      return view.version !== await balancing.store.currentVersion(view.model);
+    },
+  });
   const loadIntervalMs = options.loadIntervalMs ?? 1000;
-  const series = createRouterSeries(state?.kv, config, { clock, logger, loadIntervalMs });
+  const series = createRouterSeries(state?.kv, config, {
+    clock,
+    logger,
+    loadIntervalMs,
+    shard: fleet.id,
+  });
   // The dashboard's recent minutes and the doctor's utilisation, fed by every round.
   const timeline = new LoadTimeline();
   const utilisation = new UtilisationWindow();
   // Alert rules over every round; KV records and webhook POSTs never block the round.
+  // Every router evaluates (its dashboard shows them); only the leader announces.
+  const alertStore = state && new AlertStore(state.kv, { logger });
   const alerts = new AlertManager({
     settings: alertSettingsFromConfig(config),
     views: () => pool.views(),
     clock,
     logger,
-    store: state && new AlertStore(state.kv, { logger }),
+    store: alertStore,
+    announcing: () => fleet.isLeader(),
     ...(config.alerts.webhook ? { webhook: { url: config.alerts.webhook, fetch } } : {}),
   });
-  // Assigned once the app exists (it registers routes); rounds and metrics use it then.
+  // The collector's rounds publish views through the app, created below.
   // deno-lint-ignore prefer-const
-  let balancing: Balancing | undefined;
+  let app: ReturnType<typeof createApp> | undefined;
   const collector = new LoadCollector(pool, {
     fetch,
     clock,
@@ -108,8 +163,12 @@ export async function startRouter(
       alerts.onRound(load);
       timeline.record(load);
       utilisation.record(load);
+      // Pool-wide series, replica weights and the views followers read: the leader's.
+      if (!fleet.isLeader()) return;
       await series.recordRound(load);
       await balancing?.onRound(load);
+      const served = app;
+      if (served) await fleet.views?.publish((path) => Promise.resolve(served.request(path)));
     },
   });
   const policy = createPolicy(config.router.policy, {
@@ -138,7 +197,7 @@ export async function startRouter(
     requests.observe,
     ...series.observers,
   ];
-  const app = createApp({
+  app = createApp({
     config,
     pool,
     policy,
@@ -149,6 +208,8 @@ export async function startRouter(
     observers,
     metrics,
   });
+  // Before the operator routes: followers answer the leader's views and refuse switches.
+  fleet.register(app);
   balancing = state && wireBalancing(app, config, {
     kv: state.kv,
     pool,
@@ -158,6 +219,7 @@ export async function startRouter(
     fetch,
     clock,
     logger,
+    ...(fleet.fence ? { fence: fleet.fence } : {}),
   });
   const operatorApi = registerOperatorApi(app, config, {
     kv: state?.kv,
@@ -172,20 +234,68 @@ export async function startRouter(
     fetch,
     clock,
     logger,
+    ...(options.assets ? { assets: options.assets } : {}),
   });
-  const stopAll = async () => {
-    await operatorApi.close();
-    await balancing?.stop();
-    await collector.stop();
-    await alerts.settled();
-    await series.close();
-    await pool.stop();
-    if (state?.owned) state.kv.close();
+  const prewarm = balancing?.prewarm;
+  const runCron = async (now = clock.now()) => {
+    if (prewarm === undefined) return "disabled" as const;
+    if (!fleet.isLeader()) return "follower" as const;
+    await prewarm.run(now);
+    return "ran" as const;
   };
-  await pool.start();
-  void collector.start();
-  series.start();
-  balancing?.start();
+  let stopCron: (() => void) | undefined;
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    stopping ??= (async () => {
+      stopCron?.();
+      await operatorApi.close();
+      await balancing?.stop();
+      await collector.stop();
+      await alerts.settled();
+      await series.close();
+      await fleet.stop();
+      await pool.stop();
+      if (state?.owned) state.kv.close();
+    })();
+  return {
+    app,
+    pool,
+    load: collector,
+    alerts,
+    balancer: balancing?.balancer,
+    fleet,
+    runCron,
+    stop,
+    async start() {
+      await fleet.start();
+      await pool.start();
+      void collector.start();
+      series.start();
+      // The balancer ticks on the leader only; a new leader continues the alerts it finds.
+      fleet.whileLeader(async () => {
+        if (alertStore) alerts.resume(await alertStore.list());
+        balancing?.start();
+      }, () => balancing?.stop());
+      if (prewarm && options.registerCron !== false) {
+        stopCron = registerPrewarmCron({ run: (now) => runCron(now) }, {
+          now: () => clock.now(),
+          logger,
+        });
+      }
+    },
+  };
+}
+
+/** Starts the router described by `config`; resolves once it listens. */
+export async function startRouter(
+  config: Config,
+  options: StartRouterOptions = {},
+): Promise<RunningRouter> {
+  const logger = options.logger ??
+    createJsonLogger({ level: config.log.level, base: { service: "router" } });
+  const tls = await readTls(config);
+  const router = await buildRouter(config, { ...options, logger });
+  await router.start();
   let server: Deno.HttpServer<Deno.NetAddr>;
   try {
     server = Deno.serve({
@@ -193,9 +303,9 @@ export async function startRouter(
       port: config.router.port,
       ...(tls ?? {}),
       onListen: () => {},
-    }, app.fetch);
+    }, router.app.fetch);
   } catch (error) {
-    await stopAll();
+    await router.stop();
     throw error;
   }
   const url = `${tls ? "https" : "http"}://${publicHost(config.router.host)}:${server.addr.port}`;
@@ -203,20 +313,22 @@ export async function startRouter(
     event: "start",
     url,
     tls: tls !== undefined,
-    policy: policy.name,
-    backends: config.router.backends.length,
+    policy: config.router.policy,
+    backends: router.pool.urls().length,
+    discovery: config.router.discovery.mode,
+    router: router.fleet.id,
   });
   let closing: Promise<void> | undefined;
   return {
     url,
-    pool,
-    load: collector,
-    alerts,
-    balancer: balancing?.balancer,
+    pool: router.pool,
+    load: router.load,
+    alerts: router.alerts,
+    balancer: router.balancer,
     finished: server.finished,
     close: () =>
       closing ??= (async () => {
-        await stopAll();
+        await router.stop();
         await server.shutdown();
         logger.info("router stopped", { event: "stop", url });
       })(),

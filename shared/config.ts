@@ -8,20 +8,10 @@
  */
 import { z } from "zod";
 import { parse as parseYaml } from "yaml";
+import { DurationSchema } from "./duration.ts";
+import { AnnounceSchema, DiscoverySchema, LeaderSchema } from "./config_fleet.ts";
 
-const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
-const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-
-/** A duration such as `60s`, `250ms`, `5m` or a number of milliseconds, resolved to ms. */
-export const DurationSchema = z.union([
-  z.number().nonnegative(),
-  z.string().regex(DURATION, 'must look like "250ms", "60s", "5m", "1h" or "7d"').transform(
-    (text) => {
-      const [, value, unit] = DURATION.exec(text)!;
-      return Number(value) * UNIT_MS[unit as keyof typeof UNIT_MS];
-    },
-  ),
-]);
+export { DurationSchema };
 
 const HttpUrl = z.url({ protocol: /^https?$/ });
 
@@ -49,6 +39,8 @@ export const ConfigSchema = z.object({
      * trust `cert` itself (self-signed). The router does not read `ca`.
      */
     tls: z.object({ cert: z.string(), key: z.string(), ca: z.string().optional() }).optional(),
+    /** Where the pool comes from: `backends` (static), DNS records, or announcements. */
+    discovery: DiscoverySchema,
   }).prefault({}),
   backend: z.object({
     host: z.string().default("127.0.0.1"),
@@ -101,6 +93,8 @@ export const ConfigSchema = z.object({
      * current or staged plan are evicted; a cold expert is loaded on first use.
      */
     memory_budget_mb: z.number().positive().optional(),
+    /** Register discovery: heartbeats announcing this backend to the routers. */
+    announce: AnnounceSchema,
   }).prefault({}),
   pool: z.object({
     /** Backends the local launcher starts. */
@@ -141,10 +135,13 @@ export const ConfigSchema = z.object({
   state: z.object({
     /**
      * Deno KV location: a file path (embedded SQLite, the default), `:memory:`, or a
-     * KV Connect URL (`https://…`, with `DENO_KV_ACCESS_TOKEN` in the environment).
+     * KV Connect URL (`https://…`, with `DENO_KV_ACCESS_TOKEN` in the environment), or
+     * `deploy`: Deno Deploy's managed KV (`Deno.openKv()` with no argument).
      */
     kv: z.string().default("data/switchyard.kv"),
   }).prefault({}),
+  /** One router among many runs the control loops, elected by a lease in `state.kv`. */
+  leader: LeaderSchema,
   batching: z.object({
     /** `adaptive` (default), or a static baseline: `fixed-N`, `delay-Dms`. */
     policy: z.string().regex(

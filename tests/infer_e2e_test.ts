@@ -113,6 +113,10 @@ Deno.test("router + 2 backends serve the model exactly like the reference", asyn
       const live = await fetch(`${direct}/v2/health/live`);
       assert.equal(live.status, 200);
       await live.body?.cancel();
+      // Readiness is open for probes, but its details need the token.
+      const ready = await fetch(`${direct}/v2/health/ready`);
+      assert.equal(ready.status, 200);
+      assert.deepEqual(await ready.json(), { ready: true });
     });
   } finally {
     await pool.close();

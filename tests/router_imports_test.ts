@@ -59,6 +59,15 @@ Deno.test("router/main.ts reaches neither onnxruntime nor gpu-backend/", async (
   assert.deepEqual(forbidden(graph), []);
 });
 
+Deno.test("router/edge.ts (Deno Deploy) reaches neither onnxruntime, gpu-backend/ nor tools/", async () => {
+  const graph = await moduleGraph("router/edge.ts");
+  assert.deepEqual(graph.modules.filter((module) => module.error !== undefined), []);
+  const specifiers = reachable(graph);
+  assert.ok(specifiers.some((s) => s.endsWith("/router/dashboard/assets_bundle.ts")));
+  assert.deepEqual(forbidden(graph), []);
+  assert.deepEqual(specifiers.filter((s) => s.includes("/tools/") || s.includes("/tests/")), []);
+});
+
 Deno.test("the import check catches onnxruntime directly, via npm dependencies, and gpu-backend/", () => {
   const graph: ModuleGraph = {
     modules: [

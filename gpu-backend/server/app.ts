@@ -1,7 +1,8 @@
 /**
  * @module The backend's HTTP surface: KServe Open Inference Protocol v2 (JSON and
  * binary tensor extension). Internal: bound to loopback by default and, when
- * `auth.internal_token` is set, every endpoint but liveness requires it.
+ * `auth.internal_token` is set, every endpoint but liveness and readiness requires it
+ * (readiness answers `{ready}` alone without it: probes need no secret).
  */
 import { Hono } from "hono";
 import type { Config } from "../../shared/config.ts";
@@ -105,6 +106,17 @@ export function createBackendApp(deps: BackendAppDeps): Hono {
   app.get("/v2/health/live", (c) => c.json({ live: true }));
 
   const token = config.auth.internal_token;
+  // Readiness is open like liveness, so kubelet probes need no secret; its details
+  // (provider, counters, placement) only go to callers holding the internal token.
+  app.get("/v2/health/ready", (c) => {
+    const { ready, details } = deps.readiness();
+    const status = ready ? 200 : 503;
+    if (token !== undefined && !hasBearerToken(c.req.raw.headers, token)) {
+      return c.json({ ready }, status);
+    }
+    return c.json({ ready, details: { backend_id: deps.backendId, ...details } }, status);
+  });
+
   if (token !== undefined) {
     app.use("*", async (c, next) => {
       if (!hasBearerToken(c.req.raw.headers, token)) {
@@ -113,14 +125,6 @@ export function createBackendApp(deps: BackendAppDeps): Hono {
       await next();
     });
   }
-
-  app.get("/v2/health/ready", (c) => {
-    const { ready, details } = deps.readiness();
-    return c.json(
-      { ready, details: { backend_id: deps.backendId, ...details } },
-      ready ? 200 : 503,
-    );
-  });
 
   app.get("/v2/load", (c) => c.json(deps.loadReport()));
   const metrics = deps.metrics;

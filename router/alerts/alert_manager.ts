@@ -33,6 +33,11 @@ export interface AlertManagerOptions {
   webhook?: { url: string; fetch: FetchLike; timeoutMs?: number; retryDelayMs?: number };
   /** How many recent alerts are kept; default 100. */
   recentLimit?: number;
+  /**
+   * Whether fires and resolves are announced (log line, KV record, webhook, counts);
+   * default always. Followers of a leader evaluate silently, for their own dashboard.
+   */
+  announcing?: () => boolean;
 }
 
 /** Evaluates alerts per load round; see the module doc. */
@@ -58,6 +63,40 @@ export class AlertManager implements AlertSource {
   /** Recent alerts, firing and resolved, newest first (at most `recentLimit`). */
   recent(): readonly Alert[] {
     return this.#recent;
+  }
+
+  /**
+   * Continues from the alert records the previous leader kept (a new leader reading the
+   * shared state). A recorded firing alert counts as announced: it is not fired again,
+   * and resolves once. A condition this router only tracked silently (as a follower) and
+   * nobody announced fires at the next round where it still holds.
+   */
+  resume(records: readonly Alert[]): void {
+    const { settings } = this.#options;
+    const firing = new Map(
+      records.filter((alert) => alert.state === "firing").map((alert) => [alert.id, alert]),
+    );
+    const state = new Map(this.#state);
+    for (const [id, track] of state) {
+      if (track.alert !== undefined && !firing.has(id)) {
+        state.set(id, { ...track, alert: undefined });
+      }
+    }
+    for (const [id, alert] of firing) {
+      const track = state.get(id);
+      const present = Math.max(track?.present ?? 0, settings.raiseAfter);
+      state.set(id, { present, absent: track?.absent ?? 0, alert });
+    }
+    this.#state = state;
+    this.#active = [...state.values()].flatMap((track) => track.alert ? [track.alert] : [])
+      .sort((a, b) => a.firedAt - b.firedAt || a.id.localeCompare(b.id));
+    const known = new Set(records.map((alert) => `${alert.id}@${alert.firedAt}`));
+    const merged = [
+      ...records,
+      ...this.#recent.filter((a) => !known.has(`${a.id}@${a.firedAt}`) && firing.has(a.id)),
+    ];
+    this.#recent = merged.sort((a, b) => b.firedAt - a.firedAt)
+      .slice(0, this.#options.recentLimit ?? 100);
   }
 
   /** Evaluates one round; never throws, never waits for I/O. */
@@ -97,17 +136,19 @@ export class AlertManager implements AlertSource {
   }
 
   #fired(alert: Alert): void {
-    this.counts.fired++;
     this.#recent.unshift(alert);
     this.#recent.length = Math.min(this.#recent.length, this.#options.recentLimit ?? 100);
+    if (this.#options.announcing?.() === false) return;
+    this.counts.fired++;
     this.#options.logger.warn("alert firing", this.#fields(alert));
     this.#announce(alert);
   }
 
   #resolved(alert: Alert): void {
-    this.counts.resolved++;
     const index = this.#recent.findIndex((a) => a.id === alert.id && a.firedAt === alert.firedAt);
     if (index >= 0) this.#recent[index] = alert;
+    if (this.#options.announcing?.() === false) return;
+    this.counts.resolved++;
     this.#options.logger.info("alert resolved", {
       ...this.#fields(alert),
       firing_ms: alert.resolvedAt! - alert.firedAt,

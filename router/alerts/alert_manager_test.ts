@@ -115,3 +115,58 @@ Deno.test("AlertManager keeps at most recentLimit alerts, newest first, and surv
   await manager.settled();
   assert.equal(logger.find("alert record not saved").length, 1, "logged once per streak");
 });
+
+Deno.test("AlertManager.resume() continues another router's firing alert: no second fire, one resolve", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const clock = new ManualClock(T0);
+  const logger = new MemoryLogger();
+  const options = { settings: SETTINGS, views: () => VIEWS, clock, logger };
+  const store = new AlertStore(kv, { logger });
+  const first = new AlertManager({ ...options, store });
+  try {
+    for (let i = 0; i < 2; i++) first.onRound(HOT);
+    await first.settled();
+    // The first leader dies; the next one reads the records and keeps evaluating.
+    const next = new AlertManager({ ...options, store });
+    next.resume(await store.list());
+    assert.deepEqual(next.active().map((a) => a.id), ["expert_hot:backend-1:L0/E0"]);
+    next.onRound(HOT);
+    assert.equal(next.counts.fired, 0, "still firing: not announced again");
+    for (let i = 0; i < 3; i++) next.onRound(CALM);
+    assert.deepEqual(next.counts, { fired: 0, resolved: 1 });
+    assert.equal(next.recent()[0]?.state, "resolved");
+    await next.settled();
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("AlertManager of a follower (announcing: false) tracks alerts silently", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const clock = new ManualClock(T0);
+  const logger = new MemoryLogger();
+  const store = new AlertStore(kv, { logger });
+  let leading = false;
+  const manager = new AlertManager({
+    settings: SETTINGS,
+    views: () => VIEWS,
+    clock,
+    logger,
+    store,
+    announcing: () => leading,
+  });
+  for (let i = 0; i < 2; i++) manager.onRound(HOT);
+  await manager.settled();
+  assert.equal(manager.active().length, 1, "shown on this router's dashboard");
+  assert.deepEqual(manager.counts, { fired: 0, resolved: 0 });
+  assert.equal(logger.find("alert firing").length, 0);
+  assert.deepEqual(await store.list(), []);
+  // Becoming leader with nothing recorded: the silent alert is announced at the next round.
+  leading = true;
+  manager.resume(await store.list());
+  manager.onRound(HOT);
+  await manager.settled();
+  assert.equal(manager.counts.fired, 1);
+  assert.equal((await store.list()).length, 1);
+  kv.close();
+});

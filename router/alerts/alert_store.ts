@@ -5,6 +5,7 @@
  * caller. Resolved records expire after `resolvedTtlMs` (default 7 days).
  */
 import type { Logger } from "../../shared/logger.ts";
+import { withKvRetry } from "../state/kv_retry.ts";
 import type { Alert } from "./alert_types.ts";
 
 /** Key prefix of alert records. */
@@ -32,10 +33,12 @@ export class AlertStore {
   async save(alert: Alert): Promise<void> {
     try {
       const ttl = this.#options.resolvedTtlMs ?? 7 * 24 * 3600_000;
-      await this.#kv.set(
-        [...ALERTS_PREFIX, alert.id],
-        alert,
-        alert.state === "resolved" ? { expireIn: ttl } : {},
+      await withKvRetry(() =>
+        this.#kv.set(
+          [...ALERTS_PREFIX, alert.id],
+          alert,
+          alert.state === "resolved" ? { expireIn: ttl } : {},
+        )
       );
       this.#failing = false;
     } catch (error) {

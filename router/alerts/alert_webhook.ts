@@ -4,7 +4,10 @@
  * logged (the URL's origin only — a path or query may hold a secret) and dropped.
  *
  * Body: `{source: "switchyard", event: "alert", alert: {...}}`, the alert as
- * `GET /api/alerts` shows it.
+ * `GET /api/alerts` shows it. Delivery is at least once — an attempt that timed out may
+ * still have arrived — so each POST names its transition in `idempotency-key`
+ * (`<alert id>@<fired at>:<state>`, the same on the retry) and its attempt number in
+ * `x-switchyard-attempt`; receivers drop repeats of a key.
  */
 import type { Logger } from "../../shared/logger.ts";
 import type { Clock } from "../runtime/clock.ts";
@@ -37,13 +40,17 @@ function origin(url: string): string {
   }
 }
 
-async function attempt(body: string, options: AlertWebhookOptions): Promise<string | undefined> {
+async function attempt(
+  body: string,
+  headers: Record<string, string>,
+  options: AlertWebhookOptions,
+): Promise<string | undefined> {
   const controller = new AbortController();
   const timer = options.clock.setTimeout(() => controller.abort(), options.timeoutMs ?? 2000);
   try {
     const response = await options.fetch(options.url, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", ...headers },
       body,
       signal: controller.signal,
     });
@@ -64,12 +71,14 @@ export async function postAlertWebhook(
   options: AlertWebhookOptions,
 ): Promise<boolean> {
   const body = JSON.stringify(alertWebhookBody(alert));
-  let failure = await attempt(body, options);
+  const key = `${alert.id}@${alert.firedAt}:${alert.state}`;
+  const headers = (n: number) => ({ "idempotency-key": key, "x-switchyard-attempt": String(n) });
+  let failure = await attempt(body, headers(1), options);
   if (failure !== undefined) {
     await new Promise<void>((resolve) =>
       options.clock.setTimeout(resolve, options.retryDelayMs ?? 500)
     );
-    failure = await attempt(body, options);
+    failure = await attempt(body, headers(2), options);
   }
   if (failure === undefined) return true;
   options.logger.warn("alert webhook failed", {

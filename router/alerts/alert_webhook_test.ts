@@ -22,15 +22,22 @@ const ALERT: Alert = {
 /** A receiver that answers `statuses` in turn (then 200) and records each body. */
 function receiver(...statuses: number[]) {
   const bodies: unknown[] = [];
+  const keys: string[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (r) => {
+    keys.push(`${r.headers.get("idempotency-key")} #${r.headers.get("x-switchyard-attempt")}`);
     bodies.push(await r.json());
     return new Response(null, { status: statuses[bodies.length - 1] ?? 200 });
   });
-  return { bodies, server, url: `http://127.0.0.1:${server.addr.port}/hooks/secret-path?k=1` };
+  return {
+    bodies,
+    keys,
+    server,
+    url: `http://127.0.0.1:${server.addr.port}/hooks/secret-path?k=1`,
+  };
 }
 
 Deno.test("postAlertWebhook() POSTs the alert as JSON and retries once after a failure", async () => {
-  const { bodies, server, url } = receiver(503);
+  const { bodies, keys, server, url } = receiver(503);
   const logger = new MemoryLogger();
   try {
     const ok = await postAlertWebhook(ALERT, {
@@ -42,6 +49,11 @@ Deno.test("postAlertWebhook() POSTs the alert as JSON and retries once after a f
     });
     assert.equal(ok, true);
     assert.equal(bodies.length, 2);
+    // The retry names the same transition: receivers drop repeats of a key.
+    assert.deepEqual(keys, [
+      "backend_down:127.0.0.1:9002@1000:firing #1",
+      "backend_down:127.0.0.1:9002@1000:firing #2",
+    ]);
     assert.deepEqual(bodies[1], {
       source: "switchyard",
       event: "alert",

@@ -7,33 +7,21 @@
 import type { Env, Hono } from "hono";
 import { ECHARTS_PATH, PAGE_SECURITY_HEADERS, StaticAssets } from "../dashboard/static_assets.ts";
 
-const STATIC_DIR = new URL("../dashboard/static/", import.meta.url);
-
 /** The pages, by route → file under `router/dashboard/static/`. */
 export const ANALYSIS_PAGES: Readonly<Record<string, string>> = {
   "/dashboard/analysis": "analysis.html",
   "/dashboard/advisor": "advisor.html",
 };
 
-/** Adds the two pages to `app`. */
-export function registerAnalysisPages<E extends Env>(app: Hono<E>): void {
-  const assets = new StaticAssets();
-  const cache = new Map<string, Promise<string>>();
-  const load = (file: string) => {
-    let text = cache.get(file);
-    if (text === undefined) {
-      text = (async () => {
-        const version = await assets.echartsVersion();
-        const html = await Deno.readTextFile(new URL(file, STATIC_DIR));
-        return html.replaceAll(
-          "__ECHARTS_SRC__",
-          `${ECHARTS_PATH}?v=${encodeURIComponent(version)}`,
-        );
-      })();
-      text.catch(() => cache.delete(file)); // a failed read is retried next time
-      cache.set(file, text);
-    }
-    return text;
+/** Adds the two pages to `app` (files from `assets`, default the files beside the code). */
+export function registerAnalysisPages<E extends Env>(
+  app: Hono<E>,
+  assets: StaticAssets = new StaticAssets(),
+): void {
+  const load = async (file: string) => {
+    const version = await assets.echartsVersion();
+    const src = `${ECHARTS_PATH}?v=${encodeURIComponent(version)}`;
+    return await assets.text(file, (html) => html.replaceAll("__ECHARTS_SRC__", src));
   };
   for (const [route, file] of Object.entries(ANALYSIS_PAGES)) {
     app.get(route, async () =>

@@ -13,6 +13,7 @@
  * explicit timestamps: `sweep()` deletes buckets older than `now − retention` and readers
  * never return one (entries also carry `expireIn` as a backstop).
  */
+import { withKvRetry } from "../state/kv_retry.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { PoolLoad } from "../load/pool_load.ts";
 import type { Clock } from "../runtime/clock.ts";
@@ -114,14 +115,18 @@ export class BackendSeries {
     if (fresh.length > 0) await this.#addToIndex(fresh);
     const keys = adds.map(({ id }) => [...BACKEND_PREFIX, id, start]);
     const expireIn = this.retentionMs + this.bucketMs;
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    // One read-modify-write; "database is locked" (another process writing) retries it.
+    const attempt = async () => {
       const entries = await this.#kv.getMany<BackendBucket[]>(keys);
       const op = this.#kv.atomic();
       adds.forEach(({ add }, i) => {
         op.check(entries[i]!);
         op.set(keys[i]!, addBackendBuckets(entries[i]!.value, add), { expireIn });
       });
-      if ((await op.commit()).ok) return;
+      return (await op.commit()).ok;
+    };
+    for (let tries = 0; tries < MAX_ATTEMPTS; tries++) {
+      if (await withKvRetry(attempt)) return;
     }
     throw new Error(`Cannot write backend series bucket ${start}: the entries kept changing`);
   }

@@ -8,16 +8,32 @@
  * - `["plan", model, "next_version"]` → the last version handed out.
  *
  * Every read-modify-write is a `kv.atomic()` with a `check` on what was read, so two
- * routers never hand out the same version or both switch the current plan. A plan must
+ * routers never hand out the same version or both switch the current plan. With a
+ * `fence` (the leader lease), switching the current plan also checks the lease and
+ * writes `["plan", model, "term"]` → `{term, holder, version}` in the same commit: a
+ * router that no longer leads cannot switch a plan. A plan must
  * fit one KV value (64 KiB): about 20 000 slots over all layers, far above the models
  * Switchyard serves today.
  */
 import type { PlacementPlan } from "../../shared/placement_plan.ts";
+import { withKvRetry } from "../state/kv_retry.ts";
 
 /** Options of {@linkcode PlanStore}. */
 export interface PlanStoreOptions {
   /** Attempts of a contended read-modify-write before giving up; default 32. */
   maxAttempts?: number;
+  /**
+   * The leader lease's check for plan switches (null: this router does not lead, so
+   * `setCurrent` refuses); default none (a single router).
+   */
+  fence?: () => Promise<PlanFence | null>;
+}
+
+/** What fences a plan switch: the lease check and the term it names. */
+export interface PlanFence {
+  check: Deno.AtomicCheck;
+  term: number;
+  holder: string;
 }
 
 /** Optional checks of {@linkcode PlanStore.setCurrent}. */
@@ -30,7 +46,10 @@ function planKey(model: string, version: number): Deno.KvKey {
   return ["plan", model, version];
 }
 
-function metaKey(model: string, name: "current" | "pinned" | "next_version"): Deno.KvKey {
+function metaKey(
+  model: string,
+  name: "current" | "pinned" | "next_version" | "term",
+): Deno.KvKey {
   return ["plan", model, name];
 }
 
@@ -38,10 +57,12 @@ function metaKey(model: string, name: "current" | "pinned" | "next_version"): De
 export class PlanStore {
   readonly #kv: Deno.Kv;
   readonly #maxAttempts: number;
+  readonly #fence: (() => Promise<PlanFence | null>) | undefined;
 
   constructor(kv: Deno.Kv, options: PlanStoreOptions = {}) {
     this.#kv = kv;
     this.#maxAttempts = options.maxAttempts ?? 32;
+    this.#fence = options.fence;
   }
 
   /** Hands out the next plan version of `model` (1, 2, …), unique across routers. */
@@ -60,7 +81,7 @@ export class PlanStore {
 
   /** Stores `plan` under its model and version (overwrites the same version). */
   async save(plan: PlacementPlan): Promise<void> {
-    await this.#kv.set(planKey(plan.model, plan.version), plan);
+    await withKvRetry(() => this.#kv.set(planKey(plan.model, plan.version), plan));
   }
 
   /** The plan `version` of `model`, or null. */
@@ -84,11 +105,21 @@ export class PlanStore {
    * and, when given, the pin is still `expectedPinned`; false when another writer got
    * there first. Throws a RangeError when the plan was never saved.
    */
-  async setCurrent(
+  setCurrent(
     model: string,
     version: number,
     expectedCurrent: number | null,
     options: SetCurrentOptions = {},
+  ): Promise<boolean> {
+    // A commit refused with "database is locked" did not happen: trying again is safe.
+    return withKvRetry(() => this.#setCurrent(model, version, expectedCurrent, options));
+  }
+
+  async #setCurrent(
+    model: string,
+    version: number,
+    expectedCurrent: number | null,
+    options: SetCurrentOptions,
   ): Promise<boolean> {
     const [current, pinned, plan] = await this.#kv.getMany<[number, number, PlacementPlan]>([
       metaKey(model, "current"),
@@ -104,8 +135,21 @@ export class PlanStore {
       if (pinned.value !== options.expectedPinned) return false;
       operation.check(pinned);
     }
+    if (this.#fence !== undefined) {
+      const fence = await this.#fence();
+      if (fence === null) return false;
+      operation.check(fence.check)
+        .set(metaKey(model, "term"), { term: fence.term, holder: fence.holder, version });
+    }
     const result = await operation.set(metaKey(model, "current"), version).commit();
     return result.ok;
+  }
+
+  /** The lease term (and holder) that switched the current plan, when fenced. */
+  async term(model: string): Promise<{ term: number; holder: string; version: number } | null> {
+    return (await this.#kv.get<{ term: number; holder: string; version: number }>(
+      metaKey(model, "term"),
+    )).value;
   }
 
   /** Pins `model` to `version`; throws a RangeError when the plan was never saved. */

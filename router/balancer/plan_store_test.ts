@@ -118,3 +118,30 @@ Deno.test("a restarted router continues with the plan in a file-backed KV", asyn
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("PlanStore with a fence: a switch needs the lease as read and records its term", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const lease: Deno.KvKey = ["leader", "lease"];
+  await kv.set(lease, { holder: "router-a", term: 3 });
+  let leading = true;
+  const fence = async () => {
+    if (!leading) return null;
+    const entry = await kv.get(lease);
+    return { check: { key: lease, versionstamp: entry.versionstamp }, term: 3, holder: "router-a" };
+  };
+  const store = new PlanStore(kv, { fence });
+  await store.save(plan(1));
+  await store.save(plan(2));
+  assert.equal(await store.setCurrent("m", 1, null), true);
+  assert.deepEqual(await store.term("m"), { term: 3, holder: "router-a", version: 1 });
+  // Deposed: the fence says no, and a stale check (the lease moved) fails the commit too.
+  leading = false;
+  assert.equal(await store.setCurrent("m", 2, 1), false);
+  leading = true;
+  const stale = await fence();
+  await kv.set(lease, { holder: "router-b", term: 4 });
+  const staleStore = new PlanStore(kv, { fence: () => Promise.resolve(stale) });
+  assert.equal(await staleStore.setCurrent("m", 2, 1), false);
+  assert.equal(await store.currentVersion("m"), 1);
+  kv.close();
+});

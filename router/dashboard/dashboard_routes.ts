@@ -20,6 +20,8 @@ import { ECHARTS_PATH, StaticAssets } from "./static_assets.ts";
 
 /** What the dashboard routes need. */
 export interface DashboardDeps {
+  /** The page's files; default read from the files beside the code. */
+  assets?: StaticAssets;
   /** Fed by the load collector's rounds. */
   timeline: LoadTimeline;
   clock: Clock;
@@ -63,7 +65,7 @@ export function registerDashboardRoutes<E extends Env>(
   app: Hono<E>,
   deps: DashboardDeps,
 ): Dashboard {
-  const assets = new StaticAssets();
+  const assets = deps.assets ?? new StaticAssets();
   const stream = new SnapshotStream({
     sources: {
       api: deps.api ?? ((path) => app.request(path)),

@@ -1,6 +1,8 @@
 /**
  * @module The dashboard's files: its own page, stylesheet and ES modules from
- * `router/dashboard/static/`, and ECharts from `node_modules` (no CDN, no build step).
+ * `router/dashboard/static/`, and ECharts from `node_modules` (no CDN) — read from the
+ * files beside the code ({@linkcode fileAssets}, the default), or from a module generated
+ * at build time (`embedded_assets.ts`, for hosts without file access such as Deno Deploy).
  *
  * Files are read once and kept in memory (a few hundred KB). ECharts is served at
  * `/dashboard/assets/echarts.js?v=<version>` with a year-long immutable cache: the page
@@ -11,6 +13,29 @@ import { ApiError } from "../../shared/errors.ts";
 
 const STATIC_DIR = new URL("./static/", import.meta.url);
 const ECHARTS_DIR = new URL("../../node_modules/echarts/", import.meta.url);
+
+/** Where the dashboard's bytes come from. */
+export interface AssetSource {
+  /** A file of `router/dashboard/static/` by name (pages and {@linkcode PAGE_FILES}). */
+  file(name: string): Promise<Uint8Array<ArrayBuffer>>;
+  /** ECharts' ES module build (`dist/echarts.esm.min.js`). */
+  echarts(): Promise<Uint8Array<ArrayBuffer>>;
+  /** The ECharts version (its package.json). */
+  echartsVersion(): Promise<string>;
+}
+
+/** The files beside the code, read with `Deno.readFile` (needs read permission). */
+export function fileAssets(): AssetSource {
+  return {
+    file: (name) => Deno.readFile(new URL(name, STATIC_DIR)) as Promise<Uint8Array<ArrayBuffer>>,
+    echarts: () =>
+      Deno.readFile(new URL("dist/echarts.esm.min.js", ECHARTS_DIR)) as Promise<
+        Uint8Array<ArrayBuffer>
+      >,
+    echartsVersion: async () =>
+      String(JSON.parse(await Deno.readTextFile(new URL("package.json", ECHARTS_DIR))).version),
+  };
+}
 
 /** Path of the ECharts ES module the page imports (plus `?v=<version>`). */
 export const ECHARTS_PATH = "/dashboard/assets/echarts.js";
@@ -52,12 +77,22 @@ async function etagOf(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
 /** Serves the dashboard's files; see the module doc. */
 export class StaticAssets {
   readonly #cache = new Map<string, Promise<LoadedFile>>();
+  readonly #source: AssetSource;
   #echartsVersion: Promise<string> | undefined;
+
+  constructor(source: AssetSource = fileAssets()) {
+    this.#source = source;
+  }
+
+  /** A page file as text (the analysis pages), cached like the others. */
+  async text(name: string, transform?: (text: string) => string): Promise<string> {
+    const file = await this.#load(name, () => this.#source.file(name), transform);
+    return new TextDecoder().decode(file.bytes);
+  }
 
   /** The installed ECharts version (from its package.json). */
   echartsVersion(): Promise<string> {
-    return this.#echartsVersion ??= Deno.readTextFile(new URL("package.json", ECHARTS_DIR))
-      .then((text) => String(JSON.parse(text).version))
+    return this.#echartsVersion ??= this.#source.echartsVersion()
       .catch((error: Error) => {
         this.#echartsVersion = undefined;
         throw new ApiError(
@@ -72,7 +107,7 @@ export class StaticAssets {
     const version = await this.echartsVersion();
     const file = await this.#load(
       "index.html",
-      new URL("index.html", STATIC_DIR),
+      () => this.#source.file("index.html"),
       (text) =>
         text.replaceAll("__ECHARTS_SRC__", `${ECHARTS_PATH}?v=${encodeURIComponent(version)}`),
     );
@@ -85,7 +120,7 @@ export class StaticAssets {
     if (type === undefined) {
       throw new ApiError("not_found", `Cannot find dashboard file "${name}"`);
     }
-    const file = await this.#load(name, new URL(name, STATIC_DIR));
+    const file = await this.#load(name, () => this.#source.file(name));
     if (ifNoneMatch === file.etag) return new Response(null, { status: 304 });
     return this.#respond(file, type, "no-cache");
   }
@@ -93,7 +128,7 @@ export class StaticAssets {
   /** ECharts' ES module build. */
   async echarts(): Promise<Response> {
     await this.echartsVersion();
-    const file = await this.#load("echarts", new URL("dist/echarts.esm.min.js", ECHARTS_DIR));
+    const file = await this.#load("echarts", () => this.#source.echarts());
     return this.#respond(
       file,
       "text/javascript; charset=utf-8",
@@ -103,13 +138,13 @@ export class StaticAssets {
 
   #load(
     key: string,
-    url: URL,
+    read: () => Promise<Uint8Array<ArrayBuffer>>,
     transform?: (text: string) => string,
   ): Promise<LoadedFile> {
     let file = this.#cache.get(key);
     if (file === undefined) {
       file = (async () => {
-        let bytes = await Deno.readFile(url) as Uint8Array<ArrayBuffer>;
+        let bytes = await read();
         if (transform) bytes = new TextEncoder().encode(transform(new TextDecoder().decode(bytes)));
         return { bytes, etag: await etagOf(bytes) };
       })();

@@ -12,6 +12,7 @@
  * routing-speed signal, rebuilt within seconds after a restart.
  * Knobs: `bucketMs` (10 s), `retentionMs` (1 h), `alpha` (0.3).
  */
+import { withKvRetry } from "../state/kv_retry.ts";
 import type { PoolLoad } from "./pool_load.ts";
 import { bucketStart } from "../traffic/bucket_grid.ts";
 
@@ -94,7 +95,8 @@ export class LoadHistory {
     const now = this.#clock.now();
     const startMs = this.bucketStart(now);
     const key = expertLoadKey(model, layer, startMs);
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    // One read-modify-write; "database is locked" (another process writing) retries it.
+    const attempt = async () => {
       const entry = await this.#kv.get<ExpertLoadBucket>(key);
       const old = entry.value;
       const usable = old !== null && old.tokensPerS.length === tokensPerS.length &&
@@ -115,7 +117,10 @@ export class LoadHistory {
         .check(entry)
         .set(key, bucket, { expireIn: this.retentionMs })
         .commit();
-      if (result.ok) return;
+      return result.ok;
+    };
+    for (let tries = 0; tries < MAX_ATTEMPTS; tries++) {
+      if (await withKvRetry(attempt)) return;
     }
     throw new Error(
       `Cannot record expert load of "${model}" layer ${layer}: bucket ${startMs} kept changing`,

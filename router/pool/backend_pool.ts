@@ -97,6 +97,29 @@ export class BackendPool {
     return true;
   }
 
+  /**
+   * Removes a member (discovery no longer finds it). Requests already forwarded to it
+   * finish (or fail and retry elsewhere); it gets no new ones. False when not a member.
+   */
+  remove(raw: string): boolean {
+    const id = new URL(raw.replace(/\/+$/, "")).host;
+    const index = this.#backends.findIndex((backend) => backend.id === id);
+    if (index < 0) return false;
+    const [backend] = this.#backends.splice(index, 1);
+    this.#options.logger.info("backend removed", {
+      event: "backend_removed",
+      backend: id,
+      url: backend!.url,
+      in_flight: backend!.inFlight,
+    });
+    return true;
+  }
+
+  /** Base URLs of every member, in order. */
+  urls(): string[] {
+    return this.#backends.map((backend) => backend.url);
+  }
+
   /** Runs a first check round, then keeps checking every interval until `stop()`. */
   start(): Promise<void> {
     return this.#rounds.start();
@@ -192,7 +215,9 @@ export class BackendPool {
 
   /** Takes backend `id` out of rotation until its next passing check (a connection failure). */
   markDown(id: string, reason: string): void {
-    this.#setDown(this.#find(id), reason);
+    // A backend removed by discovery while a request to it was failing: nothing to mark.
+    const backend = this.#backends.find((candidate) => candidate.id === id);
+    if (backend !== undefined) this.#setDown(backend, reason);
   }
 
   #find(id: string): BackendState {

@@ -156,7 +156,23 @@ Deno.test("BackendPool.markDown() removes a backend until its next passing check
   );
   await clock.advance(1000);
   assert.deepEqual(pool.candidates("tiny").map((b) => b.id), ["127.0.0.1:9001", "127.0.0.1:9002"]);
-  assert.throws(() => pool.markDown("10.9.9.9:1", "x"), /unknown id "10\.9\.9\.9:1"/);
+  // A backend discovery removed meanwhile: nothing to mark, nothing thrown.
+  pool.markDown("10.9.9.9:1", "x");
+  await pool.stop();
+});
+
+Deno.test("BackendPool.remove() drops a member; work already forwarded to it finishes", async () => {
+  const { pool, logger } = setUp([{ details: { models: ["tiny"] } }, {
+    details: { models: ["tiny"] },
+  }]);
+  await pool.start();
+  const release = pool.acquire("127.0.0.1:9001");
+  assert.equal(pool.remove("http://127.0.0.1:9001/"), true);
+  assert.equal(pool.remove("http://127.0.0.1:9001"), false);
+  assert.deepEqual(pool.urls(), ["http://127.0.0.1:9002"]);
+  assert.deepEqual(pool.candidates("tiny").map((b) => b.id), ["127.0.0.1:9002"]);
+  assert.equal(logger.find("backend removed")[0]?.fields["in_flight"], 1);
+  release();
   await pool.stop();
 });
 

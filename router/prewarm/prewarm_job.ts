@@ -96,7 +96,7 @@ let cronNames = 0;
  * function that unregisters it.
  */
 export function registerPrewarmCron(
-  job: PrewarmJob,
+  job: { run(now: number): Promise<unknown> },
   options: { now: () => number; logger: Logger; cron?: CronLike },
 ): () => void {
   const controller = new AbortController();

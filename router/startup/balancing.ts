@@ -10,19 +10,14 @@ import type { Env, Hono } from "hono";
 import { registerPlanRoutes } from "../admin/plan_routes.ts";
 import { Balancer } from "../balancer/balancer.ts";
 import { PlanClient } from "../balancer/plan_client.ts";
-import { PlanStore } from "../balancer/plan_store.ts";
+import { type PlanFence, PlanStore } from "../balancer/plan_store.ts";
 import { modelShapeFromMetadata } from "../balancer/rebalancer.ts";
 import { ReplicaWeightsPusher } from "../balancer/replica_weights_pusher.ts";
 import { type EventStore, prewarmEventSource } from "../events/event_store.ts";
 import type { LoadHistory } from "../load/load_history.ts";
 import type { PoolLoad } from "../load/pool_load.ts";
 import type { BackendPool } from "../pool/backend_pool.ts";
-import {
-  createPrewarmJob,
-  type PrewarmJob,
-  registerPrewarmCron,
-  registerPrewarmRoutes,
-} from "../prewarm/mod.ts";
+import { createPrewarmJob, type PrewarmJob, registerPrewarmRoutes } from "../prewarm/mod.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { FetchLike } from "../runtime/fetch_like.ts";
 import { modelParameter } from "./served_model.ts";
@@ -38,12 +33,16 @@ export interface BalancingDeps {
   fetch: FetchLike;
   clock: Clock;
   logger: Logger;
+  /** The leader lease's fence for plan switches; default none (one router). */
+  fence?: () => Promise<PlanFence | null>;
 }
 
 /** The wired balancer, its plan store and what must run with the router. */
 export interface Balancing {
   balancer: Balancer;
   store: PlanStore;
+  /** The pre-warm job (the caller schedules it: `Deno.cron`), when enabled. */
+  prewarm: PrewarmJob | undefined;
   /** After every load round: push replica weights to backends. */
   onRound(load: PoolLoad): Promise<void>;
   start(): void;
@@ -71,7 +70,7 @@ export function wireBalancing<E extends Env>(
 ): Balancing {
   const { pool, fetch, clock, logger } = deps;
   const internalToken = config.auth.internal_token;
-  const store = new PlanStore(deps.kv);
+  const store = new PlanStore(deps.kv, deps.fence ? { fence: deps.fence } : {});
   let prewarm: PrewarmJob | undefined;
   const balancer = new Balancer({
     store,
@@ -104,8 +103,7 @@ export function wireBalancing<E extends Env>(
     logger,
     maxBodyBytes: config.limits.max_body_bytes,
   });
-  // Pre-warm job (Deno.cron, every minute).
-  let stopCron: (() => void) | undefined;
+  // Pre-warm job (scheduled by the caller: Deno.cron, every minute).
   if (config.prewarm.enabled) {
     prewarm = createPrewarmJob(config, {
       kv: deps.kv,
@@ -121,16 +119,13 @@ export function wireBalancing<E extends Env>(
       logger,
     });
     registerPrewarmRoutes(app, prewarm);
-    stopCron = registerPrewarmCron(prewarm, { now: () => clock.now(), logger });
   }
   return {
     balancer,
     store,
+    prewarm,
     onRound: (load) => weights.onLoad(load, [...pool.catalog().keys()][0] ?? null),
     start: () => balancer.start(),
-    async stop() {
-      stopCron?.();
-      await balancer.stop();
-    },
+    stop: () => balancer.stop(),
   };
 }

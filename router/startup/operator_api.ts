@@ -14,6 +14,7 @@ import { registerAnalysisPages } from "../analysis/analysis_pages.ts";
 import { registerAnalysisRoutes } from "../analysis/analysis_routes.ts";
 import type { Balancer } from "../balancer/balancer.ts";
 import { registerDashboardRoutes } from "../dashboard/dashboard_routes.ts";
+import { type AssetSource, StaticAssets } from "../dashboard/static_assets.ts";
 import type { LoadTimeline } from "../dashboard/load_timeline.ts";
 import { registerDoctorRoutes } from "../doctor/doctor_routes.ts";
 import { registerEventRoutes } from "../events/event_routes.ts";
@@ -43,6 +44,8 @@ export interface OperatorApiDeps {
   fetch: FetchLike;
   clock: Clock;
   logger: Logger;
+  /** Where the dashboard's files come from; default the files beside the code. */
+  assets?: AssetSource;
 }
 
 /** Registers the operator API; `close()` ends the dashboard's live streams. */
@@ -113,12 +116,15 @@ export function registerOperatorApi<E extends Env>(
       servedModels: () => [...pool.catalog().keys()],
     });
   }
-  registerAnalysisPages(app);
+  // One cache of the dashboard's files for every page.
+  const assets = new StaticAssets(deps.assets);
+  registerAnalysisPages(app, assets);
   // Read-only page and SSE stream; its streams must end before the server can shut down.
   return registerDashboardRoutes(app, {
     timeline: deps.timeline,
     clock,
     logger,
     alerts: deps.alerts,
+    assets,
   });
 }

@@ -34,7 +34,7 @@ export interface RouterSeries {
 export function createRouterSeries(
   kv: Deno.Kv | undefined,
   config: Config,
-  deps: { clock: Clock; logger: Logger; loadIntervalMs: number },
+  deps: { clock: Clock; logger: Logger; loadIntervalMs: number; shard?: string },
 ): RouterSeries {
   const { clock, logger, loadIntervalMs } = deps;
   if (kv === undefined) {
@@ -53,8 +53,19 @@ export function createRouterSeries(
   const alpha = 1 - Math.exp(-loadIntervalMs / Math.max(config.expert_balancer.window, 1));
   const history = new LoadHistory(kv, { clock, alpha });
   const bucket = { bucketMs: config.traffic.bucket, retentionMs: config.traffic.retention };
-  const traffic = new TrafficStore(kv, { clock, ...bucket });
-  const recorder = new TrafficRecorder(traffic, { clock, logger, roundIntervalMs: loadIntervalMs });
+  // Each router adds its requests under its own shard of a bucket: no write contention.
+  const traffic = new TrafficStore(kv, {
+    clock,
+    ...bucket,
+    ...(deps.shard ? { shard: deps.shard } : {}),
+  });
+  // Open buckets are flushed every 2 s too: a router that dies loses at most that much.
+  const recorder = new TrafficRecorder(traffic, {
+    clock,
+    logger,
+    roundIntervalMs: loadIntervalMs,
+    flushEveryMs: 2000,
+  });
   const backends = new BackendSeries(kv, {
     clock,
     logger,

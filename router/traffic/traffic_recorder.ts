@@ -28,6 +28,12 @@ export interface TrafficRecorderOptions {
   maxRequestTypes?: number;
   /** Time between retention sweeps (ms); default 10 minutes. */
   sweepEveryMs?: number;
+  /**
+   * Also flush the open bucket this often (ms; writes add to what a bucket holds, so a
+   * partial flush loses nothing); default only at bucket boundaries. Bounds what a router
+   * that dies holds in memory.
+   */
+  flushEveryMs?: number;
 }
 
 /** Request type that absorbs types beyond `maxRequestTypes`. */
@@ -49,7 +55,12 @@ export class TrafficRecorder {
 
   constructor(store: TrafficStore, options: TrafficRecorderOptions) {
     this.#store = store;
-    this.#options = { maxRequestTypes: 32, sweepEveryMs: 600_000, ...options };
+    this.#options = {
+      maxRequestTypes: 32,
+      sweepEveryMs: 600_000,
+      flushEveryMs: Number.POSITIVE_INFINITY,
+      ...options,
+    };
     this.observer = (event) => this.observe(event);
   }
 
@@ -96,10 +107,13 @@ export class TrafficRecorder {
     if (this.#timer !== undefined || this.#closed) return;
     const { clock } = this.#options;
     const now = clock.now();
-    const next = this.#store.bucketStart(now) + this.#store.bucketMs;
+    const boundary = this.#store.bucketStart(now) + this.#store.bucketMs;
+    const early = now + this.#options.flushEveryMs < boundary;
+    const next = early ? now + this.#options.flushEveryMs : boundary;
     this.#timer = clock.setTimeout(() => {
       this.#timer = undefined;
-      void this.flushClosed().finally(() => this.start());
+      const flushed = early ? this.#flush(() => true, false) : this.flushClosed();
+      void flushed.finally(() => this.start());
     }, next - now);
   }
 

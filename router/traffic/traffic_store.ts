@@ -8,8 +8,14 @@
  * enforced with explicit timestamps: `sweep()` deletes every bucket older than
  * `now − retention` and readers never return one, whatever KV expiry does (entries also
  * carry `expireIn` as a backstop). Readers fill missing buckets with 0.
+ *
+ * Many routers: each adds its requests (volume, affinity) under its own `shard` key of a
+ * bucket, `[…, bucketStart, shard]`, so routers never contend for one entry and readers
+ * sum the shards; pool-wide expert load comes from the leader alone (unsharded). A
+ * contended or busy ("database is locked") commit is retried with backoff.
  */
 import type { Clock } from "../runtime/clock.ts";
+import { withKvRetry } from "../state/kv_retry.ts";
 import {
   addVector,
   addVolume,
@@ -33,6 +39,8 @@ export interface TrafficStoreOptions {
   bucketMs?: number;
   /** How long buckets are kept (ms), `traffic.retention`; default 14 days. */
   retentionMs?: number;
+  /** This writer's shard of request-derived entries (the router id); default none. */
+  shard?: string;
 }
 
 /** One bucket of a series. */
@@ -47,7 +55,7 @@ export type AffinityCounts = Record<string, number[][]>;
 
 /** Entries per atomic batch (KV allows 100 checks and 10 keys per `getMany`). */
 const BATCH = 100;
-const MAX_ATTEMPTS = 5;
+const MAX_ATTEMPTS = 8;
 
 interface Write {
   key: Deno.KvKey;
@@ -60,10 +68,12 @@ export class TrafficStore {
   readonly retentionMs: number;
   readonly #kv: Deno.Kv;
   readonly #clock: Pick<Clock, "now">;
+  readonly #shard: Deno.KvKey;
 
   constructor(kv: Deno.Kv, options: TrafficStoreOptions) {
     this.#kv = kv;
     this.#clock = options.clock;
+    this.#shard = options.shard === undefined ? [] : [options.shard];
     this.bucketMs = options.bucketMs ?? 60_000;
     this.retentionMs = options.retentionMs ?? 14 * 86_400_000;
     checkBucketGrid(this.bucketMs, this.retentionMs, "traffic series");
@@ -82,7 +92,7 @@ export class TrafficStore {
   /** Adds one model's bucket to KV (atomic per batch of entries). */
   async write(model: string, startMs: number, bucket: ModelBucket): Promise<void> {
     const writes: Write[] = [{
-      key: [...VOLUME_PREFIX, model, startMs],
+      key: [...VOLUME_PREFIX, model, startMs, ...this.#shard],
       merge: (old) => addVolume(old as VolumeValue | null, bucket.volume),
     }];
     for (const [layer, tokens] of bucket.expertTokens) {
@@ -94,7 +104,7 @@ export class TrafficStore {
     for (const [type, layers] of bucket.affinity) {
       for (const [layer, counts] of layers) {
         writes.push({
-          key: [...AFFINITY_PREFIX, model, type, layer, startMs],
+          key: [...AFFINITY_PREFIX, model, type, layer, startMs, ...this.#shard],
           merge: (old) => addVector([...(old as number[] | null ?? [])], counts),
         });
       }
@@ -112,7 +122,7 @@ export class TrafficStore {
   async #commit(writes: Write[], what: string): Promise<void> {
     // Index entries never expire; bucket entries outlive retention by a bucket at most.
     const expireIn = this.retentionMs + this.bucketMs;
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const attempt = async () => {
       const entries: Deno.KvEntryMaybe<unknown>[] = [];
       for (let i = 0; i < writes.length; i += 10) {
         entries.push(...await this.#kv.getMany(writes.slice(i, i + 10).map((w) => w.key)));
@@ -124,7 +134,12 @@ export class TrafficStore {
         const options = write.key[0] === INDEX_PREFIX[0] ? {} : { expireIn };
         op.set(write.key, write.merge(entry.value), options);
       });
-      if ((await op.commit()).ok) return;
+      return (await op.commit()).ok;
+    };
+    for (let tries = 0; tries < MAX_ATTEMPTS; tries++) {
+      if (await withKvRetry(attempt)) return;
+      // Another writer changed an entry (the shared index): back off, read again.
+      await new Promise((resolve) => setTimeout(resolve, 5 * 2 ** tries * (0.5 + Math.random())));
     }
     throw new Error(`Cannot write traffic ${what}: the entries kept changing`);
   }
@@ -218,8 +233,9 @@ export class TrafficStore {
       ? [...EXPERT_PREFIX, key.model, key.layer]
       : [...VOLUME_PREFIX, key.model];
     for await (const entry of this.#rangeEntries(prefix, from, from + count * this.bucketMs)) {
-      const i = ((entry.key.at(-1) as number) - from) / this.bucketMs;
-      if (Number.isInteger(i) && i >= 0 && i < count) values[i] = pick(entry.value);
+      // Bucket start right after the prefix; shards of one bucket add up.
+      const i = ((entry.key[prefix.length] as number) - from) / this.bucketMs;
+      if (Number.isInteger(i) && i >= 0 && i < count) values[i]! += pick(entry.value);
     }
     return values;
   }

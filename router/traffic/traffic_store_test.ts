@@ -180,3 +180,28 @@ Deno.test("traffic series survive a restart (reopening the same KV file)", async
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("TrafficStore shards: several routers' requests in one bucket add up, nothing lost", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const clock = new ManualClock(T0);
+  const logger = new MemoryLogger();
+  const recorders = ["router-a", "router-b", "router-c"].map((shard) =>
+    new TrafficRecorder(new TrafficStore(kv, { clock, shard }), {
+      clock,
+      logger,
+      roundIntervalMs: 1000,
+    })
+  );
+  // 7 requests through each router, in the same bucket, flushed at the same moment.
+  recorders.forEach((recorder, r) => {
+    for (let i = 0; i < 7; i++) recorder.observe(event(T0 + r * 10 + i, 2, "chat", [[[1, 2]]]));
+  });
+  await Promise.all(recorders.map((recorder) => recorder.close()));
+  const store = new TrafficStore(kv, { clock });
+  assert.deepEqual(await store.values({ kind: "requests", model: "m" }, T0, T0 + MIN), [21]);
+  assert.deepEqual(await store.values({ kind: "tokens", model: "m" }, T0, T0 + MIN), [42]);
+  assert.deepEqual(await store.requestTypeMix("m", T0, T0 + MIN), { chat: 1 });
+  assert.deepEqual((await store.affinity("m", T0, T0 + MIN)).chat, [[0, 42]]);
+  assert.equal(logger.find("traffic bucket lost").length, 0);
+  kv.close();
+});

@@ -95,7 +95,7 @@ export async function waitReady(
 /** Options of {@linkcode spawnEntry}. */
 export interface SpawnEntryOptions {
   env: Record<string, string>;
-  stdout?: "null" | "inherit";
+  stdout?: "null" | "inherit" | "piped";
 }
 
 /** Spawns `deno run -A <script>` (relative to the repo root) with exactly `env`. */
