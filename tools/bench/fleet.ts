@@ -6,16 +6,23 @@
  * failover from the lease log, requests sent vs the KV traffic series, notifications per
  * alert transition, plan versions on every backend, and whether routers agree.
  */
-import { parseArgs } from "node:util";
+import { parseCli } from "../cli/cli_args.ts";
 import { generateModel } from "../model/generate.ts";
 import { runFleet } from "./fleet_run.ts";
 
-const { values } = parseArgs({
-  args: Deno.args,
+const { values } = parseCli({
+  name: "deno task bench:fleet",
+  summary:
+    "Three routers and two backends sharing one Deno KV file under skewed load, the leader\ndrained and SIGKILLed half-way: leaders, failover, traffic accounting, notifications, plans.",
   options: {
-    duration: { type: "string", default: "300" },
-    concurrency: { type: "string", default: "4" },
-    out: { type: "string", default: "docs/results/fleet.md" },
+    duration: { type: "string", default: "300", value: "<s>", description: "seconds of load" },
+    concurrency: { type: "string", default: "4", value: "<n>", description: "closed-loop clients" },
+    out: {
+      type: "string",
+      default: "docs/results/fleet.md",
+      value: "<file>",
+      description: "where the markdown report goes",
+    },
   },
 });
 const durationMs = Number(values.duration) * 1000;

@@ -55,9 +55,21 @@ export async function renderBundle(
 }
 
 if (import.meta.main) {
+  const { parseCli } = await import("../cli/cli_args.ts");
+  const { values } = parseCli({
+    name: "deno task build:assets",
+    summary:
+      "Embeds router/dashboard/static/ and ECharts into router/dashboard/assets_bundle.ts\n(gzip + base64), so the edge entry serves the dashboard without a file system.",
+    options: {
+      check: {
+        type: "boolean",
+        description: "only compare; exit 1 when the bundle differs from the files",
+      },
+    },
+  });
   const { bundleDiffers } = await import("./bundle_check.ts");
   const source = await sourceFiles();
-  if (Deno.args.includes("--check")) {
+  if (values.check) {
     const problem = await bundleDiffers(source);
     if (problem !== null) {
       Deno.stderr.writeSync(new TextEncoder().encode(`${problem}; run deno task build:assets\n`));
