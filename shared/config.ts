@@ -34,6 +34,11 @@ export const ConfigSchema = z.object({
     health_timeout: DurationSchema.default(1000),
     request_timeout: DurationSchema.default(30_000),
     /**
+     * HTTP version of the inference hop to backends: `http1` (keep-alive) or `http2`
+     * (h2c with prior knowledge on `http://` backends). `deno task bench:hop` measures both.
+     */
+    backend_protocol: z.enum(["http1", "http2"]).default("http1"),
+    /**
      * HTTPS: certificate and key files (PEM). `ca`: the CA certificate that signed `cert`,
      * for this router's clients (launcher probe, CLIs, `deno task traffic`); unset, they
      * trust `cert` itself (self-signed). The router does not read `ca`.
