@@ -10,6 +10,9 @@
  *           of backend + that router), router and backend CPU ms per request, p50/p99.
  *   Step 3: the codec steps in this process (binary decode before/now, the router's
  *           check vs a full decode, JSON vs binary output encoding), µs per request.
+ *   Step 4 (`--profile`): a fresh backend and router (the better protocol) under
+ *           `--cpu-prof`, the demo mix through the router, each main thread's CPU split
+ *           into buckets, with `/proc` CPU and onnxruntime time per request.
  *
  * `--out PREFIX` writes PREFIX.json (every figure) and PREFIX.md (the report).
  */
@@ -26,7 +29,14 @@ import { cpuMsOf } from "./cpu_time.ts";
 import { closedLoop } from "./load_generator.ts";
 import { prepareWorkload } from "./workload.ts";
 import { measureCodecCosts } from "./hop/codec_costs.ts";
-import { formatHopReport, type HopCell, type HopReport } from "./hop/report.ts";
+import {
+  bestProtocol,
+  formatHopReport,
+  type HopCell,
+  type HopReport,
+  tokensPerCpuS,
+} from "./hop/report.ts";
+import { type ProcessProfile, profileServing } from "./hop/profile_run.ts";
 
 const { values } = parseCli({
   name: "deno task bench:hop",
@@ -57,6 +67,11 @@ const { values } = parseCli({
       default: "demo,32",
       value: "<list>",
       description: "request sizes: demo (the 1–6 token mix) or a token count",
+    },
+    profile: {
+      type: "boolean",
+      default: false,
+      description: "also profile router and backend (deno --cpu-prof) at the demo mix",
     },
     out: {
       type: "string",
@@ -194,6 +209,26 @@ try {
     topK: manifest.top_k,
   });
 
+  // Step 4: where the CPU goes, per process (the protocol with more tokens per CPU-second
+  // at the first size).
+  let profiles: ProcessProfile[] | undefined;
+  if (values.profile) {
+    const protocol =
+      bestProtocol([...cells.values()], tokensPerCpuS).get(workloads[0]!.size)?.includes("HTTP/2")
+        ? "http2"
+        : "http1";
+    console.error(`profiling router (${protocol}) and backend`);
+    profiles = await profileServing({
+      env: common,
+      token,
+      protocol,
+      modelName: manifest.name,
+      requests: workloads[0]!.requests,
+      clients,
+      durationS: durationS * 2,
+    });
+  }
+
   const report: HopReport = {
     command: `deno task bench:hop ${Deno.args.join(" ")}`.trim(),
     model:
@@ -205,6 +240,7 @@ try {
     limitTokensPerS: limit,
     cells: [...cells.values()],
     codec,
+    ...(profiles ? { profiles } : {}),
   };
   const text = formatHopReport(report);
   console.log(text);
