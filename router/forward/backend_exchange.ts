@@ -1,13 +1,14 @@
 /**
- * @module One POST to one backend, read to the end, classified as an answer, an abort
- * (the signal fired: a per-try timeout, the request's deadline, an ejection — its
- * `reason` says which) or a connection failure (anything else).
+ * @module One POST to one backend, classified as an answer (status and headers; the
+ * body is left unread so it can stream to the client), an abort (the signal fired
+ * before the answer's head arrived: a per-try timeout, the request's deadline, an
+ * ejection — its `reason` says which) or a connection failure (anything else).
  */
 import type { FetchLike } from "../runtime/fetch_like.ts";
 
 /** How one exchange ended. */
 export type ExchangeResult =
-  | { kind: "answer"; status: number; headers: Headers; body: Uint8Array<ArrayBuffer> }
+  | { kind: "answer"; status: number; headers: Headers; body: ReadableStream<Uint8Array> | null }
   | { kind: "aborted"; reason: unknown }
   | { kind: "unreachable"; reason: string };
 
@@ -20,7 +21,7 @@ export interface ExchangeRequest {
   signal: AbortSignal;
 }
 
-/** Posts `body` and reads the whole answer; never throws. */
+/** Posts `body` and returns once the answer's head arrived; never throws. */
 export async function exchange(
   fetch: FetchLike,
   request: ExchangeRequest,
@@ -32,8 +33,12 @@ export async function exchange(
       body: request.body,
       signal: request.signal,
     });
-    const body = new Uint8Array(await response.arrayBuffer());
-    return { kind: "answer", status: response.status, headers: response.headers, body };
+    return {
+      kind: "answer",
+      status: response.status,
+      headers: response.headers,
+      body: response.body,
+    };
   } catch (error) {
     if (request.signal.aborted) return { kind: "aborted", reason: request.signal.reason };
     const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);

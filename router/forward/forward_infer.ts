@@ -9,8 +9,9 @@
  * the pool's outlier detection (answers, connection failures, timeouts, 5xx); 4. after
  * a timeout, a connection failure or the backend's ejection, retry once on ANOTHER
  * backend (inference is idempotent) while the deadline and the retry budget allow;
- * 5. pass the answer through, or answer 504 (timed out), 502 (unreachable), 503
- * (Retry-After: 1) when no other backend is left to try.
+ * 5. stream the answer through (its body is never buffered here; once its head
+ * arrived no timeout or ejection cuts it), or answer 504 (timed out), 502
+ * (unreachable), 503 (Retry-After: 1) when no other backend is left to try.
  */
 import { ApiError } from "../../shared/errors.ts";
 import { HEADER_LENGTH_HEADER } from "../../shared/oip.ts";
@@ -30,6 +31,7 @@ export const BACKEND_HEADER = "x-switchyard-backend";
 /** Response headers passed from the backend to the client (and the request log). */
 const PASSED_HEADERS = [
   "content-type",
+  "content-length",
   HEADER_LENGTH_HEADER,
   "retry-after",
   EXPERTS_HEADER,
@@ -83,7 +85,7 @@ export function noHealthyBackend(model: string): ApiError {
 function answer(
   status: number,
   headers: Headers,
-  body: Uint8Array<ArrayBuffer>,
+  body: ReadableStream<Uint8Array> | null,
   backendId: string,
 ): Response {
   const passed = new Headers({ [BACKEND_HEADER]: backendId });
@@ -93,6 +95,10 @@ function answer(
   }
   // 204/304 and friends cannot carry a body.
   const bodyless = status === 204 || status === 304 || (status >= 100 && status < 200);
+  if (bodyless) {
+    void body?.cancel().catch(() => {});
+    passed.delete("content-length");
+  }
   return new Response(bodyless ? null : body, { status, headers: passed });
 }
 
@@ -155,8 +161,15 @@ export async function forwardInfer(request: ForwardRequest, deps: ForwardDeps): 
       };
       const tryStarted = clock.now();
       const tryMs = Math.min(deps.tryTimeoutMs, deps.timeoutMs - (tryStarted - started));
+      // Aborted by the try timeout, the deadline or an ejection — until the head arrives.
       const tryAbort = new AbortController();
-      const tryTimer = clock.setTimeout(() => tryAbort.abort(new TryTimeout(tryMs)), tryMs);
+      const stop = (reason: unknown) => tryAbort.abort(reason);
+      const tryTimer = clock.setTimeout(() => stop(new TryTimeout(tryMs)), tryMs);
+      const onDeadline = () => stop(deadline.signal.reason);
+      const ejection = pool.ejectionSignal(backend.id);
+      const onEjection = () => stop(ejection.reason);
+      deadline.signal.addEventListener("abort", onDeadline);
+      ejection.addEventListener("abort", onEjection);
       const release = pool.acquire(backend.id);
       let result;
       try {
@@ -164,15 +177,13 @@ export async function forwardInfer(request: ForwardRequest, deps: ForwardDeps): 
           url: `${backend.url}/v2/models/${encodeURIComponent(request.model)}/infer`,
           headers: request.headers,
           body: request.body,
-          signal: AbortSignal.any([
-            deadline.signal,
-            tryAbort.signal,
-            pool.ejectionSignal(backend.id),
-          ]),
+          signal: tryAbort.signal,
         });
       } finally {
         release();
         clock.clearTimeout(tryTimer);
+        deadline.signal.removeEventListener("abort", onDeadline);
+        ejection.removeEventListener("abort", onEjection);
       }
       if (result.kind === "aborted") {
         const reason = result.reason;
@@ -211,6 +222,7 @@ export async function forwardInfer(request: ForwardRequest, deps: ForwardDeps): 
         continue;
       }
       if (result.status === 401 || result.status === 403) {
+        void result.body?.cancel().catch(() => {});
         logger.error("backend rejected the internal token", { ...fields, status: result.status });
         throw new ApiError(
           "backend_error",
