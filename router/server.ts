@@ -195,6 +195,7 @@ export async function buildRouter(
     plans: state && {
       models: () => [...pool.catalog().keys()],
       currentVersion: (model) => balancing?.store.currentVersion(model) ?? Promise.resolve(null),
+      reconciliations: () => balancing?.reconciler.counts ?? { reconciled: 0, failed: 0 },
     },
     alerts,
     logShipping: options.logShipping,
