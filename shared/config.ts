@@ -10,6 +10,7 @@ import { z } from "zod";
 import { parse as parseYaml } from "yaml";
 import { DurationSchema } from "./duration.ts";
 import { AnnounceSchema, DiscoverySchema, LeaderSchema } from "./config_fleet.ts";
+import { AdmissionSchema, OutlierSchema, RetrySchema } from "./config_overload.ts";
 
 export { DurationSchema };
 
@@ -33,6 +34,10 @@ export const ConfigSchema = z.object({
     health_interval: DurationSchema.default(1000),
     health_timeout: DurationSchema.default(1000),
     request_timeout: DurationSchema.default(30_000),
+    /** Outlier detection, admission and retries (see `config_overload.ts`). */
+    outlier: OutlierSchema,
+    admission: AdmissionSchema,
+    retry: RetrySchema,
     /**
      * HTTP version of the inference hop to backends: `http1` (keep-alive) or `http2`
      * (h2c with prior knowledge on `http://` backends). `deno task bench:hop` measures both.
