@@ -154,7 +154,7 @@ for (const name of scaleNames) {
         value: scale.batchMax,
         unit: "requests",
         provenance: "assumed",
-        source: "the batcher's max (8 per accelerator)",
+        source: `the batcher's max (${scale.batchMax / scale.devices} per accelerator)`,
       },
       SLO: scale.sloMs,
       "load factor": scale.loadFactor,
