@@ -41,6 +41,7 @@ import { backendLoads, logicalLoads, spread } from "./before_after/expert_load.t
 import { type ConfigOutcome, summaryMarkdown } from "./before_after/summary.ts";
 import { parseCli } from "../cli/cli_args.ts";
 import { resolveConfig } from "../../shared/config.ts";
+import { calibrateFromOrt } from "../../gpu-backend/execution/calibrate.ts";
 
 const { values } = parseCli({
   name: "deno task bench",
@@ -105,6 +106,12 @@ const { values } = parseCli({
       value: "<dir>",
       description: "directory for the CSVs and summary.md",
     },
+    calibrate: {
+      type: "boolean",
+      default: false,
+      description:
+        "simulated: measure a and b with calibrateFromOrt() instead of --fixed-ms/--per-row-ms",
+    },
     smoke: {
       type: "boolean",
       default: false,
@@ -128,6 +135,24 @@ const modelDir = await benchModelDir({
   topK: 8,
 });
 const manifest = JSON.parse(await Deno.readTextFile(join(modelDir, "moe.json")));
+// Device time of simulated executors: measured here, or the (assumed) CLI values.
+const calibration = simulated && values.calibrate
+  ? await calibrateFromOrt(modelDir, manifest)
+  : null;
+const device = calibration === null
+  ? {
+    fixedMs: values["fixed-ms"]!,
+    perRowMs: values["per-row-ms"]!,
+    label: `ASSUMED device time ${values["fixed-ms"]} ms + ${
+      values["per-row-ms"]
+    } ms/row, not measured`,
+  }
+  : {
+    fixedMs: String(calibration.fixedMs),
+    perRowMs: String(calibration.perRowMs),
+    label: `MEASURED device time ${calibration.fixedMs.toFixed(3)} ms + ` +
+      `${calibration.perRowMs.toFixed(4)} ms/row (calibrateFromOrt on this machine)`,
+  };
 const traffic = await loadDemoTraffic(modelDir);
 const types = traffic?.request_types ?? ["default"];
 const path = `/v2/models/${manifest.name}/infer`;
@@ -294,8 +319,8 @@ async function run(config: Config, baseRate: number | undefined): Promise<Run> {
       ...(simulated
         ? {
           SWITCHYARD_BACKEND__EXECUTOR: "simulated",
-          SWITCHYARD_BACKEND__SIMULATED__FIXED_MS: values["fixed-ms"]!,
-          SWITCHYARD_BACKEND__SIMULATED__PER_ROW_MS: values["per-row-ms"]!,
+          SWITCHYARD_BACKEND__SIMULATED__FIXED_MS: device.fixedMs,
+          SWITCHYARD_BACKEND__SIMULATED__PER_ROW_MS: device.perRowMs,
         }
         : {}),
     },
@@ -383,9 +408,8 @@ async function run(config: Config, baseRate: number | undefined): Promise<Run> {
 const context = [
   `${
     simulated
-      ? "SIMULATED executors (ASSUMED device time " +
-        `${values["fixed-ms"]} ms + ${values["per-row-ms"]} ms/row, not measured; outputs are ` +
-        "not model outputs; host-bound on this machine)"
+      ? `SIMULATED executors (${device.label}; outputs are not model outputs; ` +
+        "host-bound on this machine)"
       : "real onnxruntime CPU executors"
   }, ${backends} backends × 1 executor Worker`,
   `model ${manifest.name}: ${manifest.layers} layers × ${manifest.experts} experts, top-${manifest.top_k}`,

@@ -154,7 +154,10 @@ export interface SimResult {
   p50Ms: number;
   p99Ms: number;
   meanWaitMs: number;
-  /** Per sample (one day-minute): mean over layers of mean/max accelerator rows; null when idle. */
+  /**
+   * Per sample (a day-minute, at least 250 virtual ms): mean over layers of mean/max
+   * accelerator rows; null when idle.
+   */
   balancedness: (number | null)[];
   /** Share of samples with balancedness ≥ 0.95, outside the first adjust interval after a shift. */
   shareAbove95: number;
@@ -176,7 +179,7 @@ export interface EventMeasure {
   name: string;
   goodputPerS: number;
   p99Ms: number;
-  /** p99 of requests arriving in the event's first day-minute. */
+  /** p99 of requests arriving in the event's first day-minute (at least 250 virtual ms). */
   firstMinuteP99Ms: number;
   coldStarts: number;
 }
@@ -376,7 +379,8 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   let wakeAt = Infinity;
 
   // Measures.
-  const sampleMs = 60_000 / C;
+  // A balancedness sample spans one day-minute, and at least 250 virtual ms (many steps).
+  const sampleMs = Math.max(60_000 / C, 250);
   const samples = Math.ceil(dayMs / sampleMs);
   const balancedness: (number | null)[] = [];
   const acc = new Float64Array(L * D);
@@ -852,7 +856,8 @@ function summarise(s: {
   let event: EventMeasure | null = null;
   if (ev !== null) {
     const inside = (h: number) => h >= ev.startH && h < ev.endH;
-    const firstMinute = (h: number) => h >= ev.startH && h < ev.startH + 1 / 60;
+    const firstSpanH = Math.max(1 / 60, (0.25 * s.C) / 3600); // ≥ 250 virtual ms
+    const firstMinute = (h: number) => h >= ev.startH && h < ev.startH + firstSpanH;
     const lat = s.latencies.filter((_, i) => inside(s.hourOf(s.arrivals[i]!)));
     const first = s.latencies.filter((_, i) => firstMinute(s.hourOf(s.arrivals[i]!)));
     const seconds = ((ev.endH - ev.startH) * 3600) / s.C;

@@ -47,7 +47,7 @@ const SHAPE_256: Omit<ModelShapeSim, "layers"> = {
 };
 
 /** Virtual seconds of the day per pool size: offered requests stay near a million per day. */
-const DAY_S: Record<number, number> = { 32: 600, 64: 300, 144: 200, 288: 150 };
+const DAY_S: Record<number, number> = { 32: 600, 64: 240, 144: 120, 288: 60 };
 
 function wide(devices: number): Scale {
   const redundancySlots = Math.ceil(256 / devices) + Math.ceil((0.25 * 256) / devices - 1e-9);
