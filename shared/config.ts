@@ -70,7 +70,7 @@ export const ConfigSchema = z.object({
      */
     execution: z.enum(["layer", "expert"]).default("layer"),
     /**
-     * `onnx` runs the model. `simulated` spends a calibrated device time per execution
+     * `onnx` runs the model. `simulated` spends a configured device time per execution
      * instead of computing — for pool-scale benchmarks only; responses say so.
      */
     executor: z.enum(["onnx", "simulated"]).default("onnx"),
