@@ -11,6 +11,7 @@ import { HEADER_LENGTH_HEADER, REQUEST_TYPE_HEADER } from "../shared/oip.ts";
 import { forwardInfer, noHealthyBackend } from "./forward/forward_infer.ts";
 import { parseHeaderLength } from "../shared/header_length.ts";
 import { checkContentLength, readLimitedBody } from "../shared/read_body.ts";
+import type { InputFaults } from "../shared/input_faults.ts";
 import { REQUEST_ID_HEADER, requestIdFrom } from "./http/request_id.ts";
 import type { Logger } from "../shared/logger.ts";
 import {
@@ -44,6 +45,8 @@ export interface AppDeps {
   observers?: readonly InferenceObserver[];
   /** Serves `GET /metrics` (Prometheus text) when present; see docs/METRICS.md. */
   metrics?: MetricsEndpoint;
+  /** Counts clients that disconnect mid-body and bodies past `limits.body_timeout`. */
+  inputFaults?: InputFaults;
 }
 
 /** Hono environment of the router app. */
@@ -187,7 +190,10 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
     const model = await resolveModel(pool, c.req.param("model")!);
     c.set("inferModel", model.name);
     // Step 2: read (bounded) and validate exactly as a backend would.
-    const body = await readLimitedBody(raw, config.limits.max_body_bytes);
+    const body = await readLimitedBody(raw, config.limits.max_body_bytes, {
+      timeoutMs: config.limits.body_timeout,
+      faults: deps.inputFaults,
+    });
     const headerLength = parseHeaderLength(raw.headers);
     const decoded = decodeInferRequest(body, {
       model: { name: model.name, dModel: model.dModel },

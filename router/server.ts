@@ -30,6 +30,8 @@ import { registerOperatorApi } from "./startup/operator_api.ts";
 import { createFleet, type Fleet } from "./startup/fleet.ts";
 import { createRouterSeries } from "./startup/series.ts";
 import { openStateKv } from "./startup/state_kv.ts";
+import { InputFaults } from "../shared/input_faults.ts";
+import { serveErrorHandler } from "../shared/serve_errors.ts";
 import { publicHost, readTls } from "./startup/tls.ts";
 
 /** Options of {@linkcode startRouter}; every field has a real default. */
@@ -176,8 +178,11 @@ export async function buildRouter(
     loadOf: (id) => collector.loadOf(id),
   });
   const loadNow = () => collector.snapshot();
+  // Clients that vanish mid-body or send too slowly: counted, never logged as errors.
+  const inputFaults = new InputFaults();
   // `/metrics`: everything but the request counters is read when Prometheus scrapes.
   const metrics = new RouterMetrics({
+    inputFaults,
     version: ROUTER_VERSION,
     views: () => pool.views(),
     knownModel: (model) => pool.model(model) !== undefined,
@@ -207,6 +212,7 @@ export async function buildRouter(
     load: { snapshot: loadNow, ewma: (model, layer) => series.history?.ewma(model, layer) },
     observers,
     metrics,
+    inputFaults,
   });
   // Before the operator routes: followers answer the leader's views and refuse switches.
   fleet.register(app);
@@ -303,6 +309,8 @@ export async function startRouter(
       port: config.router.port,
       ...(tls ?? {}),
       onListen: () => {},
+      // Deliberate closes (408 on a slow body) log nothing; other errors one JSON line.
+      onError: serveErrorHandler(logger),
     }, router.app.fetch);
   } catch (error) {
     await router.stop();

@@ -11,9 +11,12 @@ export const ERROR_STATUS = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  request_timeout: 408,
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  /** The client went away mid-request (nginx's 499): nobody reads it, logs and metrics do. */
+  client_closed_request: 499,
   overloaded: 503,
   too_many_requests: 429,
   no_healthy_backend: 503,
@@ -34,16 +37,25 @@ export const ErrorBodySchema = z.object({
 /** The JSON error body type. */
 export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
-/** An error a handler raises to answer with a given code; `retryAfterS` adds `Retry-After`. */
+/**
+ * An error a handler raises to answer with a given code; `retryAfterS` adds `Retry-After`,
+ * `closeConnection` closes the connection after the answer (see {@linkcode errorResponse}).
+ */
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly retryAfterS: number | undefined;
+  readonly closeConnection: boolean;
 
-  constructor(code: ErrorCode, message: string, options: { retryAfterS?: number } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { retryAfterS?: number; closeConnection?: boolean } = {},
+  ) {
     super(message);
     this.name = "ApiError";
     this.code = code;
     this.retryAfterS = options.retryAfterS;
+    this.closeConnection = options.closeConnection ?? false;
   }
 
   /** HTTP status of this error. */
@@ -61,5 +73,42 @@ export class ApiError extends Error {
 export function errorResponse(error: ApiError): Response {
   const headers = new Headers({ "content-type": "application/json" });
   if (error.retryAfterS !== undefined) headers.set("retry-after", String(error.retryAfterS));
-  return new Response(JSON.stringify(error.toBody()), { status: error.status, headers });
+  const json = JSON.stringify(error.toBody());
+  if (error.closeConnection) return closingResponse(json, error.status, headers);
+  return new Response(json, { status: error.status, headers });
+}
+
+/**
+ * What a response body stream errors with to make the server drop the connection after
+ * the answer; the server's `onError` recognises it and logs nothing (see `serve_errors.ts`).
+ */
+export class CloseConnection extends Error {
+  constructor() {
+    super("connection closed after the answer");
+    this.name = "CloseConnection";
+  }
+}
+
+/**
+ * A response that closes its connection once sent. `Deno.serve` has no way to close a
+ * connection whose request body is unread: `Connection: close` alone leaves it waiting
+ * for the rest of the body, which a slow client never sends. A chunked body that errors
+ * after the JSON makes the server abort the connection instead; clients get the status
+ * line and the JSON, then EOF.
+ */
+export function closingResponse(json: string, status: number, headers: Headers): Response {
+  headers.set("connection", "close");
+  const bytes = new TextEncoder().encode(json);
+  let sent = false;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (!sent) {
+        sent = true;
+        controller.enqueue(bytes);
+      } else {
+        controller.error(new CloseConnection());
+      }
+    },
+  });
+  return new Response(body, { status, headers });
 }

@@ -18,6 +18,8 @@ import {
 } from "../../shared/metrics/collected.ts";
 import { type PlanVersionSource, poolMetrics } from "./pool_metrics.ts";
 import { requestMetrics } from "./request_metrics.ts";
+import type { InputFaults } from "../../shared/input_faults.ts";
+import { inputFaultMetrics } from "../../shared/metrics/input_fault_metrics.ts";
 
 /** What {@linkcode RouterMetrics} reads. */
 export interface RouterMetricsDeps {
@@ -37,6 +39,8 @@ export interface RouterMetricsDeps {
   logShipping?: (() => LogShippingCounts) | undefined;
   /** Process memory; default `Deno.memoryUsage()`. */
   memory?: () => ProcessMemory;
+  /** Bodies that never arrived whole (`switchyard_input_faults_total`). */
+  inputFaults?: InputFaults;
 }
 
 /** A `/metrics` body source: the text and its content type. */
@@ -59,6 +63,7 @@ export class RouterMetrics implements MetricsEndpoint {
     this.observer = requestMetrics(registry, { knownModel: deps.knownModel });
     poolMetrics(registry, { views: deps.views, load: deps.load, plans: deps.plans });
     alertMetrics(registry, { alerts: deps.alerts, logShipping: deps.logShipping });
+    if (deps.inputFaults) inputFaultMetrics(registry, deps.inputFaults);
   }
 
   /** Content type of the Prometheus text exposition format 0.0.4. */
