@@ -20,6 +20,7 @@ import { type PlanVersionSource, poolMetrics } from "./pool_metrics.ts";
 import { requestMetrics } from "./request_metrics.ts";
 import type { InputFaults } from "../../shared/input_faults.ts";
 import { inputFaultMetrics } from "../../shared/metrics/input_fault_metrics.ts";
+import { overloadMetrics, type OverloadSource } from "./overload_metrics.ts";
 
 /** What {@linkcode RouterMetrics} reads. */
 export interface RouterMetricsDeps {
@@ -41,6 +42,8 @@ export interface RouterMetricsDeps {
   memory?: () => ProcessMemory;
   /** Bodies that never arrived whole (`switchyard_input_faults_total`). */
   inputFaults?: InputFaults;
+  /** Ejections, lag, sheds and retries; absent in tests of other families. */
+  overload?: OverloadSource | undefined;
 }
 
 /** A `/metrics` body source: the text and its content type. */
@@ -64,6 +67,7 @@ export class RouterMetrics implements MetricsEndpoint {
     poolMetrics(registry, { views: deps.views, load: deps.load, plans: deps.plans });
     alertMetrics(registry, { alerts: deps.alerts, logShipping: deps.logShipping });
     if (deps.inputFaults) inputFaultMetrics(registry, deps.inputFaults);
+    if (deps.overload !== undefined) overloadMetrics(registry, deps.overload);
   }
 
   /** Content type of the Prometheus text exposition format 0.0.4. */
