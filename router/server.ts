@@ -33,7 +33,7 @@ import { createFleet, type Fleet } from "./startup/fleet.ts";
 import { createRouterSeries } from "./startup/series.ts";
 import { openStateKv } from "./startup/state_kv.ts";
 import { InputFaults } from "../shared/input_faults.ts";
-import { serveErrorHandler } from "../shared/serve_errors.ts";
+import { closeWhenAsked, serveErrorHandler } from "../shared/serve_hooks.ts";
 import { publicHost, readTls } from "./startup/tls.ts";
 
 /** Options of {@linkcode startRouter}; every field has a real default. */
@@ -334,7 +334,7 @@ export async function startRouter(
       onListen: () => {},
       // Deliberate closes (408 on a slow body) log nothing; other errors one JSON line.
       onError: serveErrorHandler(logger),
-    }, router.app.fetch);
+    }, closeWhenAsked(router.app.fetch));
   } catch (error) {
     await router.stop();
     throw error;

@@ -69,46 +69,13 @@ export class ApiError extends Error {
   }
 }
 
-/** Builds the `Response` for an error (JSON body, status, optional `Retry-After`). */
+/**
+ * Builds the `Response` for an error (JSON body, status, optional `Retry-After`); with
+ * `closeConnection`, `Connection: close`, which the servers' `closeWhenAsked` enforces.
+ */
 export function errorResponse(error: ApiError): Response {
   const headers = new Headers({ "content-type": "application/json" });
   if (error.retryAfterS !== undefined) headers.set("retry-after", String(error.retryAfterS));
-  const json = JSON.stringify(error.toBody());
-  if (error.closeConnection) return closingResponse(json, error.status, headers);
-  return new Response(json, { status: error.status, headers });
-}
-
-/**
- * What a response body stream errors with to make the server drop the connection after
- * the answer; the server's `onError` recognises it and logs nothing (see `serve_errors.ts`).
- */
-export class CloseConnection extends Error {
-  constructor() {
-    super("connection closed after the answer");
-    this.name = "CloseConnection";
-  }
-}
-
-/**
- * A response that closes its connection once sent. `Deno.serve` has no way to close a
- * connection whose request body is unread: `Connection: close` alone leaves it waiting
- * for the rest of the body, which a slow client never sends. A chunked body that errors
- * after the JSON makes the server abort the connection instead; clients get the status
- * line and the JSON, then EOF.
- */
-export function closingResponse(json: string, status: number, headers: Headers): Response {
-  headers.set("connection", "close");
-  const bytes = new TextEncoder().encode(json);
-  let sent = false;
-  const body = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (!sent) {
-        sent = true;
-        controller.enqueue(bytes);
-      } else {
-        controller.error(new CloseConnection());
-      }
-    },
-  });
-  return new Response(body, { status, headers });
+  if (error.closeConnection) headers.set("connection", "close");
+  return new Response(JSON.stringify(error.toBody()), { status: error.status, headers });
 }

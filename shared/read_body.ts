@@ -6,7 +6,7 @@
  * own); a client that disconnects mid-body is counted, not logged as an error.
  *
  * Closing: both rejections ask for the connection to be closed after the answer (see
- * `closingResponse`). Deno 2.9 honours that when no body read is pending (an oversized
+ * `shared/serve_hooks.ts`). Deno 2.9 honours that when no body read is pending (an oversized
  * body), but keeps the socket of a client that has sent nothing since the last read
  * until that client sends or hangs up: a pending read of the request body cannot be
  * cancelled from JavaScript. The handler, its buffers and timer are released at the

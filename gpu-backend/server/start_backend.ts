@@ -25,7 +25,7 @@ import { buildLoadReport } from "./load_report.ts";
 import { BackendMetrics } from "../metrics/backend_metrics.ts";
 import { InputFaults } from "../../shared/input_faults.ts";
 import { inputFaultMetrics } from "../../shared/metrics/input_fault_metrics.ts";
-import { serveErrorHandler } from "../../shared/serve_errors.ts";
+import { closeWhenAsked, serveErrorHandler } from "../../shared/serve_hooks.ts";
 import { ROUTER_VERSION as SWITCHYARD_VERSION } from "../../shared/version.ts";
 import { startupResidency } from "../residency/startup_residency.ts";
 import { countingHandler, NetCounter } from "../resources/net_counter.ts";
@@ -241,7 +241,7 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     onListen: () => {},
     // Deliberate closes (408 on a slow body) log nothing; other errors one JSON line.
     onError: serveErrorHandler(logger),
-  }, handler);
+  }, closeWhenAsked(handler));
   const url = `http://${config.backend.host}:${server.addr.port}`;
   logger.info("backend listening", {
     event: "start",
