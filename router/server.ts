@@ -33,6 +33,8 @@ import { registerOperatorApi } from "./startup/operator_api.ts";
 import { createFleet, type Fleet } from "./startup/fleet.ts";
 import { createRouterSeries } from "./startup/series.ts";
 import { openStateKv } from "./startup/state_kv.ts";
+import { InputFaults } from "../shared/input_faults.ts";
+import { closeWhenAsked, serveErrorHandler } from "../shared/serve_hooks.ts";
 import { publicHost, readTls } from "./startup/tls.ts";
 
 /** Options of {@linkcode startRouter}; every field has a real default. */
@@ -187,8 +189,11 @@ export async function buildRouter(
     loadOf: (id) => collector.loadOf(id),
   });
   const loadNow = () => collector.snapshot();
+  // Clients that vanish mid-body or send too slowly: counted, never logged as errors.
+  const inputFaults = new InputFaults();
   // `/metrics`: everything but the request counters is read when Prometheus scrapes.
   const metrics = new RouterMetrics({
+    inputFaults,
     version: ROUTER_VERSION,
     views: () => pool.views(),
     knownModel: (model) => pool.model(model) !== undefined,
@@ -233,6 +238,7 @@ export async function buildRouter(
     load: { snapshot: loadNow, ewma: (model, layer) => series.history?.ewma(model, layer) },
     observers,
     metrics,
+    inputFaults,
     guards,
   });
   // Before the operator routes: followers answer the leader's views and refuse switches.
@@ -333,7 +339,9 @@ export async function startRouter(
       port: config.router.port,
       ...(tls ?? {}),
       onListen: () => {},
-    }, router.app.fetch);
+      // Deliberate closes (408 on a slow body) log nothing; other errors one JSON line.
+      onError: serveErrorHandler(logger),
+    }, closeWhenAsked(router.app.fetch));
   } catch (error) {
     await router.stop();
     throw error;

@@ -114,6 +114,12 @@ export const ConfigSchema = z.object({
   limits: z.object({
     max_body_bytes: z.int().positive().default(16 * 1024 * 1024),
     max_tokens: z.int().positive().default(2048),
+    /**
+     * A request body must arrive whole within this time of the handler reading it; beyond
+     * it: 408 with `Connection: close` (slow-body clients). `Deno.serve` has no header read
+     * timeout: put a proxy with one in front of an exposed router (see README).
+     */
+    body_timeout: DurationSchema.default(10_000),
   }).prefault({}),
   auth: z.object({
     /** Bearer token for state-changing admin endpoints. */
