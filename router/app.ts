@@ -1,18 +1,21 @@
 /**
  * @module The router's HTTP surface: KServe Open Inference Protocol v2 in front of the
- * backend pool. Requests are validated here with the same decoder backends use, then
- * forwarded byte for byte (see `forward/forward_infer.ts`).
+ * backend pool. Requests are checked here for what routing needs — the same structural
+ * checks backends run, never the tensor values (no per-element work) — then forwarded
+ * byte for byte (see `forward/forward_infer.ts`); the backend checks the values once and
+ * its 400 passes through.
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { Config } from "../shared/config.ts";
 import { ApiError, errorResponse } from "../shared/errors.ts";
-import { decodeInferRequest } from "../shared/infer_request_codec.ts";
+import { checkInferRequest } from "../shared/infer_request_codec.ts";
 import { HEADER_LENGTH_HEADER, REQUEST_TYPE_HEADER } from "../shared/oip.ts";
 import { forwardInfer, noHealthyBackend } from "./forward/forward_infer.ts";
 import { parseHeaderLength } from "../shared/header_length.ts";
 import { checkContentLength, readLimitedBody } from "../shared/read_body.ts";
 import { REQUEST_ID_HEADER, requestIdFrom } from "./http/request_id.ts";
 import type { Logger } from "../shared/logger.ts";
+import { createGuards, type RouterGuards } from "./admission/guards.ts";
 import {
   LOAD_API_DETAILS,
   loadApiBody,
@@ -45,6 +48,8 @@ export interface AppDeps {
   observers?: readonly InferenceObserver[];
   /** Serves `GET /metrics` (Prometheus text) when present; see docs/METRICS.md. */
   metrics?: MetricsEndpoint;
+  /** Admission and retry budget; default built from `config` (metrics read the same). */
+  guards?: RouterGuards;
   /** Whether the state KV can be read (readiness); absent: not part of readiness. */
   state?: () => Promise<StateReadiness>;
 }
@@ -79,6 +84,7 @@ function requireVersion(pool: BackendPool, entry: CatalogEntry, version: string)
 /** Creates the router's Hono app. */
 export function createApp(deps: AppDeps): Hono<RouterEnv> {
   const { config, pool, logger, clock } = deps;
+  const guards = deps.guards ?? createGuards(config, { clock, logger });
   const app = new Hono<RouterEnv>();
 
   app.use("*", async (c, next) => {
@@ -188,14 +194,30 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
     const started = clock.now();
     const requestId = c.get("requestId");
     const raw = c.req.raw;
+    // Step 0: admission — beyond the router's bound, 429 at once (nothing read).
+    const leave = guards.admission.enter();
+    try {
+      return await handleInfer(c, requestId, raw, started);
+    } finally {
+      leave();
+    }
+  });
+
+  const handleInfer = async (
+    c: Context<RouterEnv>,
+    requestId: string,
+    raw: Request,
+    started: number,
+  ): Promise<Response> => {
     // Step 1: cheap rejections before reading anything.
     checkContentLength(raw.headers, config.limits.max_body_bytes);
     const model = await resolveModel(pool, c.req.param("model")!);
     c.set("inferModel", model.name);
-    // Step 2: read (bounded) and validate exactly as a backend would.
+    // Step 2: read (bounded) and check the structure as a backend would; values are the
+    // backend's to check (once), so this hop does no work per tensor element.
     const body = await readLimitedBody(raw, config.limits.max_body_bytes);
     const headerLength = parseHeaderLength(raw.headers);
-    const decoded = decodeInferRequest(body, {
+    const decoded = checkInferRequest(body, {
       model: { name: model.name, dModel: model.dModel },
       headerLength,
       maxTokens: config.limits.max_tokens,
@@ -215,7 +237,14 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
     headers.set(REQUEST_ID_HEADER, requestId);
     const response = await forwardInfer(
       { model: model.name, body, headers, requestId },
-      { ...deps, timeoutMs: config.router.request_timeout },
+      {
+        ...deps,
+        timeoutMs: config.router.request_timeout,
+        tryTimeoutMs: config.router.retry.try_timeout,
+        admission: guards.admission,
+        budget: guards.budget,
+        onRetry: (cause) => guards.retries.set(cause, (guards.retries.get(cause) ?? 0) + 1),
+      },
     );
     logger.debug("inference forwarded", {
       request_id: requestId,
@@ -227,7 +256,7 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
       ms: clock.now() - started,
     });
     return response;
-  });
+  };
 
   return app;
 }

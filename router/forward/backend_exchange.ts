@@ -1,13 +1,15 @@
 /**
- * @module One POST to one backend, read to the end, classified as an answer, a
- * timeout (the request's deadline passed) or a connection failure (anything else).
+ * @module One POST to one backend, classified as an answer (status and headers; the
+ * body is left unread so it can stream to the client), an abort (the signal fired
+ * before the answer's head arrived: a per-try timeout, the request's deadline, an
+ * ejection — its `reason` says which) or a connection failure (anything else).
  */
 import type { FetchLike } from "../runtime/fetch_like.ts";
 
 /** How one exchange ended. */
 export type ExchangeResult =
-  | { kind: "answer"; status: number; headers: Headers; body: Uint8Array<ArrayBuffer> }
-  | { kind: "timeout" }
+  | { kind: "answer"; status: number; headers: Headers; body: ReadableStream<Uint8Array> | null }
+  | { kind: "aborted"; reason: unknown }
   | { kind: "unreachable"; reason: string };
 
 /** One request to send. */
@@ -15,11 +17,11 @@ export interface ExchangeRequest {
   url: string;
   headers: Headers;
   body: Uint8Array<ArrayBuffer>;
-  /** Aborted when the request's deadline passes. */
-  deadline: AbortSignal;
+  /** Aborted when the attempt must stop waiting (timeouts, an ejection). */
+  signal: AbortSignal;
 }
 
-/** Posts `body` and reads the whole answer; never throws. */
+/** Posts `body` and returns once the answer's head arrived; never throws. */
 export async function exchange(
   fetch: FetchLike,
   request: ExchangeRequest,
@@ -29,12 +31,16 @@ export async function exchange(
       method: "POST",
       headers: request.headers,
       body: request.body,
-      signal: request.deadline,
+      signal: request.signal,
     });
-    const body = new Uint8Array(await response.arrayBuffer());
-    return { kind: "answer", status: response.status, headers: response.headers, body };
+    return {
+      kind: "answer",
+      status: response.status,
+      headers: response.headers,
+      body: response.body,
+    };
   } catch (error) {
-    if (request.deadline.aborted) return { kind: "timeout" };
+    if (request.signal.aborted) return { kind: "aborted", reason: request.signal.reason };
     const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     return { kind: "unreachable", reason };
   }
