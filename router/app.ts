@@ -25,6 +25,7 @@ import {
 } from "./load/load_api.ts";
 import type { InferenceObserver } from "./observe/inference_event.ts";
 import type { MetricsEndpoint } from "./metrics/router_metrics.ts";
+import type { StateReadiness } from "./startup/state_kv.ts";
 import { type InferVariables, observeInference } from "./observe/observe_inference.ts";
 import { backendHeaders } from "./pool/backend_client.ts";
 import type { BackendPool } from "./pool/backend_pool.ts";
@@ -52,6 +53,8 @@ export interface AppDeps {
   inputFaults?: InputFaults;
   /** Admission and retry budget; default built from `config` (metrics read the same). */
   guards?: RouterGuards;
+  /** Whether the state KV can be read (readiness); absent: not part of readiness. */
+  state?: () => Promise<StateReadiness>;
 }
 
 /** Hono environment of the router app. */
@@ -116,13 +119,16 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
 
   app.get("/v2/health/live", (c) => c.json({ live: true }));
 
-  app.get("/v2/health/ready", (c) => {
+  app.get("/v2/health/ready", async (c) => {
     const views = pool.views();
     const healthy = views.filter((view) => view.healthy).length;
-    const ready = healthy > 0;
+    // A router whose state KV is unavailable is not ready (plans, series, alerts are off).
+    const state = await deps.state?.();
+    const ready = healthy > 0 && (state?.ok ?? true);
     return c.json({
       ready,
       details: {
+        ...(state ? { state } : {}),
         healthy_backends: healthy,
         total_backends: views.length,
         backends: views.map((view) => ({

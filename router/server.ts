@@ -32,7 +32,7 @@ import type { AssetSource } from "./dashboard/static_assets.ts";
 import { registerOperatorApi } from "./startup/operator_api.ts";
 import { createFleet, type Fleet } from "./startup/fleet.ts";
 import { createRouterSeries } from "./startup/series.ts";
-import { openStateKv } from "./startup/state_kv.ts";
+import { openStateKv, StateHealth } from "./startup/state_kv.ts";
 import { InputFaults } from "../shared/input_faults.ts";
 import { closeWhenAsked, serveErrorHandler } from "../shared/serve_hooks.ts";
 import { publicHost, readTls } from "./startup/tls.ts";
@@ -51,8 +51,9 @@ export interface StartRouterOptions {
   random?: () => number;
   /**
    * KV store for shared state such as the load history (the caller closes it). Default:
-   * `state.kv` opened and closed with the router; if it cannot be opened, the router
-   * logs a warning and runs without history.
+   * `state.kv` opened and closed with the router; if it cannot be opened or read, the
+   * router stops at start (`StateUnavailableError`), or with `state.required: false` runs
+   * without state and answers not ready.
    */
   kv?: Deno.Kv;
   /** Time between load-report rounds; default 1000 ms. */
@@ -119,7 +120,13 @@ export async function buildRouter(
     lagSince: (since) => lag.maxSince(since),
   });
   const guards = createGuards(config, { clock, logger });
-  const state = await openStateKv(config, options.kv, logger);
+  const opened = await openStateKv(config, options.kv, logger);
+  const state = opened.state;
+  // Readiness says when the KV is unavailable (state.required: false) or stops reading.
+  const stateHealth = new StateHealth(opened, {
+    location: options.kv === undefined ? config.state.kv : "(provided)",
+    clock,
+  });
   // Assigned once the app exists (it registers routes); rounds and metrics use it then.
   // deno-lint-ignore prefer-const
   let balancing: Balancing | undefined;
@@ -240,6 +247,7 @@ export async function buildRouter(
     metrics,
     inputFaults,
     guards,
+    state: () => stateHealth.check(),
   });
   // Before the operator routes: followers answer the leader's views and refuse switches.
   fleet.register(app);

@@ -155,6 +155,12 @@ export const ConfigSchema = z.object({
      * `deploy`: Deno Deploy's managed KV (`Deno.openKv()` with no argument).
      */
     kv: z.string().default("data/switchyard.kv"),
+    /**
+     * When the KV cannot be opened or read: `true` stops the router at start with the
+     * reason; `false` runs without plans, history, series, events and alerts, and
+     * readiness answers 503 saying why.
+     */
+    required: z.boolean().default(true),
   }).prefault({}),
   /** One router among many runs the control loops, elected by a lease in `state.kv`. */
   leader: LeaderSchema,
