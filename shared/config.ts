@@ -166,8 +166,19 @@ export const ConfigSchema = z.object({
     bias_deviation_budget: z.number().min(0).max(1).default(0.05),
   }).prefault({}),
   alerts: z.object({
-    /** An expert using more than this share of its backend's executor capacity alerts. */
+    /**
+     * An expert whose routed load exceeds this share of the pool's capacity for it
+     * (its replicas × each replica backend's per-expert share) alerts.
+     */
     expert_load_threshold: z.number().gt(0).max(1).default(0.8),
+    /** Router request latency p99 (ms, over `latency_window`) above which the SLO alert fires. */
+    latency_p99_ms: z.number().positive().default(1000),
+    /** Window of the latency SLO. */
+    latency_window: DurationSchema.default(60_000),
+    /** Share of requests backends refuse (503) above which the shedding alert fires. */
+    shed_ratio: z.number().min(0).max(1).default(0.01),
+    /** Pool saturation (mean over backends) at or above which the saturation alert fires. */
+    saturation: z.number().gt(0).max(1).default(0.9),
     /** Consecutive load rounds (~1 s each) a condition must hold before it fires. */
     raise_after: z.int().min(1).default(3),
     /** Consecutive rounds it must be gone before the alert resolves (no flapping). */

@@ -21,7 +21,8 @@ import type { LayerDispatcher } from "../layer/layer_dispatcher.ts";
 import type { MoeEngine } from "../moe/engine.ts";
 import type { PlacementState } from "../placement/placement_state.ts";
 import { createBackendApp } from "./app.ts";
-import { buildLoadReport } from "./load_report.ts";
+import { buildLoadReport, hostReport } from "./load_report.ts";
+import { LoopMonitor } from "../resources/loop_monitor.ts";
 import { BackendMetrics } from "../metrics/backend_metrics.ts";
 import { ROUTER_VERSION as SWITCHYARD_VERSION } from "../../shared/version.ts";
 import { startupResidency } from "../residency/startup_residency.ts";
@@ -107,6 +108,9 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
   const net = new NetCounter();
   const accelerator = new NvidiaSmiSampler({ logger });
   void accelerator.start();
+  // The main thread's busy share (event-loop probe) for the router's saturation signal.
+  const loop = new LoopMonitor();
+  loop.start();
   const peers = new PeerRegistry({
     selfId: backendId,
     token: config.auth.internal_token,
@@ -143,6 +147,11 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
       memory: { rssBytes: rss, heapUsedBytes: heapUsed },
       coldStarts: (key) => placement.coldStartsOf(key),
       resources: readResources({ net, accelerator }),
+      host: hostReport(
+        loop.counters(),
+        built.queueStats(),
+        (layers?.batcher ?? batcher).windowMs(),
+      ),
     });
   };
   // `/metrics`: every value is read from the counters above when Prometheus scrapes.
@@ -253,6 +262,7 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     engine,
     async close() {
       peers.closeAll();
+      loop.stop();
       await accelerator.stop();
       await server.shutdown();
       await executor.close();

@@ -3,7 +3,7 @@
  * of its ports and the time, so tests drive it on a manual clock.
  *
  * Steps:
- *   1. capacity per backend: from load reports (tokens/s ÷ utilisation), else the last
+ *   1. capacity per backend: the load signal's estimate (saturation.ts), else the last
  *      estimate, else the configured fallback;
  *   2. predicted volume over `horizon`: the forecast with events applied, plus events
  *      whose lead time has begun; the peak and its request-type mix;

@@ -84,6 +84,7 @@ export function registerOperatorApi<E extends Env>(
       experts: () => modelParameter(pool, "experts"),
       load: deps.load,
       utilisation: (now) => deps.utilisation.mean(now),
+      loadSignal: (now) => deps.utilisation.means(now),
       ewma: (model, layer) => series.history?.ewma(model, layer),
       requests: deps.requests,
     },
