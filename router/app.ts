@@ -1,12 +1,14 @@
 /**
  * @module The router's HTTP surface: KServe Open Inference Protocol v2 in front of the
- * backend pool. Requests are validated here with the same decoder backends use, then
- * forwarded byte for byte (see `forward/forward_infer.ts`).
+ * backend pool. Requests are checked here for what routing needs — the same structural
+ * checks backends run, never the tensor values (no per-element work) — then forwarded
+ * byte for byte (see `forward/forward_infer.ts`); the backend checks the values once and
+ * its 400 passes through.
  */
 import { Hono } from "hono";
 import type { Config } from "../shared/config.ts";
 import { ApiError, errorResponse } from "../shared/errors.ts";
-import { decodeInferRequest } from "../shared/infer_request_codec.ts";
+import { checkInferRequest } from "../shared/infer_request_codec.ts";
 import { HEADER_LENGTH_HEADER, REQUEST_TYPE_HEADER } from "../shared/oip.ts";
 import { forwardInfer, noHealthyBackend } from "./forward/forward_infer.ts";
 import { parseHeaderLength } from "../shared/header_length.ts";
@@ -186,10 +188,11 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
     checkContentLength(raw.headers, config.limits.max_body_bytes);
     const model = await resolveModel(pool, c.req.param("model")!);
     c.set("inferModel", model.name);
-    // Step 2: read (bounded) and validate exactly as a backend would.
+    // Step 2: read (bounded) and check the structure as a backend would; values are the
+    // backend's to check (once), so this hop does no work per tensor element.
     const body = await readLimitedBody(raw, config.limits.max_body_bytes);
     const headerLength = parseHeaderLength(raw.headers);
-    const decoded = decodeInferRequest(body, {
+    const decoded = checkInferRequest(body, {
       model: { name: model.name, dModel: model.dModel },
       headerLength,
       maxTokens: config.limits.max_tokens,

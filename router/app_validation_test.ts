@@ -1,6 +1,8 @@
 /**
- * Every malformed inference request is answered 400 by the router itself, with a
- * message naming the offending field, and never reaches a backend.
+ * Every malformed inference request is answered 400 with a message naming the
+ * offending field: structural mistakes by the router itself (never reaching a backend),
+ * bad tensor values by the backend (the router does no per-element work), whose 400
+ * passes through unchanged.
  */
 import assert from "node:assert/strict";
 import { joinBinaryBody, tensorBytes } from "../shared/binary_tensor.ts";
@@ -13,9 +15,15 @@ function input(overrides: Record<string, unknown>): Record<string, unknown> {
   };
 }
 
-function binaryRequest(declaredSize: number, payloadFloats: number): TestRequest {
+function binaryRequest(
+  declaredSize: number,
+  payloadFloats: number,
+  values: (data: Float32Array) => void = () => {},
+): TestRequest {
   const header = input({ data: undefined, parameters: { binary_data_size: declaredSize } });
-  const payload = tensorBytes(new Float32Array(payloadFloats));
+  const data = new Float32Array(payloadFloats);
+  values(data);
+  const payload = tensorBytes(data);
   const { body, headerLength } = joinBinaryBody(header, [payload]);
   return {
     body: body as Uint8Array<ArrayBuffer>,
@@ -26,9 +34,15 @@ function binaryRequest(declaredSize: number, payloadFloats: number): TestRequest
   };
 }
 
-const cases: Array<
-  { name: string; request: () => TestRequest; headers?: Record<string, string>; message: RegExp }
-> = [
+type Case = {
+  name: string;
+  request: () => TestRequest;
+  headers?: Record<string, string>;
+  message: RegExp;
+};
+
+/** Structure: the router answers; no backend sees the request. */
+const cases: Case[] = [
   {
     name: "a wrong shape",
     request: () => jsonRequest(input({ shape: [1, 3], data: [1, 2, 3] })),
@@ -38,14 +52,6 @@ const cases: Array<
     name: "a wrong datatype",
     request: () => jsonRequest(input({ datatype: "INT32" })),
     message: /inputs\[0\]\.datatype must be "FP32", got "INT32"/,
-  },
-  {
-    name: "a non-finite value (1e400 in JSON)",
-    request: () =>
-      jsonRequest(
-        '{"inputs":[{"name":"input","shape":[1,4],"datatype":"FP32","data":[1e400,0,0,0]}]}',
-      ),
-    message: /inputs\[0\]\.data\[0\]/,
   },
   {
     name: "an empty tensor shape [0, 4]",
@@ -61,11 +67,6 @@ const cases: Array<
     name: "malformed JSON",
     request: () => jsonRequest('{"inputs": [ oops'),
     message: /body is not valid JSON/,
-  },
-  {
-    name: "a data length that does not match the shape",
-    request: () => jsonRequest(input({ shape: [2, 4] })),
-    message: /inputs\[0\]\.data has 4 values, expected 8/,
   },
   {
     name: "a binary_data_size that does not match the shape",
@@ -107,16 +108,41 @@ const cases: Array<
   },
 ];
 
-for (const { name, request, headers, message } of cases) {
-  Deno.test(`infer answers 400 naming the field for ${name}`, async () => {
-    const h = await createHarness({ config: { limits: { max_tokens: 8 } } });
-    const res = await postInfer(h, request(), headers ? { headers } : {});
-    const body = await res.json();
-    assert.equal(res.status, 400, JSON.stringify(body));
-    assert.equal(body.code, "bad_request");
-    assert.match(body.error, /^Cannot run inference: /);
-    assert.match(body.error, message);
-    assert.equal(h.backends.flatMap((backend) => backend.inferences()).length, 0);
-    await h.close();
-  });
+/** Values (inside `data` or the binary payload): the backend answers, once. */
+const valueCases: Case[] = [
+  {
+    name: "a non-finite value (1e400 in JSON)",
+    request: () =>
+      jsonRequest(
+        '{"inputs":[{"name":"input","shape":[1,4],"datatype":"FP32","data":[1e400,0,0,0]}]}',
+      ),
+    message: /inputs\[0\]\.data\[0\]/,
+  },
+  {
+    name: "a data length that does not match the shape",
+    request: () => jsonRequest(input({ shape: [2, 4] })),
+    message: /inputs\[0\]\.data has 4 values, expected 8/,
+  },
+  {
+    name: "a NaN in binary data",
+    request: () => binaryRequest(16, 4, (data) => data[2] = NaN),
+    message: /inputs\[0\] binary data\[2\] must be finite, got NaN/,
+  },
+];
+
+for (const [kind, list] of [["router", cases], ["backend", valueCases]] as const) {
+  for (const { name, request, headers, message } of list) {
+    Deno.test(`infer answers 400 (from the ${kind}) naming the field for ${name}`, async () => {
+      const h = await createHarness({ config: { limits: { max_tokens: 8 } } });
+      const res = await postInfer(h, request(), headers ? { headers } : {});
+      const body = await res.json();
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.equal(body.code, "bad_request");
+      assert.match(body.error, /^Cannot run inference: /);
+      assert.match(body.error, message);
+      const reached = h.backends.flatMap((backend) => backend.inferences()).length;
+      assert.equal(reached, kind === "router" ? 0 : 1);
+      await h.close();
+    });
+  }
 }

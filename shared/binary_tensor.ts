@@ -40,8 +40,15 @@ export function joinBinaryBody(
   return { body, headerLength: json.byteLength };
 }
 
-/** Little-endian bytes of a typed array (a copy, safe to transfer). */
+/** True on little-endian hosts (every platform Deno ships for); the fast paths need it. */
+const LITTLE_ENDIAN = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
+
+/**
+ * Little-endian bytes of a typed array: a view of `data` itself (no copy) on
+ * little-endian hosts; callers that keep or transfer the bytes copy them.
+ */
 export function tensorBytes(data: Float32Array | Int32Array): Uint8Array {
+  if (LITTLE_ENDIAN) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
   const bytes = new Uint8Array(data.byteLength);
   const view = new DataView(bytes.buffer);
   const isFloat = data instanceof Float32Array;
@@ -52,18 +59,63 @@ export function tensorBytes(data: Float32Array | Int32Array): Uint8Array {
   return bytes;
 }
 
-/** Reads little-endian FP32 values from bytes (length must be a multiple of 4). */
-export function readFloat32(bytes: Uint8Array): Float32Array {
-  const out = new Float32Array(bytes.byteLength / 4);
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let i = 0; i < out.length; i++) out[i] = view.getFloat32(i * 4, true);
-  return out;
+function checkLength(bytes: Uint8Array): void {
+  if (bytes.byteLength % 4 !== 0) {
+    throw new RangeError(`tensor bytes must be a multiple of 4, got ${bytes.byteLength}`);
+  }
 }
 
-/** Reads little-endian INT32 values from bytes (length must be a multiple of 4). */
+/**
+ * Little-endian 4-byte elements of `bytes` as a typed array: a view over `bytes` when
+ * its offset is 4-byte aligned (no copy; it aliases the body), one copy when not.
+ */
+function readWords<T extends Float32Array | Int32Array>(
+  bytes: Uint8Array,
+  make: (buffer: ArrayBuffer, offset: number, length: number) => T,
+  slow: (view: DataView, out: T) => void,
+): T {
+  checkLength(bytes);
+  const length = bytes.byteLength / 4;
+  if (!LITTLE_ENDIAN) {
+    const out = make(new ArrayBuffer(bytes.byteLength), 0, length);
+    slow(new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), out);
+    return out;
+  }
+  if (bytes.byteOffset % 4 === 0) {
+    return make(bytes.buffer as ArrayBuffer, bytes.byteOffset, length);
+  }
+  return make(bytes.slice().buffer, 0, length);
+}
+
+/** Reads little-endian FP32 values (length a multiple of 4); see {@linkcode readWords}. */
+export function readFloat32(bytes: Uint8Array): Float32Array {
+  return readWords(
+    bytes,
+    (buffer, offset, length) => new Float32Array(buffer, offset, length),
+    (view, out) => {
+      for (let i = 0; i < out.length; i++) out[i] = view.getFloat32(i * 4, true);
+    },
+  );
+}
+
+/** Reads little-endian INT32 values (length a multiple of 4); see {@linkcode readWords}. */
 export function readInt32(bytes: Uint8Array): Int32Array {
-  const out = new Int32Array(bytes.byteLength / 4);
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let i = 0; i < out.length; i++) out[i] = view.getInt32(i * 4, true);
-  return out;
+  return readWords(
+    bytes,
+    (buffer, offset, length) => new Int32Array(buffer, offset, length),
+    (view, out) => {
+      for (let i = 0; i < out.length; i++) out[i] = view.getInt32(i * 4, true);
+    },
+  );
+}
+
+/** Index of the first NaN or ±Infinity in `values`, or -1: one tight loop, no closures. */
+export function firstNonFinite(values: Float32Array): number {
+  const n = values.length;
+  for (let i = 0; i < n; i++) {
+    const v = values[i]!;
+    // v - v is 0 for every finite v and NaN for NaN and ±Infinity.
+    if (v - v !== 0) return i;
+  }
+  return -1;
 }

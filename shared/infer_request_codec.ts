@@ -2,11 +2,20 @@
  * @module Decoding and validating OIP v2 inference requests (JSON and binary
  * extension) into a token matrix, and encoding them for clients.
  *
- * Router and backend both decode with this one function, so a request the router
- * accepts is a request the backend accepts, and every rejection names the field.
+ * Two levels, one code path: {@linkcode checkInferRequest} validates what routing needs
+ * (header JSON, tensor names, shapes, datatypes, byte counts, limits) without touching
+ * tensor values, so the router's hop costs no per-element work; {@linkcode decodeInferRequest}
+ * (backends) runs the same checks and then decodes and checks the values (NaN/Inf, JSON
+ * data counts). Every rejection is a 400 naming the field, from whichever side finds it.
  */
 import { ApiError } from "./errors.ts";
-import { joinBinaryBody, readFloat32, splitBinaryBody, tensorBytes } from "./binary_tensor.ts";
+import {
+  firstNonFinite,
+  joinBinaryBody,
+  readFloat32,
+  splitBinaryBody,
+  tensorBytes,
+} from "./binary_tensor.ts";
 import { type InferRequest, InferRequestSchema, INPUT_TENSOR, OUTPUT_TENSORS } from "./oip.ts";
 
 /** What a decoder needs to know about the model. */
@@ -21,6 +30,16 @@ export interface RequestedOutput {
   binary: boolean;
 }
 
+/** A request whose structure is valid; its tensor values are not decoded yet. */
+export interface CheckedInferRequest {
+  id: string | undefined;
+  requestType: string | undefined;
+  rows: number;
+  outputs: RequestedOutput[];
+  /** The input's values: `binary` bytes (length already checked) or JSON `data` as sent. */
+  input: { kind: "binary"; bytes: Uint8Array } | { kind: "json"; data: unknown[] };
+}
+
 /** A validated inference request. */
 export interface DecodedInferRequest {
   id: string | undefined;
@@ -31,7 +50,7 @@ export interface DecodedInferRequest {
   outputs: RequestedOutput[];
 }
 
-/** Options of {@linkcode decodeInferRequest}. */
+/** Options of {@linkcode checkInferRequest} and {@linkcode decodeInferRequest}. */
 export interface DecodeInferRequestOptions {
   model: ModelShape;
   /** Value of `Inference-Header-Content-Length`, or null for a plain JSON body. */
@@ -120,11 +139,15 @@ function requestedOutputs(request: InferRequest): RequestedOutput[] {
   });
 }
 
-/** Decodes and validates a request body; throws {@linkcode ApiError} (400) naming the field. */
-export function decodeInferRequest(
+/**
+ * Validates everything but the tensor values: header JSON, names, shape, datatype,
+ * limits, outputs, request type, and for binary input the byte counts. Costs no work
+ * per element (the router's hop); throws {@linkcode ApiError} (400) naming the field.
+ */
+export function checkInferRequest(
   body: Uint8Array,
   options: DecodeInferRequestOptions,
-): DecodedInferRequest {
+): CheckedInferRequest {
   const { model, maxTokens } = options;
   const { request, payload } = parseHeader(body, options.headerLength);
   if (request.inputs.length !== 1) {
@@ -149,7 +172,7 @@ export function decodeInferRequest(
   }
   const expected = rows * cols;
   const binarySize = input.parameters?.["binary_data_size"];
-  let tokens: Float32Array;
+  let values: CheckedInferRequest["input"];
   if (binarySize !== undefined) {
     if (options.headerLength === null) {
       throw bad(
@@ -170,9 +193,7 @@ export function decodeInferRequest(
         }`,
       );
     }
-    tokens = readFloat32(payload);
-    const at = tokens.findIndex((v) => !Number.isFinite(v));
-    if (at >= 0) throw bad(`inputs[0] binary data[${at}] must be finite, got ${tokens[at]}`);
+    values = { kind: "binary", bytes: payload };
   } else {
     if (payload.byteLength > 0) {
       throw bad(
@@ -182,14 +203,42 @@ export function decodeInferRequest(
     if (input.data === undefined) {
       throw bad("inputs[0].data is missing (or set parameters.binary_data_size)");
     }
-    tokens = flatten(input.data, "inputs[0].data", expected);
+    values = { kind: "json", data: input.data };
   }
   return {
     id: request.id,
     requestType: requestType(request, options.requestTypeHeader),
-    tokens,
     rows,
     outputs: requestedOutputs(request),
+    input: values,
+  };
+}
+
+/**
+ * Decodes and validates a request body (backends): {@linkcode checkInferRequest}, then
+ * the values — binary bytes as one typed view (one copy when unaligned) and one tight
+ * finite check, JSON data counted and checked value by value. Throws 400 naming the field.
+ */
+export function decodeInferRequest(
+  body: Uint8Array,
+  options: DecodeInferRequestOptions,
+): DecodedInferRequest {
+  const checked = checkInferRequest(body, options);
+  const expected = checked.rows * options.model.dModel;
+  let tokens: Float32Array;
+  if (checked.input.kind === "binary") {
+    tokens = readFloat32(checked.input.bytes);
+    const at = firstNonFinite(tokens);
+    if (at >= 0) throw bad(`inputs[0] binary data[${at}] must be finite, got ${tokens[at]}`);
+  } else {
+    tokens = flatten(checked.input.data, "inputs[0].data", expected);
+  }
+  return {
+    id: checked.id,
+    requestType: checked.requestType,
+    tokens,
+    rows: checked.rows,
+    outputs: checked.outputs,
   };
 }
 
@@ -201,7 +250,11 @@ export interface EncodeInferRequestOptions {
   binaryInput?: boolean;
   /** Outputs to request; default `output` only. */
   outputs?: string[];
-  /** Ask for binary outputs. */
+  /**
+   * Ask for binary outputs; default: the same as `binaryInput`. Switchyard's own
+   * clients (traffic, benchmarks, tests' binary paths) get binary answers without
+   * asking twice: a JSON output costs the server many times a binary one (see README).
+   */
   binaryOutputs?: boolean;
 }
 
@@ -227,7 +280,7 @@ export function encodeInferRequest(
     }],
     outputs: (options.outputs ?? [OUTPUT_TENSORS[0]]).map((name) => ({
       name,
-      parameters: { binary_data: options.binaryOutputs === true },
+      parameters: { binary_data: options.binaryOutputs ?? options.binaryInput === true },
     })),
   };
   if (!options.binaryInput) {

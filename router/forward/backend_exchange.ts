@@ -1,12 +1,13 @@
 /**
- * @module One POST to one backend, read to the end, classified as an answer, a
- * timeout (the request's deadline passed) or a connection failure (anything else).
+ * @module One POST to one backend, classified as an answer (status and headers; the
+ * body is left unread so it can stream to the client), a timeout (the request's
+ * deadline passed) or a connection failure (anything else).
  */
 import type { FetchLike } from "../runtime/fetch_like.ts";
 
 /** How one exchange ended. */
 export type ExchangeResult =
-  | { kind: "answer"; status: number; headers: Headers; body: Uint8Array<ArrayBuffer> }
+  | { kind: "answer"; status: number; headers: Headers; body: ReadableStream<Uint8Array> | null }
   | { kind: "timeout" }
   | { kind: "unreachable"; reason: string };
 
@@ -19,7 +20,7 @@ export interface ExchangeRequest {
   deadline: AbortSignal;
 }
 
-/** Posts `body` and reads the whole answer; never throws. */
+/** Posts `body` and returns once the answer's head arrived; never throws. */
 export async function exchange(
   fetch: FetchLike,
   request: ExchangeRequest,
@@ -31,8 +32,12 @@ export async function exchange(
       body: request.body,
       signal: request.deadline,
     });
-    const body = new Uint8Array(await response.arrayBuffer());
-    return { kind: "answer", status: response.status, headers: response.headers, body };
+    return {
+      kind: "answer",
+      status: response.status,
+      headers: response.headers,
+      body: response.body,
+    };
   } catch (error) {
     if (request.deadline.aborted) return { kind: "timeout" };
     const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);

@@ -4,7 +4,7 @@
  * Steps: 1. pick a healthy backend serving the model with the routing policy;
  * 2. count it in flight and POST the client's original bytes; 3. on a connection
  * failure mark that backend down and retry once on another (inference is idempotent);
- * 4. pass the answer through, or answer 504 when `router.request_timeout` passes (one
+ * 4. stream the answer through (its body is never buffered here), or answer 504 when `router.request_timeout` passes (one
  * deadline for both attempts), 502 when the retry fails too, 503 (Retry-After: 1) when
  * no healthy backend is left to try.
  */
@@ -24,6 +24,7 @@ export const BACKEND_HEADER = "x-switchyard-backend";
 /** Response headers passed from the backend to the client (and the request log). */
 const PASSED_HEADERS = [
   "content-type",
+  "content-length",
   HEADER_LENGTH_HEADER,
   "retry-after",
   EXPERTS_HEADER,
@@ -66,7 +67,7 @@ export function noHealthyBackend(model: string): ApiError {
 function answer(
   status: number,
   headers: Headers,
-  body: Uint8Array<ArrayBuffer>,
+  body: ReadableStream<Uint8Array> | null,
   backendId: string,
 ): Response {
   const passed = new Headers({ [BACKEND_HEADER]: backendId });
@@ -76,6 +77,10 @@ function answer(
   }
   // 204/304 and friends cannot carry a body.
   const bodyless = status === 204 || status === 304 || (status >= 100 && status < 200);
+  if (bodyless) {
+    void body?.cancel().catch(() => {});
+    passed.delete("content-length");
+  }
   return new Response(bodyless ? null : body, { status, headers: passed });
 }
 
@@ -124,6 +129,7 @@ export async function forwardInfer(request: ForwardRequest, deps: ForwardDeps): 
         continue;
       }
       if (result.status === 401 || result.status === 403) {
+        void result.body?.cancel().catch(() => {});
         logger.error("backend rejected the internal token", { ...fields, status: result.status });
         throw new ApiError(
           "backend_error",
