@@ -27,8 +27,9 @@
  * **Scaling advice** in backend-equivalents of demand, `D = Σ saturation ·
  * (1 + shed/admitted)` over fresh backends (shed work is demand too): scale up to
  * `ceil(D ÷ target)` when that exceeds the pool (always at least one more while the pool
- * saturation is ≥ 0.9); scale down only while `D ÷ (n − 1) ≤ 0.5` (the pool would still
- * run at half load or less), to `max(1, ceil(D ÷ 0.5))`; otherwise no change.
+ * saturation is ≥ 0.9); scale down only while no backend sheds and `D ÷ (n − 1) ≤ 0.5`
+ * (the pool would still run at half load or less), to `max(1, ceil(D ÷ 0.5))`; otherwise
+ * no change.
  */
 
 /** A backend at or above this saturation is saturated. */
@@ -211,7 +212,8 @@ export function scaleAdvice(
         `${clamp(up)} backends at ${options.target} each`,
     };
   }
-  if (n > 1 && demand / (n - 1) <= SCALE_DOWN_BELOW) {
+  const shedding = samples.some((s) => s.shedPerS > 0);
+  if (n > 1 && !shedding && demand / (n - 1) <= SCALE_DOWN_BELOW) {
     const down = clamp(Math.ceil(demand / SCALE_DOWN_BELOW - 1e-9));
     return {
       backends: n,
