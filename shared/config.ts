@@ -120,7 +120,14 @@ export const ConfigSchema = z.object({
      */
     strategy: z.enum(["dynamic", "static", "off"]).default("dynamic"),
     threshold: z.number().gt(0).max(1).default(0.75),
+    /** At most one plan switch per interval, unless the worst layer gains `switch_gain`. */
     adjust_interval: DurationSchema.default(60_000),
+    /** How often the balancer evaluates (detection; switching is bounded by adjust_interval). */
+    evaluate_interval: DurationSchema.default(2_000),
+    /** Time constant of the short load window the balancer detects and plans on. */
+    detect_window: DurationSchema.default(5_000),
+    /** A predicted worst-layer gain this large switches even within adjust_interval. */
+    switch_gain: z.number().gt(0).max(1).default(0.15),
     /** Extra slots per backend beyond `ceil(experts / backends)`, as a fraction (replicas). */
     redundancy: z.number().min(0).max(4).default(0.25),
     /** Load window the planner sees (EWMA time constant of expert load). */

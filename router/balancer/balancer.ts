@@ -9,8 +9,10 @@
  * are kept in memory for `GET /api/plan`.
  *
  * Scheduling is a timer re-armed after each tick on the injected clock, so ticks never
- * overlap and tests drive time; Deno.cron's one-minute granularity is too coarse for
- * `adjust_interval`s of seconds.
+ * overlap and tests drive time; Deno.cron's one-minute granularity is too coarse. A tick
+ * (an evaluation) runs every `evaluate_interval` (default 2 s) — detection is fast — and
+ * the trigger's hysteresis state ({@linkcode nextTrigger}) and the time of the last
+ * switch bound switching to one per `adjust_interval` unless the gain is `switch_gain`.
  */
 import type { PlacementPlan, PlanBackend } from "../../shared/placement_plan.ts";
 import type { TimerHandle } from "../runtime/clock.ts";
@@ -35,9 +37,12 @@ import {
   decideRebalance,
   loadShapeProblem,
   type ModelShape,
+  nextTrigger,
   proposePlacement,
   sameBackends,
+  type TriggerState,
   type UnversionedPlan,
+  worstLayer,
 } from "./rebalancer.ts";
 
 interface State {
@@ -58,6 +63,9 @@ export class Balancer {
   /** Bumped by start(): a tick loop from before a stop() does not re-arm. */
   #generation = 0;
   #pending: PendingActivation | undefined;
+  #trigger: TriggerState = { below: 0, armed: false };
+  /** When the last switch (any trigger) happened; null: none since start. */
+  #lastSwitchAt: number | null = null;
 
   constructor(options: BalancerOptions) {
     this.#options = options;
@@ -113,7 +121,10 @@ export class Balancer {
    * one, to the planner's placement for the observed load. Throws {@linkcode BalancerError},
    * or `PlanStageError` when backends fail to stage (nothing changes then).
    */
-  apply(request: { phy2log?: number[][] } = {}): Promise<SwitchResult> {
+  apply(
+    request: { phy2log?: number[][] } = {},
+    trigger: "admin" | "prewarm" = "admin",
+  ): Promise<SwitchResult> {
     return this.#exclusive(async () => {
       const state = await this.#state("apply plan", { needBackends: true });
       if (state.pinned !== null) {
@@ -145,7 +156,7 @@ export class Balancer {
           reason: "admin apply: planned on observed load",
         });
       }
-      return await this.#switch(plan, state, { action: "apply", trigger: "admin" })
+      return await this.#switch(plan, state, { action: "apply", trigger })
         .catch(rethrowCause);
     });
   }
@@ -232,7 +243,7 @@ export class Balancer {
     const { settings, clock } = this.#options;
     const model = this.#options.modelShape();
     const kept = {
-      trigger: "tick" as const,
+      trigger: "balancer" as const,
       model: model?.name ?? null,
       action: "none" as const,
       outcome: "kept" as const,
@@ -250,16 +261,34 @@ export class Balancer {
         this.#pending = backends.length === 0 ? undefined : { ...this.#pending, backends };
       }
       const state = await this.#state("rebalance");
+      const loads = this.#options.loadSource(model.name);
+      // The trigger's hysteresis runs on the current plan's worst layer.
+      const usable = state.current !== null && loads !== null &&
+        loadShapeProblem(loads, model) === null &&
+        sameBackends(state.current.backends, state.backends);
+      let worst: number | null = null;
+      if (usable) {
+        try {
+          worst = worstLayer(state.current!, loads!);
+        } catch {
+          worst = null;
+        }
+      }
+      this.#trigger = nextTrigger(this.#trigger, worst, settings.threshold);
       const decision = decideRebalance({
         enabled: settings.enabled,
         strategy: settings.strategy,
         threshold: settings.threshold,
         pinned: state.pinned,
         current: state.current,
-        loads: this.#options.loadSource(model.name),
+        loads,
         model,
         backends: state.backends,
         redundancy: settings.redundancy,
+        armed: this.#trigger.armed,
+        sinceLastSwitchMs: this.#lastSwitchAt === null ? null : clock.now() - this.#lastSwitchAt,
+        adjustIntervalMs: settings.adjust_interval,
+        ...(settings.switch_gain !== undefined ? { switchGain: settings.switch_gain } : {}),
       });
       if (decision.action === "none" || decision.plan === undefined) {
         return this.#record({
@@ -273,7 +302,7 @@ export class Balancer {
       await this.#switch(
         { ...decision.plan, reason: `${decision.action}: ${decision.reason}` },
         state,
-        { action: decision.action, trigger: "tick", predicted: decision.predicted },
+        { action: decision.action, trigger: "balancer", predicted: decision.predicted },
       );
       if (state.pinned !== null) {
         // Only an unusable plan (backends changed) overrides a pin; see decideRebalance.
@@ -337,6 +366,8 @@ export class Balancer {
     if (outcome.pending.length > 0) {
       this.#pending = { model: plan.model, version: plan.version, backends: outcome.pending };
     }
+    // The initial (static) placement does not count against adjust_interval.
+    if (context.action !== "initial") this.#lastSwitchAt = this.#options.clock.now();
     this.#options.logger.info("plan switched", {
       event: "plan_switch",
       model: plan.model,
@@ -408,7 +439,7 @@ export class Balancer {
     this.#timer = this.#options.clock.setTimeout(() => {
       this.#timer = undefined;
       void this.#scheduledTick(generation);
-    }, this.#options.settings.adjust_interval);
+    }, this.#options.settings.evaluate_interval ?? this.#options.settings.adjust_interval);
   }
 }
 

@@ -14,8 +14,12 @@ export interface BalancerSettings {
   enabled: boolean;
   strategy: BalancerStrategy;
   threshold: number;
-  /** Milliseconds between ticks. */
+  /** At most one switch per this many milliseconds, unless the gain is `switch_gain`. */
   adjust_interval: number;
+  /** Milliseconds between ticks (evaluations); default `adjust_interval`. */
+  evaluate_interval?: number;
+  /** Worst-layer gain that switches within `adjust_interval`; default never. */
+  switch_gain?: number;
   redundancy: number;
 }
 
@@ -37,6 +41,9 @@ export interface BalancerOptions {
   decisionsKept?: number;
 }
 
+/** Who a plan decision is for (the audit trail names it). */
+export type DecisionTrigger = "balancer" | "prewarm" | "admin";
+
 /** How a decision ended. */
 export type DecisionOutcome =
   | "kept"
@@ -49,7 +56,8 @@ export type DecisionOutcome =
 /** One decision, as `GET /api/plan` lists it. */
 export interface DecisionRecord {
   at: number;
-  trigger: "tick" | "admin";
+  /** Who switched: the balancer's own evaluation, the pre-warm job, or an operator. */
+  trigger: DecisionTrigger;
   model: string | null;
   action: RebalanceDecision["action"] | "apply" | "restore";
   reason: string;

@@ -67,7 +67,7 @@ export interface EventSource {
 export interface PrewarmBalancer {
   modelShape(): ModelShape | null;
   preview(weight: number[][]): Promise<PlanPreview>;
-  apply(request: { phy2log: number[][] }): Promise<SwitchResult>;
+  apply(request: { phy2log: number[][] }, trigger: "prewarm"): Promise<SwitchResult>;
 }
 
 /** What one backend answered to `POST /v2/residency/warm`. */

@@ -230,7 +230,7 @@ async function stagePlacement(
         } vs ${preview.proposed.balancedness.toFixed(3)})`,
       };
     }
-    const switched = await deps.balancer.apply({ phy2log: preview.proposed.phy2log });
+    const switched = await deps.balancer.apply({ phy2log: preview.proposed.phy2log }, "prewarm");
     return {
       plan: await deps.currentPlan(model),
       record: { version: switched.version, action: "switched", moved: switched.moved },

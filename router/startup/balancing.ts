@@ -13,6 +13,7 @@ import { PlanClient } from "../balancer/plan_client.ts";
 import { type PlanFence, PlanStore } from "../balancer/plan_store.ts";
 import { modelShapeFromMetadata } from "../balancer/rebalancer.ts";
 import { ReplicaWeightsPusher } from "../balancer/replica_weights_pusher.ts";
+import { ShortWindowLoad } from "../balancer/short_window_load.ts";
 import { type EventStore, prewarmEventSource } from "../events/event_store.ts";
 import type { LoadHistory } from "../load/load_history.ts";
 import type { PoolLoad } from "../load/pool_load.ts";
@@ -72,6 +73,8 @@ export function wireBalancing<E extends Env>(
   const internalToken = config.auth.internal_token;
   const store = new PlanStore(deps.kv, deps.fence ? { fence: deps.fence } : {});
   let prewarm: PrewarmJob | undefined;
+  // The balancer detects and plans on a short window (expert_balancer.detect_window).
+  const recent = new ShortWindowLoad(config.expert_balancer.detect_window);
   const balancer = new Balancer({
     store,
     client: new PlanClient({ fetch, clock, ...(internalToken ? { internalToken } : {}) }),
@@ -80,7 +83,7 @@ export function wireBalancing<E extends Env>(
     settings: config.expert_balancer,
     // While a pre-warm is in force the balancer also plans on the load it predicted.
     loadSource: (model) => {
-      const observed = observedLoad(model, deps.load(), deps.history);
+      const observed = recent.load(model) ?? observedLoad(model, deps.load(), deps.history);
       return prewarm ? prewarm.blendLoad(model, observed, clock.now()) : observed;
     },
     // Every configured member, healthy or not (a flapping backend must not re-place),
@@ -124,7 +127,10 @@ export function wireBalancing<E extends Env>(
     balancer,
     store,
     prewarm,
-    onRound: (load) => weights.onLoad(load, [...pool.catalog().keys()][0] ?? null),
+    onRound: (load) => {
+      recent.record(load);
+      return weights.onLoad(load, [...pool.catalog().keys()][0] ?? null);
+    },
     start: () => balancer.start(),
     stop: () => balancer.stop(),
   };
