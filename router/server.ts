@@ -193,6 +193,7 @@ export async function buildRouter(
     },
     alerts,
     logShipping: options.logShipping,
+    prewarm: () => balancing?.prewarm,
   });
   const observers = [
     ...(config.log.requests ? [requestLogObserver(logger)] : []),

@@ -18,6 +18,7 @@ import {
 } from "../../shared/metrics/collected.ts";
 import { type PlanVersionSource, poolMetrics } from "./pool_metrics.ts";
 import { requestMetrics } from "./request_metrics.ts";
+import { type PrewarmAccuracySource, signalMetrics } from "./signal_metrics.ts";
 
 /** What {@linkcode RouterMetrics} reads. */
 export interface RouterMetricsDeps {
@@ -35,6 +36,8 @@ export interface RouterMetricsDeps {
   alerts?: AlertSource | undefined;
   /** Log pipeline counters; absent while no log pipeline runs. */
   logShipping?: (() => LogShippingCounts) | undefined;
+  /** The pre-warm job's forecast accuracy; absent when pre-warm is off. */
+  prewarm?: () => PrewarmAccuracySource | undefined;
   /** Process memory; default `Deno.memoryUsage()`. */
   memory?: () => ProcessMemory;
 }
@@ -59,6 +62,17 @@ export class RouterMetrics implements MetricsEndpoint {
     this.observer = requestMetrics(registry, { knownModel: deps.knownModel });
     poolMetrics(registry, { views: deps.views, load: deps.load, plans: deps.plans });
     alertMetrics(registry, { alerts: deps.alerts, logShipping: deps.logShipping });
+    const prewarm = deps.prewarm;
+    signalMetrics(registry, {
+      load: deps.load,
+      ...(prewarm
+        ? {
+          prewarm: {
+            accuracy: () => prewarm()?.accuracy() ?? { checked: 0, mape: null, last: null },
+          },
+        }
+        : {}),
+    });
   }
 
   /** Content type of the Prometheus text exposition format 0.0.4. */

@@ -131,7 +131,13 @@ export function wireBalancing<E extends Env>(
       recent.record(load);
       return weights.onLoad(load, [...pool.catalog().keys()][0] ?? null);
     },
-    start: () => balancer.start(),
-    stop: () => balancer.stop(),
+    start: () => {
+      prewarm?.start();
+      balancer.start();
+    },
+    stop: () => {
+      prewarm?.stop();
+      return balancer.stop();
+    },
   };
 }

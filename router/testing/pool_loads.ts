@@ -22,6 +22,8 @@ export interface SampleOptions {
   busyMs?: number;
   /** Requests admitted and refused over the second; default 0. */
   requests?: number;
+  /** Tokens (rows) the backend served over the second; default 0. */
+  tokens?: number;
   rejected?: number;
   /** Host side over the second: loop lateness (ms of 1000), queue wait and execution ms. */
   host?: { loopLagMs: number; queueWaitMs?: number; serviceMs?: number };
@@ -74,6 +76,7 @@ export function oneSecondSample(
     expertTokens,
     busyMs,
     requests: options.requests ?? 0,
+    tokens: options.tokens ?? 0,
     rejected: options.rejected ?? 0,
     ...(hostAfter ? { host: hostAfter } : {}),
   });
