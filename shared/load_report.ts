@@ -106,6 +106,13 @@ export const LoadReportSchema = z.object({
   resources: ResourceReportSchema.optional(),
   /** Host side and queues; optional so reports of older backends still parse. */
   host: HostReportSchema.optional(),
+  /**
+   * Placement plan versions this backend runs (`active`) and has loaded for a switch
+   * (`staged`), `null` when none; the router reconciles them with its current plan.
+   * Optional so reports of older backends still parse.
+   */
+  plan: z.object({ active: z.int().min(1).nullable(), staged: z.int().min(1).nullable() })
+    .optional(),
 });
 
 /** A backend's load report. */

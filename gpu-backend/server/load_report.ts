@@ -41,6 +41,8 @@ export interface LoadReportSources {
   resources?: ResourceReport;
   /** Host side and queues (event-loop probe, queue delay, execution time). */
   host?: HostReport;
+  /** Plan versions active and staged here; omitted from the report when absent. */
+  plan?: { active: number | null; staged: number | null };
   /** Cold starts of a routed expert by key; when given, every expert part reports them. */
   coldStarts?: (key: string) => { count: number; msSum: number; msMax: number } | undefined;
 }
@@ -116,6 +118,7 @@ export function buildLoadReport(sources: LoadReportSources): LoadReport {
     parts,
     ...(sources.resources !== undefined ? { resources: sources.resources } : {}),
     ...(sources.host !== undefined ? { host: sources.host } : {}),
+    ...(sources.plan !== undefined ? { plan: sources.plan } : {}),
   };
 }
 

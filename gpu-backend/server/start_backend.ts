@@ -152,6 +152,10 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
         built.queueStats(),
         (layers?.batcher ?? batcher).windowMs(),
       ),
+      plan: {
+        active: placement.active?.version ?? null,
+        staged: placement.staged?.version ?? null,
+      },
     });
   };
   // `/metrics`: every value is read from the counters above when Prometheus scrapes.

@@ -26,6 +26,7 @@ import {
   type PlanPreview,
   type SwitchResult,
 } from "./balancer_types.ts";
+import type { ReconcileResult, ReportedPlan } from "./plan_reconciler.ts";
 import { poolBalanceOrNull, predictedBalance, replicasMoved } from "./plan_math.ts";
 import {
   completeActivation,
@@ -66,6 +67,7 @@ export class Balancer {
   #trigger: TriggerState = { below: 0, armed: false };
   /** When the last switch (any trigger) happened; null: none since start. */
   #lastSwitchAt: number | null = null;
+  #reconcileQueued = false;
 
   constructor(options: BalancerOptions) {
     this.#options = options;
@@ -109,6 +111,27 @@ export class Balancer {
     if (this.#timer !== undefined) this.#options.clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     await this.#queue;
+  }
+
+  /**
+   * Brings backends whose reported plan is not the current one back onto it (see
+   * `plan_reconciler.ts`), one at a time with ticks and admin actions; at most one call
+   * waits, later ones return `[]` at once. Off with the balancer (disabled, strategy off).
+   */
+  reconcile(reported: readonly ReportedPlan[]): Promise<ReconcileResult[]> {
+    const { reconciler, settings } = this.#options;
+    const model = this.#options.modelShape();
+    if (
+      reconciler === undefined || model === null || !settings.enabled ||
+      settings.strategy === "off" || this.#reconcileQueued
+    ) {
+      return Promise.resolve([]);
+    }
+    this.#reconcileQueued = true;
+    return this.#exclusive(() => {
+      this.#reconcileQueued = false;
+      return reconciler.reconcile(model.name, reported);
+    });
   }
 
   /** One balancing round: decide, and switch when the decision says so. Never throws. */

@@ -19,6 +19,7 @@ import {
 import { type PlanVersionSource, poolMetrics } from "./pool_metrics.ts";
 import { requestMetrics } from "./request_metrics.ts";
 import { type PrewarmAccuracySource, signalMetrics } from "./signal_metrics.ts";
+import { overloadMetrics, type OverloadSource } from "./overload_metrics.ts";
 
 /** What {@linkcode RouterMetrics} reads. */
 export interface RouterMetricsDeps {
@@ -40,6 +41,8 @@ export interface RouterMetricsDeps {
   prewarm?: () => PrewarmAccuracySource | undefined;
   /** Process memory; default `Deno.memoryUsage()`. */
   memory?: () => ProcessMemory;
+  /** Ejections, lag, sheds and retries; absent in tests of other families. */
+  overload?: OverloadSource | undefined;
 }
 
 /** A `/metrics` body source: the text and its content type. */
@@ -73,6 +76,7 @@ export class RouterMetrics implements MetricsEndpoint {
         }
         : {}),
     });
+    if (deps.overload !== undefined) overloadMetrics(registry, deps.overload);
   }
 
   /** Content type of the Prometheus text exposition format 0.0.4. */

@@ -10,6 +10,7 @@ import type { Env, Hono } from "hono";
 import { registerPlanRoutes } from "../admin/plan_routes.ts";
 import { Balancer } from "../balancer/balancer.ts";
 import { PlanClient } from "../balancer/plan_client.ts";
+import { PlanReconciler, reportedPlans } from "../balancer/plan_reconciler.ts";
 import { type PlanFence, PlanStore } from "../balancer/plan_store.ts";
 import { modelShapeFromMetadata } from "../balancer/rebalancer.ts";
 import { ReplicaWeightsPusher } from "../balancer/replica_weights_pusher.ts";
@@ -44,7 +45,9 @@ export interface Balancing {
   store: PlanStore;
   /** The pre-warm job (the caller schedules it: `Deno.cron`), when enabled. */
   prewarm: PrewarmJob | undefined;
-  /** After every load round: push replica weights to backends. */
+  /** Repairs backends off the current plan (its counters feed metrics). */
+  reconciler: PlanReconciler;
+  /** After every load round: reconcile backends' plans, push replica weights. */
   onRound(load: PoolLoad): Promise<void>;
   start(): void;
   stop(): Promise<void>;
@@ -75,9 +78,12 @@ export function wireBalancing<E extends Env>(
   let prewarm: PrewarmJob | undefined;
   // The balancer detects and plans on a short window (expert_balancer.detect_window).
   const recent = new ShortWindowLoad(config.expert_balancer.detect_window);
+  const client = new PlanClient({ fetch, clock, ...(internalToken ? { internalToken } : {}) });
+  const reconciler = new PlanReconciler({ store, client, clock, logger });
   const balancer = new Balancer({
     store,
-    client: new PlanClient({ fetch, clock, ...(internalToken ? { internalToken } : {}) }),
+    client,
+    reconciler,
     logger,
     clock,
     settings: config.expert_balancer,
@@ -127,8 +133,13 @@ export function wireBalancing<E extends Env>(
     balancer,
     store,
     prewarm,
+    reconciler,
     onRound: (load) => {
       recent.record(load);
+      // Backends off the current plan (a restart) are repaired in the background.
+      balancer.reconcile(reportedPlans(load.backends)).catch((error) =>
+        logger.error("plan reconciliation failed", { error: (error as Error).message })
+      );
       return weights.onLoad(load, [...pool.catalog().keys()][0] ?? null);
     },
     start: () => {
