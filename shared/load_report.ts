@@ -82,6 +82,17 @@ export const HostReportSchema = z.object({
   windowMs: z.number().min(0),
 });
 
+/**
+ * Routed-expert residency: the memory budget (`null` unlimited), the bytes of warm
+ * routed experts now, and the largest routed expert's bytes (what the router's planner
+ * sizes slots with, so no plan exceeds the budget).
+ */
+export const ResidencyReportSchema = z.object({
+  budgetBytes: z.number().min(0).nullable(),
+  usedBytes: z.number().min(0),
+  expertBytes: z.number().min(0),
+});
+
 /** One backend's load report. */
 export const LoadReportSchema = z.object({
   backend: z.string(),
@@ -106,6 +117,8 @@ export const LoadReportSchema = z.object({
   resources: ResourceReportSchema.optional(),
   /** Host side and queues; optional so reports of older backends still parse. */
   host: HostReportSchema.optional(),
+  /** Routed-expert residency; optional so reports of older backends still parse. */
+  residency: ResidencyReportSchema.optional(),
   /**
    * Placement plan versions this backend runs (`active`) and has loaded for a switch
    * (`staged`), `null` when none; the router reconciles them with its current plan.
@@ -120,6 +133,9 @@ export type LoadReport = z.infer<typeof LoadReportSchema>;
 
 /** Node resources in a load report. */
 export type ResourceReport = z.infer<typeof ResourceReportSchema>;
+
+/** Routed-expert residency in a load report. */
+export type ResidencyReport = z.infer<typeof ResidencyReportSchema>;
 
 /** Host side and queues in a load report. */
 export type HostReport = z.infer<typeof HostReportSchema>;

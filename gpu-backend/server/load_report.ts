@@ -6,7 +6,13 @@
  * Every hosted part is listed (by default every part of the manifest), with zero
  * counters until it first runs, so a consumer sees complete per-layer expert vectors.
  */
-import type { HostReport, LoadReport, PartLoad, ResourceReport } from "../../shared/load_report.ts";
+import type {
+  HostReport,
+  LoadReport,
+  PartLoad,
+  ResidencyReport,
+  ResourceReport,
+} from "../../shared/load_report.ts";
 import {
   listModelParts,
   type ModelManifest,
@@ -41,6 +47,8 @@ export interface LoadReportSources {
   resources?: ResourceReport;
   /** Host side and queues (event-loop probe, queue delay, execution time). */
   host?: HostReport;
+  /** Routed-expert residency (budget, used, largest expert). */
+  residency?: ResidencyReport;
   /** Plan versions active and staged here; omitted from the report when absent. */
   plan?: { active: number | null; staged: number | null };
   /** Cold starts of a routed expert by key; when given, every expert part reports them. */
@@ -118,6 +126,7 @@ export function buildLoadReport(sources: LoadReportSources): LoadReport {
     parts,
     ...(sources.resources !== undefined ? { resources: sources.resources } : {}),
     ...(sources.host !== undefined ? { host: sources.host } : {}),
+    ...(sources.residency !== undefined ? { residency: sources.residency } : {}),
     ...(sources.plan !== undefined ? { plan: sources.plan } : {}),
   };
 }

@@ -132,6 +132,13 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     peer: (id) => peers.get(id),
   });
   const { engine, placement, batcher, dispatcher, layers } = built;
+  // The largest routed expert: the router's planner sizes slots within the budget by it.
+  let largestExpert = 0;
+  for (let layer = 0; layer < manifest.layers; layer++) {
+    for (let expert = 0; expert < manifest.experts; expert++) {
+      largestExpert = Math.max(largestExpert, placement.residency.bytesOf(layer, expert));
+    }
+  }
   // What the load report, metrics and readiness read: both paths' counters together.
   const executorView = { provider: executor.provider, stats: built.executorStats };
   const loadReport = () => {
@@ -147,6 +154,11 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
       memory: { rssBytes: rss, heapUsedBytes: heapUsed },
       coldStarts: (key) => placement.coldStartsOf(key),
       resources: readResources({ net, accelerator }),
+      residency: {
+        budgetBytes: placement.residency.budgetBytes,
+        usedBytes: placement.residency.usedBytes,
+        expertBytes: largestExpert,
+      },
       host: hostReport(
         loop.counters(),
         built.queueStats(),

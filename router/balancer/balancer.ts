@@ -27,7 +27,13 @@ import {
   type SwitchResult,
 } from "./balancer_types.ts";
 import type { ReconcileResult, ReportedPlan } from "./plan_reconciler.ts";
-import { poolBalanceOrNull, predictedBalance, replicasMoved } from "./plan_math.ts";
+import {
+  poolBalanceOrNull,
+  predictedBalance,
+  replicasMoved,
+  slotsPerBackend,
+} from "./plan_math.ts";
+import { limitSlots } from "./budget_slots.ts";
 import {
   completeActivation,
   type PendingActivation,
@@ -158,10 +164,18 @@ export class Balancer {
       }
       const { model, backends } = state;
       let plan: UnversionedPlan;
+      const slots = this.#slotLimit(model, backends, "apply plan");
       if (request.phy2log !== undefined) {
         const built = planFromPhy2log(request.phy2log, { model, backends });
         if (typeof built === "string") {
           throw new BalancerError("invalid", `Cannot apply plan: ${built}`);
+        }
+        if (built.slotsPerBackend > slots) {
+          throw new BalancerError(
+            "invalid",
+            `Cannot apply plan: it holds ${built.slotsPerBackend} experts per layer per backend; ` +
+              `the backends' memory budgets fit ${slots}`,
+          );
         }
         plan = built;
       } else {
@@ -176,6 +190,7 @@ export class Balancer {
           model,
           backends,
           redundancy: this.settings.redundancy,
+          slots,
           reason: "admin apply: planned on observed load",
         });
       }
@@ -244,6 +259,7 @@ export class Balancer {
       model,
       backends,
       redundancy: this.settings.redundancy,
+      slots: this.#slotLimit(model, backends, "preview plan"),
       reason: "preview",
     });
     const proposed: PlacementPlan = { ...plan, version: 1, createdAt: 0 };
@@ -308,6 +324,7 @@ export class Balancer {
         model,
         backends: state.backends,
         redundancy: settings.redundancy,
+        budgets: this.#budgets(),
         armed: this.#trigger.armed,
         sinceLastSwitchMs: this.#lastSwitchAt === null ? null : clock.now() - this.#lastSwitchAt,
         adjustIntervalMs: settings.adjust_interval,
@@ -318,6 +335,7 @@ export class Balancer {
           ...kept,
           at: clock.now(),
           reason: decision.reason,
+          ...(decision.failed ? { outcome: "error" as const, error: decision.failed } : {}),
           before: decision.predicted.before,
           after: decision.predicted.after,
         });
@@ -424,6 +442,25 @@ export class Balancer {
       this.#options.store.pinned(model.name),
     ]);
     return { model, backends, current, pinned };
+  }
+
+  #budgets() {
+    return this.#options.budgets?.() ?? new Map();
+  }
+
+  /** Slots per backend within the memory budgets; throws when not even one replica fits. */
+  #slotLimit(model: ModelShape, backends: readonly PlanBackend[], action: string): number {
+    const limit = limitSlots(
+      slotsPerBackend(model.experts, backends.length, this.settings.redundancy),
+      {
+        experts: model.experts,
+        layers: model.layers,
+        backends: backends.map((b) => b.id),
+        budgets: this.#budgets(),
+      },
+    );
+    if (!limit.ok) throw new BalancerError("conflict", `Cannot ${action}: ${limit.reason}`);
+    return limit.slots;
   }
 
   #model(action: string): ModelShape {

@@ -8,6 +8,7 @@ import type { Clock } from "../runtime/clock.ts";
 import type { PlanClient } from "./plan_client.ts";
 import type { PlanReconciler } from "./plan_reconciler.ts";
 import type { PlanStore } from "./plan_store.ts";
+import type { BackendBudget } from "./budget_slots.ts";
 import type { BalancerStrategy, ModelShape, RebalanceDecision } from "./rebalancer.ts";
 
 /** The `expert_balancer` settings the balancer reads (the resolved config block fits). */
@@ -36,6 +37,8 @@ export interface BalancerOptions {
   loadSource: (model: string) => number[][] | null;
   /** Pool members in slot order (configured members, healthy or not). */
   backends: () => PlanBackend[];
+  /** Each backend's memory budget by id, from its load report; absent: unlimited. */
+  budgets?: () => ReadonlyMap<string, BackendBudget>;
   /** The served model's shape, or null before any backend described it. */
   modelShape: () => ModelShape | null;
   /** Decisions kept for the API; default 20. */

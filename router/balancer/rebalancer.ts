@@ -25,9 +25,11 @@
  *   plan's or at least threshold + hysteresis (the trigger would not fire on it).
  * - Rules, first match wins:
  *   1. disabled or strategy `off` → none;
- *   2. no backends → none;
- *   3. no current plan, its backends differ from the live pool (ids and urls, in order), or
- *      it does not fit the model → `initial` with the static plan (this overrides a pin:
+ *   2. no backends → none; slots per backend capped by every backend's memory budget
+ *      (`budget_slots.ts`); when not even one replica per expert fits → none, `failed`;
+ *   3. no current plan, its backends differ from the live pool (ids and urls, in order),
+ *      it does not fit the model, or it holds more slots than a budget fits → `initial`
+ *      with the static plan (this overrides a pin:
  *      a plan naming gone backends cannot be kept);
  *   4. pinned → none;
  *   5. strategy `static` → none, or `initial` when the current plan is not the static one;
@@ -46,6 +48,7 @@ import {
   staticPlan,
 } from "../../shared/placement_plan.ts";
 import { planPlacement } from "./eplb_planner.ts";
+import { type BackendBudget, limitSlots } from "./budget_slots.ts";
 import {
   planFromPlacement,
   predictedBalance,
@@ -97,6 +100,8 @@ export interface RebalanceInput {
   backends: readonly PlanBackend[];
   /** Spare slots per backend as a fraction of `experts / backends`. */
   redundancy: number;
+  /** Each backend's memory budget by id (`budget_slots.ts`); absent: unlimited. */
+  budgets?: ReadonlyMap<string, BackendBudget>;
   /** The trigger's state after this evaluation ({@linkcode nextTrigger}); absent: below = armed. */
   armed?: boolean;
   /** Milliseconds since the last switch (null: none yet); absent: never held. */
@@ -151,6 +156,8 @@ export interface RebalanceDecision {
   plan?: UnversionedPlan;
   /** Pool balancedness of the current and the new plan under the observed load, when known. */
   predicted: { before: number | null; after: number | null };
+  /** Set when no plan can be made (the memory budgets cannot hold every expert once). */
+  failed?: string;
 }
 
 /** Improvements smaller than this are noise, not a reason to move experts. */
@@ -176,10 +183,28 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
     plan === null || loads === null || !hasLoad(loads)
       ? null
       : predictedBalance(asPlan(plan), loads).pool;
-  const fixed = staticPlacement(input);
+  // Step 2b: slots per backend within every memory budget (fewer replicas when tight).
+  const limit = limitSlots(
+    slotsPerBackend(model.experts, input.backends.length, input.redundancy),
+    {
+      experts: model.experts,
+      layers: model.layers,
+      backends: input.backends.map((b) => b.id),
+      budgets: input.budgets ?? new Map(),
+    },
+  );
+  if (!limit.ok) {
+    return { ...none(`cannot place experts: ${limit.reason}`), failed: limit.reason };
+  }
+  const slots = limit.slots;
+  const fixed = staticPlacement(input, slots);
 
   // Step 3: a plan that cannot be used as it is.
-  const unusable = unusableReason(current, input);
+  const unusable = unusableReason(current, input) ??
+    (current !== null && current.slotsPerBackend > slots
+      ? `version ${current.version} holds ${current.slotsPerBackend} experts per layer per ` +
+        `backend, the memory budget of ${limit.limitedBy} fits ${slots}`
+      : null);
   if (unusable !== null) {
     const pin = pinned === null ? "" : ` (drops the pin of version ${pinned})`;
     return {
@@ -230,6 +255,7 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
     model,
     backends: input.backends,
     redundancy: input.redundancy,
+    slots,
     reason: `rebalance: worst layer ${fmt(before)} < ${fmt(line)} (${layersText})`,
   });
   const proposed = choosePartial(plan, full, needy, loads, {
@@ -303,6 +329,8 @@ export interface ProposePlacementOptions {
   model: ModelShape;
   backends: readonly PlanBackend[];
   redundancy: number;
+  /** Slots per backend (within the memory budgets); default from `redundancy`. */
+  slots?: number;
   reason: string;
 }
 
@@ -315,7 +343,8 @@ export function proposePlacement(
   options: ProposePlacementOptions,
 ): UnversionedPlan {
   const { model, backends } = options;
-  const perBackend = slotsPerBackend(model.experts, backends.length, options.redundancy);
+  const perBackend = options.slots ??
+    slotsPerBackend(model.experts, backends.length, options.redundancy);
   const groups = model.groups >= 1 && model.experts % model.groups === 0 ? model.groups : 1;
   const placement = planPlacement({
     weight: loads.map((row) => [...row]),
@@ -346,13 +375,13 @@ function unusableReason(current: PlacementPlan | null, input: RebalanceInput): s
   return null;
 }
 
-function staticPlacement(input: RebalanceInput): UnversionedPlan {
+function staticPlacement(input: RebalanceInput, slots: number): UnversionedPlan {
   const { version: _version, createdAt: _createdAt, ...plan } = staticPlan({
     model: input.model.name,
     layers: input.model.layers,
     experts: input.model.experts,
     backends: input.backends.map(({ id, url }) => ({ id, url })),
-    slotsPerBackend: slotsPerBackend(input.model.experts, input.backends.length, input.redundancy),
+    slotsPerBackend: slots,
   });
   return { ...plan, reason: "static placement" };
 }

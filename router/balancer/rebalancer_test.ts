@@ -264,3 +264,63 @@ Deno.test("decideRebalance(): a switch never makes the worst layer worse (all lo
     { numRuns: 60 },
   );
 });
+
+const MiB = 1048576;
+/** Budgets by backend id: `mb` MiB each for 1 MiB experts over 2 layers. */
+function budgets(mbA: number | null, mbB: number | null) {
+  return new Map([
+    [backends[0]!.id, { budgetBytes: mbA === null ? null : mbA * MiB, expertBytes: MiB }],
+    [backends[1]!.id, { budgetBytes: mbB === null ? null : mbB * MiB, expertBytes: MiB }],
+  ]);
+}
+
+Deno.test("decideRebalance() places within the tightest memory budget: fewer replicas", () => {
+  // 5 slots × 2 layers × 1 MiB = 10 MiB wanted; backend a allows 8 MiB → 4 slots (no spare).
+  const first = decideRebalance(input({ current: null, loads: null, budgets: budgets(8, null) }));
+  assert.equal(first.action, "initial");
+  assert.equal(first.plan!.slotsPerBackend, 4);
+  // The current 5-slot plan exceeds it: re-placed at once.
+  const over = decideRebalance(input({ budgets: budgets(8, 40) }));
+  assert.equal(over.action, "initial");
+  assert.match(
+    over.reason,
+    /version 3 holds 5 experts per layer per backend, the memory budget of 127\.0\.0\.1:9001 fits 4/,
+  );
+  // Without spare slots a hot expert cannot be replicated: nothing better to switch to.
+  const static4 = { ...first.plan!, version: 4, createdAt: 0 };
+  const tight = decideRebalance(input({ current: static4, loads: hot, budgets: budgets(8, 8) }));
+  assert.equal(tight.action, "none");
+  assert.match(tight.reason, /would reach only/);
+  // At exactly the budget (10 MiB = 5 slots) the hot expert gets its replica.
+  const hotPlan = decideRebalance(input({ loads: hot, budgets: budgets(10, 10) }));
+  assert.equal(hotPlan.action, "rebalance");
+  assert.equal(hotPlan.plan!.slotsPerBackend, 5);
+});
+
+Deno.test("decideRebalance() fails clearly when not even one replica per expert fits", () => {
+  const decision = decideRebalance(input({ budgets: budgets(6, null) }));
+  assert.equal(decision.action, "none");
+  assert.match(
+    decision.failed!,
+    /fits 3 experts per layer .* 2 backends × 3 < 8 experts: not even one replica/,
+  );
+  assert.match(decision.reason, /^cannot place experts: /);
+});
+
+Deno.test("decideRebalance(): every plan fits every budget (all budgets and loads)", () => {
+  const row = fc.array(fc.integer({ min: 0, max: 1000 }), { minLength: 8, maxLength: 8 });
+  const mb = fc.option(fc.integer({ min: 1, max: 24 }), { nil: null });
+  fc.assert(
+    fc.property(fc.tuple(row, row), mb, mb, fc.boolean(), (loads, a, b, fresh) => {
+      const decision = decideRebalance(
+        input({ loads, budgets: budgets(a, b), ...(fresh ? { current: null } : {}) }),
+      );
+      if (decision.plan === undefined) return;
+      for (const limit of [a, b]) {
+        if (limit !== null) assert.ok(decision.plan.slotsPerBackend * 2 * MiB <= limit * MiB);
+      }
+      assert.ok(decision.plan.slotsPerBackend * 2 >= 8, "every expert has a replica");
+    }),
+    { numRuns: 80 },
+  );
+});

@@ -65,6 +65,8 @@ export interface BackendLoad {
   saturation?: Saturation | undefined;
   /** Tokens/s this backend can serve (`saturation.ts`); `undefined` when unknown. */
   capacity?: CapacityEstimate | undefined;
+  /** Routed-expert memory budget, bytes used and largest expert, from its latest report. */
+  residency?: LoadReport["residency"];
   slots: number | undefined;
   executionProvider: string | undefined;
   memory: LoadReport["memory"] | undefined;
@@ -190,6 +192,7 @@ function backendLoad(sample: BackendLoadSample, options: AggregateOptions): Back
     serviceMs: rates?.host?.serviceMs,
     saturation,
     capacity,
+    residency: report?.residency,
     slots: report?.slots,
     executionProvider: report?.executionProvider,
     memory: report?.memory,

@@ -103,6 +103,16 @@ export function wireBalancing<E extends Env>(
       const [entry] = pool.catalog().values();
       return entry ? modelShapeFromMetadata(entry.metadata) : null;
     },
+    // Memory budgets from the latest load reports: plans never exceed them.
+    budgets: () =>
+      new Map(
+        deps.load().backends.flatMap((b) =>
+          b.residency === undefined ? [] : [[b.name, {
+            budgetBytes: b.residency.budgetBytes,
+            expertBytes: b.residency.expertBytes,
+          }]]
+        ),
+      ),
   });
   const weights = new ReplicaWeightsPusher({ store, fetch, clock, logger, internalToken });
   registerPlanRoutes(app, {
