@@ -263,16 +263,26 @@ export class Balancer {
       reason: "preview",
     });
     const proposed: PlacementPlan = { ...plan, version: 1, createdAt: 0 };
+    let currentWorst: number | null = null;
+    if (current !== null) {
+      try {
+        currentWorst = worstLayer(current, loads);
+      } catch {
+        currentWorst = null;
+      }
+    }
     return {
       model: model.name,
       current: {
         version: current?.version ?? null,
         balancedness: current === null ? null : poolBalanceOrNull(current, loads),
+        worstLayer: currentWorst,
       },
       proposed: {
         phy2log: plan.layers.map((layer) => layer.phy2log),
         slotsPerBackend: plan.slotsPerBackend,
         balancedness: predictedBalance(proposed, loads).pool,
+        worstLayer: worstLayer(proposed, loads),
       },
       moved: replicasMoved(current, proposed),
     };

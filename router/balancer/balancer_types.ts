@@ -93,8 +93,14 @@ export interface SwitchResult {
 /** Result of {@linkcode Balancer.preview}. */
 export interface PlanPreview {
   model: string;
-  current: { version: number | null; balancedness: number | null };
-  proposed: { phy2log: number[][]; slotsPerBackend: number; balancedness: number };
+  /** `balancedness`: the pool's; `worstLayer`: the worst layer's (what the balancer judges). */
+  current: { version: number | null; balancedness: number | null; worstLayer?: number | null };
+  proposed: {
+    phy2log: number[][];
+    slotsPerBackend: number;
+    balancedness: number;
+    worstLayer?: number;
+  };
   moved: number;
 }
 

@@ -93,6 +93,7 @@ export function registerOperatorApi<E extends Env>(
     advisor: new Advisor({
       config,
       balancer: deps.balancer,
+      load: deps.load,
       views: () => pool.views(),
       modelShape: () => {
         const dModel = modelParameter(pool, "d_model");
