@@ -321,3 +321,15 @@ Deno.test("modelShapeFromMetadata() reads layers, experts and groups", () => {
     1,
   );
 });
+
+Deno.test("Balancer records a clear error when the budgets cannot hold every expert once", async () => {
+  const MiB = 1048576;
+  const budgets = new Map([["127.0.0.1:9001", { budgetBytes: 4 * MiB, expertBytes: MiB }]]);
+  await using f = await balancerFixture({}, { budgets });
+  const record = await f.balancer.tick();
+  assert.equal(record.outcome, "error");
+  assert.match(record.error!, /fits 2 experts per layer .* not even one replica per expert fits/);
+  assert.equal(await f.current(), null, "no plan is made");
+  assert.equal(f.logger.find("balancer decision").at(-1)!.level, "error");
+  await assert.rejects(() => f.balancer.apply(), /Cannot apply plan: the memory budget/);
+});
