@@ -120,12 +120,21 @@ export const ConfigSchema = z.object({
      * timeout: put a proxy with one in front of an exposed router (see README).
      */
     body_timeout: DurationSchema.default(10_000),
+    /** Open dashboard streams (`/api/stream`), all clients together; beyond: 503. */
+    sse_streams: z.int().min(1).max(10_000).default(32),
+    /** Open dashboard streams from one client address; beyond: 429. */
+    sse_streams_per_client: z.int().min(1).max(10_000).default(4),
   }).prefault({}),
   auth: z.object({
     /** Bearer token for state-changing admin endpoints. */
     admin_token: z.string().min(16).optional(),
     /** Bearer token the router presents to backends; backends require it when set. */
     internal_token: z.string().min(16).optional(),
+    /**
+     * When set, the dashboard pages, their files and streams need it (or the admin token):
+     * as a bearer token, or once as `?token=` on a page, which sets a cookie for the rest.
+     */
+    viewer_token: z.string().min(16).optional(),
   }).prefault({}),
   expert_balancer: z.object({
     enabled: z.boolean().default(true),
