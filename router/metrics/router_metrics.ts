@@ -19,6 +19,8 @@ import {
 import { type PlanVersionSource, poolMetrics } from "./pool_metrics.ts";
 import { requestMetrics } from "./request_metrics.ts";
 import { type PrewarmAccuracySource, signalMetrics } from "./signal_metrics.ts";
+import type { InputFaults } from "../../shared/input_faults.ts";
+import { inputFaultMetrics } from "../../shared/metrics/input_fault_metrics.ts";
 import { overloadMetrics, type OverloadSource } from "./overload_metrics.ts";
 
 /** What {@linkcode RouterMetrics} reads. */
@@ -41,6 +43,8 @@ export interface RouterMetricsDeps {
   prewarm?: () => PrewarmAccuracySource | undefined;
   /** Process memory; default `Deno.memoryUsage()`. */
   memory?: () => ProcessMemory;
+  /** Bodies that never arrived whole (`switchyard_input_faults_total`). */
+  inputFaults?: InputFaults;
   /** Ejections, lag, sheds and retries; absent in tests of other families. */
   overload?: OverloadSource | undefined;
 }
@@ -76,6 +80,7 @@ export class RouterMetrics implements MetricsEndpoint {
         }
         : {}),
     });
+    if (deps.inputFaults) inputFaultMetrics(registry, deps.inputFaults);
     if (deps.overload !== undefined) overloadMetrics(registry, deps.overload);
   }
 
