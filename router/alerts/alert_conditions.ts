@@ -4,13 +4,16 @@
  * latency; hysteresis is applied afterwards ({@linkcode evaluateAlerts}).
  *
  * - `expert_hot`: a routed expert's pool-wide tokens/s over the pool's capacity for it,
- *   `L_e ÷ Σ_{b serving e} (C_{b,l} ÷ n_{b,l})` — per backend `b` serving it (tokens/s > 0
- *   there), `C_{b,l}` = the expert tokens/s `b` ran in that layer ÷ `b`'s saturation (its
- *   layer capacity, `router/load/saturation.ts`) and `n_{b,l}` the experts it served in
- *   that layer: replicas × share — above `expertLoadThreshold`, while the expert also
- *   carries more than {@linkcode HOT_EXPERT_MIN_OVER_SHARE} × its replicas' fair share of
- *   the layer. One condition per (model, layer, expert). Backends below saturation 0.05
- *   do not count (their capacity is unknown).
+ *   `L_e ÷ Σ_{b serving e} (x_{b,e} + (1 − s_b) · X_{b,l} ÷ s_b)` — per replica backend `b`
+ *   (tokens/s > 0 there): what it runs for the expert now plus the headroom it has left in
+ *   that layer (`X_{b,l}` its expert tokens/s in the layer, `s_b` its saturation, so
+ *   `X ÷ s` is its layer capacity, `router/load/saturation.ts`) — above
+ *   `expertLoadThreshold`, while the expert also carries more than
+ *   {@linkcode HOT_EXPERT_MIN_OVER_SHARE} × its replicas' fair share of the layer
+ *   (replicas ÷ all replicas). So it fires when the backends holding an over-share expert
+ *   run out of room, not on a healthy skewed pool (an equal split of a backend's capacity
+ *   per hosted expert fired at 50 % load: a hot expert batches into the same layer
+ *   execution and uses the backend's slack). Backends below saturation 0.05 do not count.
  * - `balance_low`: any layer's balancedness (pool-wide expert tokens/s) is below
  *   `balanceThreshold` while the layer carries at least
  *   {@linkcode MIN_LAYER_TOKENS_S_PER_EXPERT} tokens/s per expert on average.
@@ -68,12 +71,12 @@ function expertCapacities(load: PoolLoad, model: string, layer: number, width: n
     if (saturation < MIN_SATURATION_FOR_CAPACITY) continue;
     const own = backend.expertLayers?.find((l) => l.layer === layer)?.expertTokensPerS;
     if (own === undefined) continue;
-    const served = own.filter((rate) => rate > 0);
-    if (served.length === 0) continue;
-    const share = served.reduce((a, b) => a + b, 0) / saturation / served.length;
+    const total = own.reduce((a, b) => a + b, 0);
+    if (!(total > 0)) continue;
+    const headroom = (1 - Math.min(1, saturation)) * total / saturation;
     own.forEach((rate, expert) => {
       if (rate > 0 && expert < width) {
-        capacity[expert]! += share;
+        capacity[expert]! += rate + headroom;
         replicas[expert]!++;
       }
     });
@@ -105,9 +108,9 @@ function hotExperts(load: PoolLoad, settings: AlertSettings): AlertCondition[] {
           value,
           threshold,
           message: `Expert ${part} of ${model} carries ${Math.round(rate)} tokens/s, ` +
-            `${percent(value)} of the pool's capacity for it (${r} replica${
-              r === 1 ? "" : "s"
-            } × share ${Math.round(cap / r)} tokens/s), above ${percent(threshold)}`,
+            `${percent(value)} of the pool's capacity for it (${r} replica${r === 1 ? "" : "s"}: ${
+              Math.round(cap)
+            } tokens/s with their backends' headroom), above ${percent(threshold)}`,
         });
       });
     }
@@ -185,7 +188,9 @@ function shedding(load: PoolLoad, settings: AlertSettings): AlertCondition[] {
   const threshold = settings.shedRatio;
   if (threshold === undefined) return [];
   const fresh = load.backends.filter((b) => !b.stale);
-  const shed = fresh.reduce((sum, b) => sum + (b.shedPerS ?? 0), 0);
+  // Backends' 503s and the router's own 429s (pool at its in-flight limits).
+  const shed = fresh.reduce((sum, b) => sum + (b.shedPerS ?? 0), 0) +
+    (load.pool.routerShedPerS ?? 0);
   const admitted = fresh.reduce((sum, b) => sum + (b.requestsPerS ?? 0), 0);
   if (!(shed > 0)) return [];
   const share = shed / (shed + admitted);
@@ -196,7 +201,7 @@ function shedding(load: PoolLoad, settings: AlertSettings): AlertCondition[] {
     subject: "pool",
     value: share,
     threshold,
-    message: `Backends refuse ${percent(share)} of requests (${shed.toFixed(1)}/s shed, ` +
+    message: `The pool refuses ${percent(share)} of requests (${shed.toFixed(1)}/s shed, ` +
       `${admitted.toFixed(1)}/s admitted), above ${percent(threshold)}`,
   }];
 }
