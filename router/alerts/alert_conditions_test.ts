@@ -155,16 +155,26 @@ Deno.test("observeConditions(): an idle or lightly used pool raises no balance a
   assert.deepEqual(observeConditions(trickle, views("h:1"), SETTINGS), []);
 });
 
-Deno.test("observeConditions(): a busy, skewed layer is low on balance", () => {
+Deno.test("observeConditions(): a layer whose work sits on one backend is low on balance", () => {
+  // Layer 0: 320 expert tokens/s on backend-1, 100 on backend-2 → 210 / 320; layer 1 even.
   const load = poolLoad(
     sample("h:1", [[300, 20, 0, 0], [50, 50, 50, 50]]),
-    sample("h:2", [[100, 20, 40, 0], [50, 50, 50, 50]]),
+    sample("h:2", [[50, 20, 30, 0], [50, 50, 50, 50]]),
   );
   const low = observeConditions(load, views("h:1", "h:2"), SETTINGS);
   assert.deepEqual(low.map((c) => c.id), ["balance_low:tiny:L0"]);
   assert.equal(low[0]!.subject, "tiny L0");
-  assert.ok(Math.abs(low[0]!.value - (400 + 40 + 40) / 4 / 400) < 1e-12);
-  assert.match(low[0]!.message, /balancedness 0.3 \(below 0.75\) at 480 expert tokens\/s/);
+  assert.ok(Math.abs(low[0]!.value - 210 / 320) < 1e-12);
+  assert.match(
+    low[0]!.message,
+    /backend balancedness 0\.656 \(below 0\.75\): 320 \/ 100 expert tokens\/s on 2 backends/,
+  );
+  // The same skewed experts spread evenly over the backends: no alert (the traffic's skew).
+  const spread = poolLoad(
+    sample("h:1", [[150, 20, 15, 0], [50, 50, 50, 50]]),
+    sample("h:2", [[150, 20, 15, 0], [50, 50, 50, 50]]),
+  );
+  assert.deepEqual(observeConditions(spread, views("h:1", "h:2"), SETTINGS), []);
 });
 
 Deno.test("observeConditions(): unhealthy or stale backends are down", () => {
