@@ -184,6 +184,14 @@ export async function buildRouter(
     intervalMs: loadIntervalMs,
     scaleTarget: config.prewarm.threshold,
     maxBackends: config.prewarm.max_backends,
+    // Requests this router shed because the pool was at its limits: saturation too.
+    routerCounts: () => {
+      const sheds = guards.admission.sheds();
+      const full = (sheds.get("router_full") ?? 0) + (sheds.get("backends_full") ?? 0);
+      const admitted = guards.admission.entered - (sheds.get("backends_full") ?? 0) -
+        (sheds.get("no_backend") ?? 0);
+      return { shed: full, admitted: Math.max(0, admitted) };
+    },
     onRound: async (load) => {
       alerts.onRound(load);
       timeline.record(load);
