@@ -5,7 +5,7 @@
  * byte for byte (see `forward/forward_infer.ts`); the backend checks the values once and
  * its 400 passes through.
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { Config } from "../shared/config.ts";
 import { ApiError, errorResponse } from "../shared/errors.ts";
 import { checkInferRequest } from "../shared/infer_request_codec.ts";
@@ -15,6 +15,7 @@ import { parseHeaderLength } from "../shared/header_length.ts";
 import { checkContentLength, readLimitedBody } from "../shared/read_body.ts";
 import { REQUEST_ID_HEADER, requestIdFrom } from "./http/request_id.ts";
 import type { Logger } from "../shared/logger.ts";
+import { createGuards, type RouterGuards } from "./admission/guards.ts";
 import {
   LOAD_API_DETAILS,
   loadApiBody,
@@ -46,6 +47,8 @@ export interface AppDeps {
   observers?: readonly InferenceObserver[];
   /** Serves `GET /metrics` (Prometheus text) when present; see docs/METRICS.md. */
   metrics?: MetricsEndpoint;
+  /** Admission and retry budget; default built from `config` (metrics read the same). */
+  guards?: RouterGuards;
 }
 
 /** Hono environment of the router app. */
@@ -78,6 +81,7 @@ function requireVersion(pool: BackendPool, entry: CatalogEntry, version: string)
 /** Creates the router's Hono app. */
 export function createApp(deps: AppDeps): Hono<RouterEnv> {
   const { config, pool, logger, clock } = deps;
+  const guards = deps.guards ?? createGuards(config, { clock, logger });
   const app = new Hono<RouterEnv>();
 
   app.use("*", async (c, next) => {
@@ -184,6 +188,21 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
     const started = clock.now();
     const requestId = c.get("requestId");
     const raw = c.req.raw;
+    // Step 0: admission — beyond the router's bound, 429 at once (nothing read).
+    const leave = guards.admission.enter();
+    try {
+      return await handleInfer(c, requestId, raw, started);
+    } finally {
+      leave();
+    }
+  });
+
+  const handleInfer = async (
+    c: Context<RouterEnv>,
+    requestId: string,
+    raw: Request,
+    started: number,
+  ): Promise<Response> => {
     // Step 1: cheap rejections before reading anything.
     checkContentLength(raw.headers, config.limits.max_body_bytes);
     const model = await resolveModel(pool, c.req.param("model")!);
@@ -212,7 +231,14 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
     headers.set(REQUEST_ID_HEADER, requestId);
     const response = await forwardInfer(
       { model: model.name, body, headers, requestId },
-      { ...deps, timeoutMs: config.router.request_timeout },
+      {
+        ...deps,
+        timeoutMs: config.router.request_timeout,
+        tryTimeoutMs: config.router.retry.try_timeout,
+        admission: guards.admission,
+        budget: guards.budget,
+        onRetry: (cause) => guards.retries.set(cause, (guards.retries.get(cause) ?? 0) + 1),
+      },
     );
     logger.debug("inference forwarded", {
       request_id: requestId,
@@ -224,7 +250,7 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
       ms: clock.now() - started,
     });
     return response;
-  });
+  };
 
   return app;
 }

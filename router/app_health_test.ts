@@ -48,7 +48,8 @@ Deno.test("GET /v2/health/ready is 200 with one healthy backend and 503 with non
   assert.equal(body.details.backends[1].healthy, false);
   assert.equal(h.pool.views()[1]!.lastError, "ready check answered 503");
   h.backends[0]!.mode = "refuse";
-  await h.pool.checkNow();
+  // Refused connections eject after router.outlier.eject_after (3) in a row.
+  for (let i = 0; i < 3; i++) await h.pool.checkNow();
   const none = await h.app.request("/v2/health/ready");
   assert.equal(none.status, 503);
   assert.equal((await none.json()).details.healthy_backends, 0);
@@ -103,6 +104,9 @@ Deno.test("health checks take a failing backend out of rotation and bring it bac
   assert.equal(h.logger.find("backend down").at(-1)?.fields["backend"], "127.0.0.1:9002");
   h.backends[1]!.mode = "ok";
   await h.clock.advance(interval);
+  assert.equal(h.pool.views()[1]!.healthy, false, "one passing check does not re-admit");
+  // Two in a row do: the pool re-checks an ejected backend soon after a pass.
+  await h.clock.advance(250);
   assert.equal(h.pool.views()[1]!.healthy, true);
   assert.deepEqual(h.pool.views()[1]!.models, ["tiny"]);
   assert.deepEqual(await route(4), new Set(["127.0.0.1:9001", "127.0.0.1:9002"]));

@@ -173,7 +173,7 @@ Deno.test("infer answers 503 no_healthy_backend with Retry-After when every back
   await h.close();
 });
 
-Deno.test("infer retries a connection failure on another backend and marks the first down", async () => {
+Deno.test("infer retries a connection failure on another backend; failures in a row eject the first", async () => {
   const h = await createHarness();
   h.backends[0]!.mode = "refuse";
   const request = tinyRequest();
@@ -182,11 +182,20 @@ Deno.test("infer retries a connection failure on another backend and marks the f
   assert.equal(res.headers.get("x-switchyard-backend"), "127.0.0.1:9002");
   assert.deepEqual(h.backends[1]!.inferences()[0]!.body, request.body);
   const [first, second] = h.pool.views();
-  assert.equal(first!.healthy, false);
+  assert.equal(first!.healthy, true, "one refused connection is not an ejection");
   assert.match(first!.lastError ?? "", /Connection refused/);
   assert.equal(second!.healthy, true);
   assert.equal(second!.inFlight, 0);
-  assert.equal(h.logger.find("backend down")[0]?.fields["backend"], "127.0.0.1:9001");
+  // Every request succeeds; router.outlier.eject_after (3) failures in a row eject it.
+  for (let i = 0; i < 8 && h.pool.views()[0]!.healthy; i++) {
+    const next = await postInfer(h, request);
+    assert.equal(next.status, 200);
+    await next.body?.cancel();
+  }
+  assert.equal(h.pool.views()[0]!.healthy, false);
+  const down = h.logger.find("backend down")[0];
+  assert.equal(down?.fields["backend"], "127.0.0.1:9001");
+  assert.equal(down?.fields["ejected"], "connection");
   // The next request goes straight to the healthy backend.
   const next = await postInfer(h, request);
   assert.equal(next.headers.get("x-switchyard-backend"), "127.0.0.1:9002");
@@ -194,7 +203,7 @@ Deno.test("infer retries a connection failure on another backend and marks the f
   await h.close();
 });
 
-Deno.test("infer answers 502 when the retry fails too, and 503 once nothing is left", async () => {
+Deno.test("infer answers 502 when the retry fails too, and 503 once every backend is ejected", async () => {
   const h = await createHarness();
   for (const backend of h.backends) backend.mode = "refuse";
   const res = await postInfer(h, tinyRequest());
@@ -202,10 +211,14 @@ Deno.test("infer answers 502 when the retry fails too, and 503 once nothing is l
   const body = await res.json();
   assert.equal(body.code, "backend_error");
   assert.match(body.error, /"127\.0\.0\.1:9001" and "127\.0\.0\.1:9002" are unreachable/);
-  const after = await postInfer(h, tinyRequest());
-  assert.equal(after.status, 503);
+  let after = res;
+  for (let i = 0; i < 4 && after.status !== 503; i++) {
+    after = await postInfer(h, tinyRequest());
+    assert.ok(after.status === 502 || after.status === 503, String(after.status));
+    await after.body?.cancel();
+  }
+  assert.equal(after.status, 503, "dead backends (refused) are not tried even in panic");
   assert.equal(after.headers.get("retry-after"), "1");
-  await after.body?.cancel();
   await h.close();
 });
 
@@ -220,7 +233,10 @@ Deno.test("infer answers 503 when the only backend fails to connect", async () =
 });
 
 Deno.test("infer answers 504 after router.request_timeout and releases the in-flight slot", async () => {
-  const h = await createHarness({ config: { router: { request_timeout: "5s" } } });
+  const h = await createHarness({
+    backends: 1,
+    config: { router: { request_timeout: "5s", retry: { try_timeout: "10s" } } },
+  });
   h.backends[0]!.mode = "hang";
   const pending = postInfer(h, tinyRequest());
   await h.clock.settle();
@@ -237,10 +253,43 @@ Deno.test("infer answers 504 after router.request_timeout and releases the in-fl
   assert.equal(body.code, "timeout");
   assert.match(body.error, /router\.request_timeout \(5000 ms\)/);
   assert.equal(h.pool.views()[0]!.inFlight, 0);
-  // The hung backend leaves rotation through its failing health checks (which time out
-  // meanwhile), not as a connection failure of the forwarded request.
-  assert.match(h.pool.views()[0]!.lastError ?? "", /^timed out after 1000 ms$/);
   assert.equal(h.logger.find("backend unreachable").length, 0);
+  await h.close();
+});
+
+Deno.test("infer retries on another backend after router.retry.try_timeout", async () => {
+  const h = await createHarness({
+    config: { router: { request_timeout: "30s", retry: { try_timeout: "2s" } } },
+  });
+  h.backends[0]!.mode = "hang";
+  const pending = postInfer(h, tinyRequest());
+  await h.clock.settle();
+  assert.equal(h.pool.views()[0]!.inFlight, 1);
+  await h.clock.advance(2_000);
+  const res = await pending;
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("x-switchyard-backend"), "127.0.0.1:9002");
+  await res.body?.cancel();
+  assert.equal(h.pool.views()[0]!.inFlight, 0);
+  assert.equal(h.logger.find("backend timed out")[0]?.fields["backend"], "127.0.0.1:9001");
+  await h.close();
+});
+
+Deno.test("infer retries a request whose backend is ejected while it waits", async () => {
+  const h = await createHarness({ config: { router: { retry: { try_timeout: "20s" } } } });
+  h.backends[0]!.mode = "hang";
+  const pending = postInfer(h, tinyRequest());
+  await h.clock.settle();
+  // Its probes time out (1 s each, one round per second after): the third ejects it.
+  let settled = false;
+  pending.then(() => settled = true);
+  for (let i = 0; i < 10 && !settled; i++) await h.clock.advance(1000);
+  const res = await pending;
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("x-switchyard-backend"), "127.0.0.1:9002");
+  await res.body?.cancel();
+  assert.equal(h.pool.views()[0]!.healthy, false);
+  assert.equal(h.logger.find("backend ejected while a request waited").length, 1);
   await h.close();
 });
 
@@ -256,7 +305,7 @@ Deno.test("the router survives a backend that throws", async () => {
   // Round-robin sends this one to :9002, whose fetch throws a plain Error: a connection
   // failure, retried on :9001 (which answers 500 again, as it still crashes).
   assert.equal(exploded.headers.get("x-switchyard-backend"), "127.0.0.1:9001");
-  assert.equal(h.pool.views()[1]!.healthy, false);
+  assert.match(h.pool.views()[1]!.lastError ?? "", /network stack exploded/);
   await exploded.body?.cancel();
   h.backends[0]!.mode = "ok";
   const ok = await postInfer(h, tinyRequest());

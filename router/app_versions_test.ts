@@ -66,6 +66,8 @@ Deno.test("model metadata lists every version the pool's backends serve", async 
     h.backends[1]!.mode = "unready";
     await h.pool.checkNow();
     h.backends[1]!.mode = "ok";
+    // Re-admission takes router.outlier.readmit_after (2) passing checks.
+    await h.pool.checkNow();
     await h.pool.checkNow();
     const res = await h.app.request("/v2/models/tiny");
     assert.deepEqual((await res.json()).versions, ["1", "2"]);

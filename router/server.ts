@@ -20,6 +20,8 @@ import { RouterMetrics } from "./metrics/router_metrics.ts";
 import { requestLogObserver } from "./observe/request_log.ts";
 import { RequestWindow } from "./observe/request_window.ts";
 import { BackendPool } from "./pool/backend_pool.ts";
+import { createGuards } from "./admission/guards.ts";
+import { LoopLagMonitor } from "./health/loop_lag.ts";
 import { createPolicy } from "./routing/create_policy.ts";
 import { type Clock, systemClock } from "./runtime/clock.ts";
 import type { FetchLike } from "./runtime/fetch_like.ts";
@@ -105,7 +107,15 @@ export async function buildRouter(
     createJsonLogger({ level: config.log.level, base: { service: "router" } });
   const clock = options.clock ?? systemClock;
   const fetch = options.fetch ?? globalThis.fetch;
-  const pool = BackendPool.fromConfig(config, { fetch, clock, logger });
+  // The router's own event-loop lag: health excuses timeouts it explains.
+  const lag = new LoopLagMonitor(clock);
+  const pool = BackendPool.fromConfig(config, {
+    fetch,
+    clock,
+    logger,
+    lagSince: (since) => lag.maxSince(since),
+  });
+  const guards = createGuards(config, { clock, logger });
   const state = await openStateKv(config, options.kv, logger);
   // Assigned once the app exists (it registers routes); rounds and metrics use it then.
   // deno-lint-ignore prefer-const
@@ -185,9 +195,20 @@ export async function buildRouter(
     plans: state && {
       models: () => [...pool.catalog().keys()],
       currentVersion: (model) => balancing?.store.currentVersion(model) ?? Promise.resolve(null),
+      reconciliations: () => balancing?.reconciler.counts ?? { reconciled: 0, failed: 0 },
     },
     alerts,
     logShipping: options.logShipping,
+    overload: {
+      ejections: () => pool.outlier.ejections(),
+      excused: () => pool.outlier.excused,
+      panic: () => pool.panic(),
+      lagMs: () => lag.recentMax(),
+      sheds: () => guards.admission.sheds(),
+      retries: () => guards.retries,
+      retriesRefused: () => guards.budget.refused,
+      inFlight: () => guards.admission.inFlight,
+    },
   });
   // The doctor's latency variation and token rate through this router.
   const requests = new RequestWindow();
@@ -207,6 +228,7 @@ export async function buildRouter(
     load: { snapshot: loadNow, ewma: (model, layer) => series.history?.ewma(model, layer) },
     observers,
     metrics,
+    guards,
   });
   // Before the operator routes: followers answer the leader's views and refuse switches.
   fleet.register(app);
@@ -255,6 +277,7 @@ export async function buildRouter(
       await series.close();
       await fleet.stop();
       await pool.stop();
+      lag.stop();
       if (state?.owned) state.kv.close();
     })();
   return {
@@ -267,6 +290,7 @@ export async function buildRouter(
     runCron,
     stop,
     async start() {
+      lag.start();
       await fleet.start();
       await pool.start();
       void collector.start();

@@ -10,6 +10,7 @@ import { z } from "zod";
 import { parse as parseYaml } from "yaml";
 import { DurationSchema } from "./duration.ts";
 import { AnnounceSchema, DiscoverySchema, LeaderSchema } from "./config_fleet.ts";
+import { AdmissionSchema, OutlierSchema, RetrySchema } from "./config_overload.ts";
 
 export { DurationSchema };
 
@@ -33,6 +34,10 @@ export const ConfigSchema = z.object({
     health_interval: DurationSchema.default(1000),
     health_timeout: DurationSchema.default(1000),
     request_timeout: DurationSchema.default(30_000),
+    /** Outlier detection, admission and retries (see `config_overload.ts`). */
+    outlier: OutlierSchema,
+    admission: AdmissionSchema,
+    retry: RetrySchema,
     /**
      * HTTPS: certificate and key files (PEM). `ca`: the CA certificate that signed `cert`,
      * for this router's clients (launcher probe, CLIs, `deno task traffic`); unset, they

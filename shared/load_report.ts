@@ -82,6 +82,13 @@ export const LoadReportSchema = z.object({
   parts: z.array(PartLoadSchema),
   /** Node resources; optional so reports of older backends still parse. */
   resources: ResourceReportSchema.optional(),
+  /**
+   * Placement plan versions this backend runs (`active`) and has loaded for a switch
+   * (`staged`), `null` when none; the router reconciles them with its current plan.
+   * Optional so reports of older backends still parse.
+   */
+  plan: z.object({ active: z.int().min(1).nullable(), staged: z.int().min(1).nullable() })
+    .optional(),
 });
 
 /** A backend's load report. */

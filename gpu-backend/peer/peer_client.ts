@@ -6,7 +6,9 @@
  * request whose gate finished at the same time — travels in one frame (one per frame
  * kind: per-expert `run` items, per-layer `layer` items) over one persistent WebSocket. A dropped connection fails the rows in flight with
  * {@linkcode PeerUnavailableError} (the dispatcher re-sends them to another replica)
- * and marks the peer unavailable for `reconnectDelayMs` before the next attempt.
+ * and marks the peer unavailable for `reconnectDelayMs` before the next attempt. So does
+ * a frame left unanswered for `answerTimeoutMs`: a hung peer (SIGSTOP, a stuck event
+ * loop) keeps its TCP connection open, and without this its rows would wait forever.
  */
 import type { Logger } from "../../shared/logger.ts";
 import {
@@ -43,6 +45,8 @@ export interface PeerClientOptions {
   logger: Logger;
   reconnectDelayMs?: number;
   connectTimeoutMs?: number;
+  /** A frame unanswered this long drops the connection (rows re-sent elsewhere); default 3 s. */
+  answerTimeoutMs?: number;
   now?: () => number;
   /** Counts frame bytes sent and received (node resources); optional. */
   net?: { received(bytes: number): void; sent(bytes: number): void };
@@ -67,6 +71,7 @@ export class PeerClient {
   #outbox: Entry[] = [];
   #flushScheduled = false;
   #pending = new Map<number, Entry[]>();
+  #answerTimers = new Map<number, ReturnType<typeof setTimeout>>();
   #nextId = 1;
   #downUntil = 0;
   #closed = false;
@@ -193,6 +198,16 @@ export class PeerClient {
     payload: Float32Array,
   ): void {
     this.#pending.set(id, entries);
+    const waitMs = this.#options.answerTimeoutMs ?? 3000;
+    this.#answerTimers.set(
+      id,
+      setTimeout(() => {
+        this.#answerTimers.delete(id);
+        if (!this.#pending.has(id) || this.#socket !== socket) return;
+        this.#down(`no answer within ${waitMs} ms`);
+        socket.close();
+      }, waitMs),
+    );
     this.sent.frames++;
     this.sent.items += entries.length;
     this.sent.rows += rows;
@@ -251,6 +266,8 @@ export class PeerClient {
     const entries = this.#pending.get(header.id);
     if (!entries) return;
     this.#pending.delete(header.id);
+    clearTimeout(this.#answerTimers.get(header.id));
+    this.#answerTimers.delete(header.id);
     if (!header.ok) {
       const error = new PeerRunError(this.peerId, header.error, header.code);
       for (const entry of entries) entry.reject(error);
@@ -280,6 +297,8 @@ export class PeerClient {
       for (const entry of entries) entry.reject(failure);
     }
     this.#pending.clear();
+    for (const timer of this.#answerTimers.values()) clearTimeout(timer);
+    this.#answerTimers.clear();
     for (const entry of this.#outbox.splice(0)) entry.reject(failure);
   }
 }

@@ -39,6 +39,8 @@ export interface LoadReportSources {
   memory: MemoryReading;
   /** Node resources (CPU, network, accelerator); omitted from the report when absent. */
   resources?: ResourceReport;
+  /** Plan versions active and staged here; omitted from the report when absent. */
+  plan?: { active: number | null; staged: number | null };
   /** Cold starts of a routed expert by key; when given, every expert part reports them. */
   coldStarts?: (key: string) => { count: number; msSum: number; msMax: number } | undefined;
 }
@@ -113,5 +115,6 @@ export function buildLoadReport(sources: LoadReportSources): LoadReport {
     memory: { rssBytes: sources.memory.rssBytes, heapUsedBytes: sources.memory.heapUsedBytes },
     parts,
     ...(sources.resources !== undefined ? { resources: sources.resources } : {}),
+    ...(sources.plan !== undefined ? { plan: sources.plan } : {}),
   };
 }

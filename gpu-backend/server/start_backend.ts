@@ -143,6 +143,10 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
       memory: { rssBytes: rss, heapUsedBytes: heapUsed },
       coldStarts: (key) => placement.coldStartsOf(key),
       resources: readResources({ net, accelerator }),
+      plan: {
+        active: placement.active?.version ?? null,
+        staged: placement.staged?.version ?? null,
+      },
     });
   };
   // `/metrics`: every value is read from the counters above when Prometheus scrapes.

@@ -9,6 +9,7 @@ import { Balancer } from "./balancer.ts";
 import type { BalancerSettings } from "./balancer_types.ts";
 import { FakePlanBackends } from "./_fake_plan_backends.ts";
 import { PlanClient } from "./plan_client.ts";
+import { PlanReconciler } from "./plan_reconciler.ts";
 import { PlanStore } from "./plan_store.ts";
 import type { ModelShape } from "./rebalancer.ts";
 
@@ -27,6 +28,7 @@ export const HOT = [[10, 10, 100, 10, 10, 10, 10, 10], [10, 10, 100, 10, 10, 10,
 /** What a test drives. */
 export interface BalancerFixture {
   balancer: Balancer;
+  reconciler: PlanReconciler;
   backends: FakePlanBackends;
   store: PlanStore;
   kv: Deno.Kv;
@@ -52,9 +54,12 @@ export async function balancerFixture(
     { internalToken: INTERNAL_TOKEN },
   );
   const load: { current: number[][] | null } = { current: UNIFORM };
+  const client = new PlanClient({ fetch: backends.fetch, clock, internalToken: INTERNAL_TOKEN });
+  const reconciler = new PlanReconciler({ store, client, clock, logger });
   const balancer = new Balancer({
     store,
-    client: new PlanClient({ fetch: backends.fetch, clock, internalToken: INTERNAL_TOKEN }),
+    client,
+    reconciler,
     logger,
     clock,
     settings: {
@@ -72,6 +77,7 @@ export async function balancerFixture(
   });
   return {
     balancer,
+    reconciler,
     backends,
     store,
     kv,

@@ -24,6 +24,7 @@ import {
   type PlanPreview,
   type SwitchResult,
 } from "./balancer_types.ts";
+import type { ReconcileResult, ReportedPlan } from "./plan_reconciler.ts";
 import { poolBalanceOrNull, predictedBalance, replicasMoved } from "./plan_math.ts";
 import {
   completeActivation,
@@ -58,6 +59,7 @@ export class Balancer {
   /** Bumped by start(): a tick loop from before a stop() does not re-arm. */
   #generation = 0;
   #pending: PendingActivation | undefined;
+  #reconcileQueued = false;
 
   constructor(options: BalancerOptions) {
     this.#options = options;
@@ -101,6 +103,27 @@ export class Balancer {
     if (this.#timer !== undefined) this.#options.clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     await this.#queue;
+  }
+
+  /**
+   * Brings backends whose reported plan is not the current one back onto it (see
+   * `plan_reconciler.ts`), one at a time with ticks and admin actions; at most one call
+   * waits, later ones return `[]` at once. Off with the balancer (disabled, strategy off).
+   */
+  reconcile(reported: readonly ReportedPlan[]): Promise<ReconcileResult[]> {
+    const { reconciler, settings } = this.#options;
+    const model = this.#options.modelShape();
+    if (
+      reconciler === undefined || model === null || !settings.enabled ||
+      settings.strategy === "off" || this.#reconcileQueued
+    ) {
+      return Promise.resolve([]);
+    }
+    this.#reconcileQueued = true;
+    return this.#exclusive(() => {
+      this.#reconcileQueued = false;
+      return reconciler.reconcile(model.name, reported);
+    });
   }
 
   /** One balancing round: decide, and switch when the decision says so. Never throws. */

@@ -6,6 +6,7 @@ import type { Logger } from "../../shared/logger.ts";
 import type { PlanBackend } from "../../shared/placement_plan.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { PlanClient } from "./plan_client.ts";
+import type { PlanReconciler } from "./plan_reconciler.ts";
 import type { PlanStore } from "./plan_store.ts";
 import type { BalancerStrategy, ModelShape, RebalanceDecision } from "./rebalancer.ts";
 
@@ -35,6 +36,8 @@ export interface BalancerOptions {
   modelShape: () => ModelShape | null;
   /** Decisions kept for the API; default 20. */
   decisionsKept?: number;
+  /** Repairs backends that drifted off the current plan ({@linkcode Balancer.reconcile}). */
+  reconciler?: PlanReconciler;
 }
 
 /** How a decision ended. */

@@ -1,14 +1,15 @@
 /**
  * @module One POST to one backend, classified as an answer (status and headers; the
- * body is left unread so it can stream to the client), a timeout (the request's
- * deadline passed) or a connection failure (anything else).
+ * body is left unread so it can stream to the client), an abort (the signal fired
+ * before the answer's head arrived: a per-try timeout, the request's deadline, an
+ * ejection — its `reason` says which) or a connection failure (anything else).
  */
 import type { FetchLike } from "../runtime/fetch_like.ts";
 
 /** How one exchange ended. */
 export type ExchangeResult =
   | { kind: "answer"; status: number; headers: Headers; body: ReadableStream<Uint8Array> | null }
-  | { kind: "timeout" }
+  | { kind: "aborted"; reason: unknown }
   | { kind: "unreachable"; reason: string };
 
 /** One request to send. */
@@ -16,8 +17,8 @@ export interface ExchangeRequest {
   url: string;
   headers: Headers;
   body: Uint8Array<ArrayBuffer>;
-  /** Aborted when the request's deadline passes. */
-  deadline: AbortSignal;
+  /** Aborted when the attempt must stop waiting (timeouts, an ejection). */
+  signal: AbortSignal;
 }
 
 /** Posts `body` and returns once the answer's head arrived; never throws. */
@@ -30,7 +31,7 @@ export async function exchange(
       method: "POST",
       headers: request.headers,
       body: request.body,
-      signal: request.deadline,
+      signal: request.signal,
     });
     return {
       kind: "answer",
@@ -39,7 +40,7 @@ export async function exchange(
       body: response.body,
     };
   } catch (error) {
-    if (request.deadline.aborted) return { kind: "timeout" };
+    if (request.signal.aborted) return { kind: "aborted", reason: request.signal.reason };
     const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     return { kind: "unreachable", reason };
   }

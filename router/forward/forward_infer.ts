@@ -1,22 +1,29 @@
 /**
  * @module Forwarding one validated inference request to an entry backend.
  *
- * Steps: 1. pick a healthy backend serving the model with the routing policy;
- * 2. count it in flight and POST the client's original bytes; 3. on a connection
- * failure mark that backend down and retry once on another (inference is idempotent);
- * 4. stream the answer through (its body is never buffered here), or answer 504 when `router.request_timeout` passes (one
- * deadline for both attempts), 502 when the retry fails too, 503 (Retry-After: 1) when
- * no healthy backend is left to try.
+ * Steps: 1. pick, with the routing policy, a backend in rotation that serves the model
+ * and has room (`router.admission.max_in_flight_per_backend`; none with room → 429
+ * Retry-After; none at all → 503 Retry-After); 2. count it in flight and POST the
+ * client's original bytes, limited by `router.retry.try_timeout` and by the request's
+ * deadline (`router.request_timeout`, one for every attempt); 3. report the outcome to
+ * the pool's outlier detection (answers, connection failures, timeouts, 5xx); 4. after
+ * a timeout, a connection failure or the backend's ejection, retry once on ANOTHER
+ * backend (inference is idempotent) while the deadline and the retry budget allow;
+ * 5. stream the answer through (its body is never buffered here; once its head
+ * arrived no timeout or ejection cuts it), or answer 504 (timed out), 502
+ * (unreachable), 503 (Retry-After: 1) when no other backend is left to try.
  */
 import { ApiError } from "../../shared/errors.ts";
 import { HEADER_LENGTH_HEADER } from "../../shared/oip.ts";
 import { BATCHES_HEADER, EXPERTS_HEADER } from "../../shared/expert_trace.ts";
 import type { Logger } from "../../shared/logger.ts";
-import type { BackendPool } from "../pool/backend_pool.ts";
+import type { Admission } from "../admission/admission.ts";
+import { type BackendPool, EjectedError } from "../pool/backend_pool.ts";
 import type { RoutingPolicy } from "../routing/policy.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { FetchLike } from "../runtime/fetch_like.ts";
 import { exchange } from "./backend_exchange.ts";
+import type { RetryBudget } from "./retry_budget.ts";
 
 /** Header naming the backend that answered (its own id, see `BackendView.name`). */
 export const BACKEND_HEADER = "x-switchyard-backend";
@@ -31,7 +38,7 @@ const PASSED_HEADERS = [
   BATCHES_HEADER,
 ] as const;
 
-/** Attempts per request: the first plus one retry after a connection failure. */
+/** Attempts per request: the first plus one retry on another backend. */
 const MAX_ATTEMPTS = 2;
 
 /** What {@linkcode forwardInfer} needs from the app. */
@@ -41,9 +48,20 @@ export interface ForwardDeps {
   fetch: FetchLike;
   clock: Clock;
   logger: Logger;
-  /** `router.request_timeout` in ms. */
+  /** `router.request_timeout` in ms: the deadline of all attempts together. */
   timeoutMs: number;
+  /** `router.retry.try_timeout` in ms: the limit of one attempt. */
+  tryTimeoutMs: number;
+  /** Per-backend room and shed accounting. */
+  admission: Admission;
+  /** Retries allowed (`router.retry.budget_*`). */
+  budget: RetryBudget;
+  /** Counts retries by why the attempt before failed (metrics); optional. */
+  onRetry?: (cause: RetryCause) => void;
 }
+
+/** Why an attempt is retried. */
+export type RetryCause = "timeout" | "unreachable" | "ejected";
 
 /** One request to forward. */
 export interface ForwardRequest {
@@ -84,20 +102,74 @@ function answer(
   return new Response(bodyless ? null : body, { status, headers: passed });
 }
 
+/** Abort reason of an attempt's own timeout. */
+class TryTimeout extends Error {
+  constructor(readonly ms: number) {
+    super(`no answer within ${ms} ms`);
+    this.name = "TryTimeout";
+  }
+}
+
+/** Abort reason of the request's deadline. */
+class DeadlinePassed extends Error {
+  constructor() {
+    super("the request's deadline passed");
+    this.name = "DeadlinePassed";
+  }
+}
+
 /** Forwards `request` and returns the response for the client; throws {@linkcode ApiError}. */
 export async function forwardInfer(request: ForwardRequest, deps: ForwardDeps): Promise<Response> {
-  const { pool, policy, logger, clock } = deps;
+  const { pool, policy, logger, clock, admission, budget } = deps;
+  const started = clock.now();
   const deadline = new AbortController();
-  const timer = clock.setTimeout(() => deadline.abort(), deps.timeoutMs);
-  const tried: string[] = [];
-  const triedNames: string[] = [];
+  const timer = clock.setTimeout(() => deadline.abort(new DeadlinePassed()), deps.timeoutMs);
+  const tried: { id: string; name: string; failure: RetryCause }[] = [];
+  budget.request(started);
   try {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const candidates = pool.candidates(request.model).filter((b) => !tried.includes(b.id));
+    for (let attempt = 0; attempt < MAX_ATTEMPTS && !deadline.signal.aborted; attempt++) {
+      const candidates = pool.candidates(request.model)
+        .filter((b) => !tried.some((t) => t.id === b.id));
       if (candidates.length === 0) break;
-      const backend = policy.pick(candidates);
-      tried.push(backend.id);
-      triedNames.push(backend.name);
+      const withRoom = candidates.filter((b) => admission.hasRoom(b.inFlight));
+      if (withRoom.length === 0) {
+        if (attempt > 0) break;
+        throw admission.shed(
+          "backends_full",
+          `Cannot run inference: every backend serving model "${request.model}" has ${admission.settings.maxPerBackend} requests in flight (router.admission.max_in_flight_per_backend); retry later`,
+        );
+      }
+      const previous = tried[tried.length - 1];
+      if (previous !== undefined) {
+        if (!budget.tryRetry(clock.now())) {
+          logger.warn("retry refused: retry budget spent", {
+            request_id: request.requestId,
+            backend: previous.id,
+            cause: previous.failure,
+          });
+          break;
+        }
+        deps.onRetry?.(previous.failure);
+      }
+      const backend = policy.pick(withRoom);
+      const fields = {
+        request_id: request.requestId,
+        model: request.model,
+        backend: backend.id,
+        backend_name: backend.name,
+        attempt,
+      };
+      const tryStarted = clock.now();
+      const tryMs = Math.min(deps.tryTimeoutMs, deps.timeoutMs - (tryStarted - started));
+      // Aborted by the try timeout, the deadline or an ejection — until the head arrives.
+      const tryAbort = new AbortController();
+      const stop = (reason: unknown) => tryAbort.abort(reason);
+      const tryTimer = clock.setTimeout(() => stop(new TryTimeout(tryMs)), tryMs);
+      const onDeadline = () => stop(deadline.signal.reason);
+      const ejection = pool.ejectionSignal(backend.id);
+      const onEjection = () => stop(ejection.reason);
+      deadline.signal.addEventListener("abort", onDeadline);
+      ejection.addEventListener("abort", onEjection);
       const release = pool.acquire(backend.id);
       let result;
       try {
@@ -105,27 +177,48 @@ export async function forwardInfer(request: ForwardRequest, deps: ForwardDeps): 
           url: `${backend.url}/v2/models/${encodeURIComponent(request.model)}/infer`,
           headers: request.headers,
           body: request.body,
-          deadline: deadline.signal,
+          signal: tryAbort.signal,
         });
       } finally {
         release();
+        clock.clearTimeout(tryTimer);
+        deadline.signal.removeEventListener("abort", onDeadline);
+        ejection.removeEventListener("abort", onEjection);
       }
-      const fields = {
-        request_id: request.requestId,
-        model: request.model,
-        backend: backend.id,
-        backend_name: backend.name,
-      };
-      if (result.kind === "timeout") {
-        logger.warn("backend timed out", { ...fields, timeout_ms: deps.timeoutMs });
-        throw new ApiError(
+      if (result.kind === "aborted") {
+        const reason = result.reason;
+        if (reason instanceof EjectedError) {
+          logger.warn("backend ejected while a request waited", fields);
+          tried.push({ id: backend.id, name: backend.name, failure: "ejected" });
+          continue;
+        }
+        // A try timeout or the deadline: either way the backend did not answer in time.
+        const waited = clock.now() - tryStarted;
+        const lag = Math.max(pool.lagSince(tryStarted), waited - tryMs);
+        const verdict = pool.reportFailure(
+          backend.id,
           "timeout",
-          `Cannot run inference: backend "${backend.name}" did not answer within router.request_timeout (${deps.timeoutMs} ms)`,
+          `no answer to a request within ${Math.round(waited)} ms`,
+          lag,
         );
+        logger.warn("backend timed out", {
+          ...fields,
+          timeout_ms: tryMs,
+          excused: verdict === "excused",
+        });
+        tried.push({ id: backend.id, name: backend.name, failure: "timeout" });
+        if (reason instanceof DeadlinePassed) {
+          throw new ApiError(
+            "timeout",
+            `Cannot run inference: backend "${backend.name}" did not answer within router.request_timeout (${deps.timeoutMs} ms)`,
+          );
+        }
+        continue;
       }
       if (result.kind === "unreachable") {
-        logger.warn("backend unreachable", { ...fields, reason: result.reason, attempt });
-        pool.markDown(backend.id, `forwarding failed: ${result.reason}`);
+        logger.warn("backend unreachable", { ...fields, reason: result.reason });
+        pool.reportFailure(backend.id, "connection", `forwarding failed: ${result.reason}`);
+        tried.push({ id: backend.id, name: backend.name, failure: "unreachable" });
         continue;
       }
       if (result.status === 401 || result.status === 403) {
@@ -136,25 +229,52 @@ export async function forwardInfer(request: ForwardRequest, deps: ForwardDeps): 
           `Cannot run inference: backend "${backend.name}" refused the router`,
         );
       }
+      // 503 is a backend shedding load (it said so), not a sick one.
+      if (result.status >= 500 && result.status !== 503) {
+        pool.reportFailure(backend.id, "server_error", `answered ${result.status} to a request`);
+      } else {
+        pool.reportSuccess(backend.id);
+      }
       return answer(result.status, result.headers, result.body, backend.name);
     }
   } finally {
     clock.clearTimeout(timer);
   }
-  if (tried.length === 0) throw noHealthyBackend(request.model);
+  throw failure(request.model, tried, deps.tryTimeoutMs, admission);
+}
+
+/** The error after every attempt failed (or none could start). */
+function failure(
+  model: string,
+  tried: readonly { name: string; failure: RetryCause }[],
+  tryTimeoutMs: number,
+  admission: Admission,
+): ApiError {
+  const last = tried[tried.length - 1];
+  if (last === undefined) {
+    return admission.shed(
+      "no_backend",
+      `Cannot run inference: no healthy backend serves model "${model}"`,
+    );
+  }
+  const names = tried.map((t) => `"${t.name}"`).join(" and ");
+  if (last.failure === "timeout") {
+    return new ApiError(
+      "timeout",
+      `Cannot run inference: backend ${names} did not answer within router.retry.try_timeout (${tryTimeoutMs} ms) and no other attempt was possible`,
+    );
+  }
   if (tried.length < MAX_ATTEMPTS) {
-    throw new ApiError(
+    return new ApiError(
       "no_healthy_backend",
-      `Cannot run inference: backend "${
-        triedNames[0]
-      }" is unreachable and no other healthy backend serves model "${request.model}"`,
+      `Cannot run inference: backend ${names} is ${
+        last.failure === "ejected" ? "ejected" : "unreachable"
+      } and no other healthy backend serves model "${model}"`,
       { retryAfterS: 1 },
     );
   }
-  throw new ApiError(
+  return new ApiError(
     "backend_error",
-    `Cannot run inference: backends ${
-      triedNames.map((name) => `"${name}"`).join(" and ")
-    } are unreachable`,
+    `Cannot run inference: backends ${names} are unreachable or ejected`,
   );
 }

@@ -58,6 +58,8 @@ export interface BackendLoad {
   accelerator: AcceleratorReading | null | undefined;
   /** Accelerator power (W): `null` not readable there, `undefined` not reported. */
   powerW: number | null | undefined;
+  /** Plan versions active and staged there (latest report); `undefined` not reported. */
+  plan: LoadReport["plan"];
   /**
    * Routed-expert tokens/s of the experts hosted here, per layer of its model; index =
    * logical expert, 0 where not hosted, as long as the pool's layer vector.
@@ -144,6 +146,7 @@ function backendLoad(sample: BackendLoadSample, options: AggregateOptions): Back
     netTxBytesPerS: rates?.resources?.netTxBytesPerS,
     accelerator: report?.resources?.accelerator,
     powerW: report?.resources?.powerW,
+    plan: report?.plan,
     expertLayers: rates && backendExpertLayers(rates),
   };
 }

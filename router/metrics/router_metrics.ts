@@ -18,6 +18,7 @@ import {
 } from "../../shared/metrics/collected.ts";
 import { type PlanVersionSource, poolMetrics } from "./pool_metrics.ts";
 import { requestMetrics } from "./request_metrics.ts";
+import { overloadMetrics, type OverloadSource } from "./overload_metrics.ts";
 
 /** What {@linkcode RouterMetrics} reads. */
 export interface RouterMetricsDeps {
@@ -37,6 +38,8 @@ export interface RouterMetricsDeps {
   logShipping?: (() => LogShippingCounts) | undefined;
   /** Process memory; default `Deno.memoryUsage()`. */
   memory?: () => ProcessMemory;
+  /** Ejections, lag, sheds and retries; absent in tests of other families. */
+  overload?: OverloadSource | undefined;
 }
 
 /** A `/metrics` body source: the text and its content type. */
@@ -59,6 +62,7 @@ export class RouterMetrics implements MetricsEndpoint {
     this.observer = requestMetrics(registry, { knownModel: deps.knownModel });
     poolMetrics(registry, { views: deps.views, load: deps.load, plans: deps.plans });
     alertMetrics(registry, { alerts: deps.alerts, logShipping: deps.logShipping });
+    if (deps.overload !== undefined) overloadMetrics(registry, deps.overload);
   }
 
   /** Content type of the Prometheus text exposition format 0.0.4. */

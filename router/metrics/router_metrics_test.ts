@@ -77,10 +77,21 @@ function metrics(overrides: Partial<RouterMetricsDeps> = {}): RouterMetrics {
     plans: {
       models: () => ["m", "n"],
       currentVersion: (m) => Promise.resolve(m === "m" ? 7 : null),
+      reconciliations: () => ({ reconciled: 3, failed: 1 }),
     },
     alerts,
     logShipping: () => ({ shipped: 40, dropped: 2, buffered: 5, failedPushes: 1 }),
     memory: () => ({ rssBytes: 1000, heapUsedBytes: 500 }),
+    overload: {
+      ejections: () => new Map([["timeout", 2]]),
+      excused: () => 5,
+      panic: () => false,
+      lagMs: () => 250,
+      sheds: () => new Map([["router_full", 7]]),
+      retries: () => new Map([["unreachable", 3]]),
+      retriesRefused: () => 1,
+      inFlight: () => 4,
+    },
     ...overrides,
   });
 }
@@ -148,6 +159,8 @@ Deno.test("RouterMetrics reads backends, balancedness, plans, alerts and logs at
   assert.equal(one("switchyard_layer_expert_load_cv", { model: "m", layer: "1" }), 0.5);
   assert.equal(one("switchyard_plan_current_version", { model: "m" }), 7);
   assert.equal(findSamples(text, "switchyard_plan_current_version", { model: "n" }).length, 0);
+  assert.equal(one("switchyard_plan_reconciliations_total", { outcome: "reconciled" }), 3);
+  assert.equal(one("switchyard_plan_reconciliations_total", { outcome: "failed" }), 1);
   assert.equal(one("switchyard_alerts_firing", { kind: "expert_hot" }), 2);
   assert.equal(one("switchyard_alerts_firing", { kind: "backend_down" }), 0);
   assert.equal(one("switchyard_alerts_firing", { kind: "balance_low" }), 0);
@@ -195,6 +208,18 @@ Deno.test({
     m.observer(event("m", 200, 12));
     assert.deepEqual(await promtoolCheckMetrics(await m.render()), { code: 0, output: "" });
   },
+});
+
+Deno.test("RouterMetrics reports ejections, sheds and retries by label, lag in seconds", async () => {
+  const text = await metrics().render();
+  assert.match(text, /^switchyard_router_ejections_total\{reason="timeout"\} 2$/m);
+  assert.match(text, /^switchyard_router_ejections_total\{reason="connection"\} 0$/m);
+  assert.match(text, /^switchyard_router_shed_total\{reason="router_full"\} 7$/m);
+  assert.match(text, /^switchyard_router_shed_total\{reason="no_backend"\} 0$/m);
+  assert.match(text, /^switchyard_router_retries_total\{cause="unreachable"\} 3$/m);
+  assert.match(text, /^switchyard_router_event_loop_lag_seconds 0\.25$/m);
+  assert.match(text, /^switchyard_router_timeouts_excused_total 5$/m);
+  assert.match(text, /^switchyard_router_in_flight_requests 4$/m);
 });
 
 Deno.test("every router metric is documented in docs/METRICS.md", async () => {

@@ -24,7 +24,13 @@ export interface BackendClientOptions {
 /** Outcome of `GET /v2/health/ready`. */
 export type ReadyResult =
   | { ready: true; details: Record<string, unknown> | undefined }
-  | { ready: false; reason: string; details: Record<string, unknown> | undefined };
+  | {
+    ready: false;
+    reason: string;
+    details: Record<string, unknown> | undefined;
+    /** `timeout`: no answer in time; `unreachable`: no connection; `answered`: it said no. */
+    failure: "timeout" | "unreachable" | "answered";
+  };
 
 /** Outcome of `GET /v2/models/{model}`. */
 export type MetadataResult =
@@ -45,7 +51,9 @@ export function backendHeaders(internalToken: string | undefined): Headers {
   return headers;
 }
 
-type JsonAnswer = { status: number; body: unknown } | { error: string; unreachable: boolean };
+type JsonAnswer =
+  | { status: number; body: unknown }
+  | { error: string; unreachable: boolean; timedOut: boolean };
 
 async function getJson(url: string, options: BackendClientOptions): Promise<JsonAnswer> {
   const controller = new AbortController();
@@ -71,9 +79,11 @@ async function getJson(url: string, options: BackendClientOptions): Promise<Json
     }
     return { status: response.status, body };
   } catch (error) {
-    if (timedOut) return { error: `timed out after ${options.timeoutMs} ms`, unreachable: false };
+    if (timedOut) {
+      return { error: `timed out after ${options.timeoutMs} ms`, unreachable: false, timedOut };
+    }
     const message = error instanceof Error ? error.message : String(error);
-    return { error: `connection failed: ${message}`, unreachable: true };
+    return { error: `connection failed: ${message}`, unreachable: true, timedOut };
   } finally {
     options.clock.clearTimeout(timer);
   }
@@ -85,14 +95,21 @@ export async function checkReady(
   options: BackendClientOptions,
 ): Promise<ReadyResult> {
   const answer = await getJson(`${baseUrl}/v2/health/ready`, options);
-  if ("error" in answer) return { ready: false, reason: answer.error, details: undefined };
+  if ("error" in answer) {
+    const failure = answer.timedOut ? "timeout" : "unreachable";
+    return { ready: false, reason: answer.error, details: undefined, failure };
+  }
   const parsed = ReadyBodySchema.safeParse(answer.body);
   const details = parsed.success ? parsed.data.details : undefined;
-  if (answer.status !== 200) {
-    return { ready: false, reason: `ready check answered ${answer.status}`, details };
-  }
-  if (!parsed.success) return { ready: false, reason: "ready check body is not valid", details };
-  if (!parsed.data.ready) return { ready: false, reason: "ready check says not ready", details };
+  const no = (reason: string) => ({
+    ready: false as const,
+    reason,
+    details,
+    failure: "answered" as const,
+  });
+  if (answer.status !== 200) return no(`ready check answered ${answer.status}`);
+  if (!parsed.success) return no("ready check body is not valid");
+  if (!parsed.data.ready) return no("ready check says not ready");
   return { ready: true, details };
 }
 

@@ -1,15 +1,22 @@
 /**
  * @module The router's view of its backends: health, models served, in-flight work.
  *
- * Design: every `healthIntervalMs` one round checks each backend's `/v2/health/ready`
- * (rounds never overlap; the next is scheduled when one ends). A failed check — or a
- * connection failure the forwarder reports through `markDown()` — takes a backend out
- * of rotation; the next passing check brings it back, after re-reading the metadata of
- * every known model from it. Known model names come from the options, from `models` in
- * ready details, and from `discoverModel()`, which asks healthy backends about a name a
- * client requested (misses are remembered for one interval, bounded, so probing random
- * names cannot amplify into backend traffic). Invariant: every healthy backend has been
- * asked about every known name, so `candidates(model)` is complete.
+ * Design: every `healthIntervalMs` one round probes each backend's `/v2/health/ready`
+ * (rounds never overlap; the next is scheduled when one ends). Whether a backend is in
+ * rotation is the {@linkcode OutlierDetector}'s call, from consecutive outcomes of these
+ * probes and of real traffic (the forwarder reports through `reportSuccess()` and
+ * `reportFailure()`): it tells slow from dead, excuses timeouts the router's own
+ * event-loop lag explains, and re-admits an ejected backend after consecutive passing
+ * probes (spaced `recheckMs` apart, so a restarted backend is back within a second or
+ * two). While a backend is ejected, the requests in flight to it are aborted through
+ * `ejectionSignal()` (the forwarder retries them elsewhere). Under panic (few backends
+ * in rotation), `candidates()` also returns backends ejected for slowness.
+ *
+ * Known model names come from the options, from `models` in ready details, and from
+ * `discoverModel()`, which asks healthy backends about a name a client requested
+ * (misses are remembered for one interval, bounded, so probing random names cannot
+ * amplify into backend traffic). A backend joining rotation has been asked about every
+ * known name, so `candidates(model)` is complete.
  */
 import type { Config } from "../../shared/config.ts";
 import type { Logger } from "../../shared/logger.ts";
@@ -26,6 +33,23 @@ import { ExpiringSet } from "./_expiring_set.ts";
 import type { BackendView } from "./backend_view.ts";
 import { announcedModels, type CatalogEntry, MODEL_NAME } from "./model_catalog.ts";
 import { PeriodicRounds } from "../runtime/periodic_rounds.ts";
+import {
+  type FailureKind,
+  OutlierDetector,
+  type OutlierSettings,
+  type Verdict,
+} from "../health/outlier_detector.ts";
+
+/** Failures that say "slow or sick", not "dead": panic routing still tries these. */
+const SLOW = new Set<FailureKind | undefined>(["probe_timeout", "timeout", "server_error"]);
+
+/** Outlier settings when none are given: `router.outlier`'s defaults. */
+export const DEFAULT_OUTLIER: OutlierSettings = {
+  ejectAfter: 3,
+  readmitAfter: 2,
+  panicThreshold: 0.5,
+  lagAllowanceMs: 200,
+};
 
 /** Options of {@linkcode BackendPool}. */
 export interface BackendPoolOptions {
@@ -40,6 +64,12 @@ export interface BackendPoolOptions {
   internalToken?: string | undefined;
   /** Model names to look up on every backend from the first check; default none. */
   models?: readonly string[];
+  /** Ejection and re-admission rules; default {@linkcode DEFAULT_OUTLIER}. */
+  outlier?: OutlierSettings;
+  /** The router's event-loop lag since a time (ms); default none measured. */
+  lagSince?: (since: number) => number;
+  /** Pause between re-admission probes of an ejected backend; default ¼ interval, ≤ 250 ms. */
+  recheckMs?: number;
 }
 
 /** Tracks configured backends; see the module doc for the health and catalog rules. */
@@ -50,9 +80,16 @@ export class BackendPool {
   readonly #misses = new ExpiringSet(1024);
   readonly #discoveries = new Map<string, Promise<CatalogEntry | undefined>>();
   readonly #rounds: PeriodicRounds;
+  /** Ejection and re-admission decisions. */
+  readonly outlier: OutlierDetector;
+  /** Per backend: aborted when it is ejected (requests in flight to it stop waiting). */
+  readonly #ejection = new Map<string, AbortController>();
+  readonly #checking = new Map<string, Promise<void>>();
+  readonly #rechecks = new Set<unknown>();
 
   constructor(urls: readonly string[], options: BackendPoolOptions) {
     this.#options = options;
+    this.outlier = new OutlierDetector(options.outlier ?? DEFAULT_OUTLIER);
     this.#rounds = new PeriodicRounds(
       options.clock,
       options.healthIntervalMs,
@@ -73,13 +110,20 @@ export class BackendPool {
   /** A pool over `config.router.backends` with the configured intervals and token. */
   static fromConfig(
     config: Config,
-    deps: { fetch: FetchLike; clock: Clock; logger: Logger },
+    deps: {
+      fetch: FetchLike;
+      clock: Clock;
+      logger: Logger;
+      lagSince?: ((since: number) => number) | undefined;
+    },
   ): BackendPool {
     return new BackendPool(config.router.backends, {
       ...deps,
       healthIntervalMs: config.router.health_interval,
       healthTimeoutMs: config.router.health_timeout,
       internalToken: config.auth.internal_token,
+      outlier: outlierSettings(config),
+      ...(deps.lagSince ? { lagSince: deps.lagSince } : {}),
     });
   }
 
@@ -106,6 +150,9 @@ export class BackendPool {
     const index = this.#backends.findIndex((backend) => backend.id === id);
     if (index < 0) return false;
     const [backend] = this.#backends.splice(index, 1);
+    this.outlier.remove(id);
+    this.#ejection.get(id)?.abort();
+    this.#ejection.delete(id);
     this.#options.logger.info("backend removed", {
       event: "backend_removed",
       backend: id,
@@ -126,8 +173,11 @@ export class BackendPool {
   }
 
   /** Stops checking, aborts calls in progress and waits for the current round to end. */
-  stop(): Promise<void> {
-    return this.#rounds.stop();
+  async stop(): Promise<void> {
+    for (const timer of this.#rechecks) this.#options.clock.clearTimeout(timer);
+    this.#rechecks.clear();
+    await this.#rounds.stop();
+    await Promise.all(this.#checking.values());
   }
 
   /** Checks every backend once (joins the round in progress, if any). */
@@ -145,13 +195,27 @@ export class BackendPool {
     return this.#backends.filter((backend) => backend.status === "up").length;
   }
 
-  /** Healthy backends serving `model` with the catalog's `d_model`, in config order. */
+  /** Whether few enough backends are in rotation to route to all (the panic threshold). */
+  panic(): boolean {
+    return this.outlier.panic(this.#backends.map((backend) => backend.id));
+  }
+
+  /**
+   * Healthy backends serving `model` with the catalog's `d_model`, in config order. In
+   * panic, also those ejected for looking slow or sick (timeouts, 5xx) — not those known
+   * dead (refused connections) or that said they are not ready.
+   */
   candidates(model: string): BackendView[] {
     const entry = this.model(model);
     if (entry === undefined) return [];
-    return this.#backends
+    const serving = this.#backends.filter((backend) =>
+      backend.models.get(model)?.dModel === entry.dModel
+    );
+    const up = serving.filter((backend) => backend.status === "up");
+    if (!this.panic()) return up.map(snapshot);
+    return serving
       .filter((backend) =>
-        backend.status === "up" && backend.models.get(model)?.dModel === entry.dModel
+        backend.status === "up" || SLOW.has(this.outlier.state(backend.id).lastFailure)
       )
       .map(snapshot);
   }
@@ -213,11 +277,35 @@ export class BackendPool {
     };
   }
 
-  /** Takes backend `id` out of rotation until its next passing check (a connection failure). */
-  markDown(id: string, reason: string): void {
+  /** A request to backend `id` was answered (below 500, or 503: it shed load). */
+  reportSuccess(id: string): void {
+    if (this.#backends.some((backend) => backend.id === id)) this.outlier.trafficPassed(id);
+  }
+
+  /**
+   * A request to backend `id` failed (`lagMs`: the router's own lag while it waited);
+   * enough in a row eject it. Returns the detector's verdict.
+   */
+  reportFailure(id: string, kind: FailureKind, reason: string, lagMs = 0): Verdict {
     // A backend removed by discovery while a request to it was failing: nothing to mark.
     const backend = this.#backends.find((candidate) => candidate.id === id);
-    if (backend !== undefined) this.#setDown(backend, reason);
+    if (backend === undefined) return "out";
+    return this.#apply(backend, this.outlier.failed(id, kind, lagMs), reason);
+  }
+
+  /** Aborted when backend `id` is ejected; requests to it pass it on. */
+  ejectionSignal(id: string): AbortSignal {
+    let controller = this.#ejection.get(id);
+    if (controller === undefined || controller.signal.aborted) {
+      controller = new AbortController();
+      this.#ejection.set(id, controller);
+    }
+    return controller.signal;
+  }
+
+  /** The router's event-loop lag since `since`. */
+  lagSince(since: number): number {
+    return this.#options.lagSince?.(since) ?? 0;
   }
 
   #find(id: string): BackendState {
@@ -237,17 +325,42 @@ export class BackendPool {
   }
 
   async #checkAll(): Promise<void> {
-    await Promise.all(this.#backends.map((backend) => this.#check(backend)));
+    await Promise.all(this.#backends.map((backend) => this.#checkOnce(backend)));
+  }
+
+  /** One check of `backend`, unless one is running already (a round and a recheck). */
+  #checkOnce(backend: BackendState): Promise<void> {
+    let running = this.#checking.get(backend.id);
+    if (running === undefined) {
+      running = this.#check(backend).finally(() => this.#checking.delete(backend.id));
+      this.#checking.set(backend.id, running);
+    }
+    return running;
   }
 
   async #check(backend: BackendState): Promise<void> {
+    const clock = this.#options.clock;
     try {
       const signal = this.#rounds.signal;
+      const started = clock.now();
       const result = await checkReady(backend.url, this.#client());
       if (signal.aborted) return;
-      backend.checkedAt = this.#options.clock.now();
+      backend.checkedAt = clock.now();
       if (result.details !== undefined) backend.details = result.details;
-      if (!result.ready) return this.#setDown(backend, result.reason);
+      if (!result.ready) {
+        const kind: FailureKind = result.failure === "timeout"
+          ? "probe_timeout"
+          : result.failure === "answered"
+          ? "not_ready"
+          : "probe_failed";
+        // Late because the router was busy: the lag sampled meanwhile, or the timer's own.
+        const lag = Math.max(
+          this.lagSince(started),
+          clock.now() - started - this.#options.healthTimeoutMs,
+        );
+        this.#apply(backend, this.outlier.failed(backend.id, kind, lag), result.reason);
+        return;
+      }
       for (const name of announcedModels(result.details)) this.#knownModels.add(name);
       if (backend.status !== "up") {
         backend.models.clear();
@@ -258,11 +371,48 @@ export class BackendPool {
       );
       const outcomes = await Promise.all(unasked.map((name) => this.#lookUp(backend, name, true)));
       if (signal.aborted || outcomes.includes("unreachable")) return;
-      this.#setUp(backend);
+      const verdict = this.outlier.probePassed(backend.id);
+      this.#apply(backend, verdict, "");
+      if (verdict === "out") this.#recheckSoon(backend);
     } catch (error) {
       // A check must never take the pool down; treat surprises as a failed check.
-      this.#setDown(backend, `check failed: ${(error as Error).message}`);
+      const reason = `check failed: ${(error as Error).message}`;
+      this.#apply(backend, this.outlier.failed(backend.id, "probe_failed"), reason);
     }
+  }
+
+  /** An ejected backend passed a probe: probe it again soon (re-admission needs a run). */
+  #recheckSoon(backend: BackendState): void {
+    if (this.#rounds.signal.aborted) return;
+    const { healthIntervalMs, recheckMs } = this.#options;
+    const timer = this.#options.clock.setTimeout(() => {
+      this.#rechecks.delete(timer);
+      if (this.#backends.includes(backend)) void this.#checkOnce(backend);
+    }, recheckMs ?? Math.min(250, healthIntervalMs / 4));
+    this.#rechecks.add(timer);
+  }
+
+  /** Applies a detector verdict to the pool's record (status, logs, ejection signal). */
+  #apply(backend: BackendState, verdict: Verdict, reason: string): Verdict {
+    if (verdict === "admitted" || (verdict === "in" && reason === "")) {
+      this.#setUp(backend);
+    } else if (verdict === "ejected") {
+      this.#setDown(backend, reason, true);
+    } else if (verdict === "out") {
+      if (reason === "") {
+        const { successes } = this.outlier.state(backend.id);
+        backend.lastError =
+          `re-admission: ${successes} of ${this.outlier.settings.readmitAfter} passing checks`;
+      } else this.#setDown(backend, reason, false);
+    } else if (verdict === "in") {
+      backend.lastError = reason;
+    } else if (verdict === "excused") {
+      this.#options.logger.debug("timeout excused by the router's own lag", {
+        backend: backend.id,
+        reason,
+      });
+    }
+    return verdict;
   }
 
   async #lookUp(
@@ -277,7 +427,9 @@ export class BackendPool {
       backend.missing.delete(name);
     }
     if (result.kind === "missing" && remember) backend.missing.add(name);
-    if (result.kind === "unreachable") this.#setDown(backend, result.reason);
+    if (result.kind === "unreachable") {
+      this.#apply(backend, this.outlier.failed(backend.id, "probe_failed"), result.reason);
+    }
     if (result.kind === "error") {
       this.#options.logger.warn("model metadata unavailable", {
         backend: backend.id,
@@ -320,8 +472,9 @@ export class BackendPool {
     });
   }
 
-  #setDown(backend: BackendState, reason: string): void {
+  #setDown(backend: BackendState, reason: string, ejected: boolean): void {
     backend.lastError = reason;
+    if (ejected) this.#ejection.get(backend.id)?.abort(new EjectedError(backend.id, reason));
     if (backend.status === "down") return;
     backend.status = "down";
     this.#options.logger.warn("backend down", {
@@ -329,6 +482,26 @@ export class BackendPool {
       backend: backend.id,
       url: backend.url,
       reason,
+      ...(ejected ? { ejected: this.outlier.state(backend.id).lastFailure } : {}),
     });
   }
+}
+
+/** The abort reason of requests in flight to a backend that was ejected. */
+export class EjectedError extends Error {
+  constructor(readonly backend: string, reason: string) {
+    super(`backend ${backend} was ejected: ${reason}`);
+    this.name = "EjectedError";
+  }
+}
+
+/** `router.outlier` as {@linkcode OutlierSettings}. */
+export function outlierSettings(config: Config): OutlierSettings {
+  const outlier = config.router.outlier;
+  return {
+    ejectAfter: outlier.eject_after,
+    readmitAfter: outlier.readmit_after,
+    panicThreshold: outlier.panic_threshold,
+    lagAllowanceMs: outlier.lag_allowance,
+  };
 }

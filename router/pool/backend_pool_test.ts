@@ -131,33 +131,84 @@ Deno.test("BackendPool asks a backend that comes up later about models already k
   await pool.stop();
 });
 
-Deno.test("BackendPool marks a hanging backend down when its check times out", async () => {
-  const { backends, pool, clock } = setUp([{}]);
+Deno.test("BackendPool ejects a hanging backend after consecutive probe timeouts, not one", async () => {
+  const { backends, pool, clock, logger } = setUp([{}]);
   await pool.start();
   backends[0]!.mode = "hang";
   await clock.advance(1000);
   assert.equal(pool.views()[0]!.healthy, true, "still up while the check is pending");
   await clock.advance(200);
-  assert.equal(pool.views()[0]!.healthy, false);
+  assert.equal(pool.views()[0]!.healthy, true, "one late probe is not an ejection");
   assert.equal(pool.views()[0]!.lastError, "timed out after 200 ms");
+  // Two more rounds (interval 1000 ms after each 200 ms timeout): the third ejects.
+  await clock.advance(2400);
+  assert.equal(pool.views()[0]!.healthy, false);
+  assert.equal(logger.find("backend down")[0]?.fields["ejected"], "probe_timeout");
+  assert.equal(pool.outlier.ejections().get("probe_timeout"), 1);
   await pool.stop();
 });
 
-Deno.test("BackendPool.markDown() removes a backend until its next passing check", async () => {
+Deno.test("BackendPool does not count a probe timeout the router's own lag explains", async () => {
+  let lag = 500;
+  const { backends, pool, clock } = setUp([{}], { lagSince: () => lag });
+  await pool.start();
+  backends[0]!.mode = "hang";
+  await clock.advance(3600);
+  assert.equal(pool.views()[0]!.healthy, true, "three late probes while the router lagged");
+  assert.equal(pool.outlier.excused, 3);
+  lag = 0;
+  await clock.advance(3600);
+  assert.equal(pool.views()[0]!.healthy, false);
+  await pool.stop();
+});
+
+Deno.test("BackendPool ejects on consecutive traffic failures, aborts requests in flight, re-admits after passing checks", async () => {
   const { pool, clock, logger } = setUp([{ details: { models: ["tiny"] } }, {
     details: { models: ["tiny"] },
   }]);
   await pool.start();
-  pool.markDown("127.0.0.1:9001", "forwarding failed: connection reset");
+  const inFlight = pool.ejectionSignal("127.0.0.1:9001");
+  pool.reportFailure("127.0.0.1:9001", "connection", "forwarding failed: connection reset");
+  pool.reportSuccess("127.0.0.1:9001");
+  pool.reportFailure("127.0.0.1:9001", "connection", "forwarding failed: connection reset");
+  pool.reportFailure("127.0.0.1:9001", "timeout", "forwarding timed out");
+  assert.equal(inFlight.aborted, false, "a success in between reset the count");
+  assert.deepEqual(pool.candidates("tiny").map((b) => b.id), ["127.0.0.1:9001", "127.0.0.1:9002"]);
+  pool.reportFailure("127.0.0.1:9001", "server_error", "answered 500");
+  assert.equal(inFlight.aborted, true, "ejection aborts requests in flight to it");
   assert.deepEqual(pool.candidates("tiny").map((b) => b.id), ["127.0.0.1:9002"]);
-  assert.equal(
-    logger.find("backend down")[0]?.fields["reason"],
-    "forwarding failed: connection reset",
-  );
+  assert.equal(logger.find("backend down")[0]?.fields["reason"], "answered 500");
+  assert.equal(pool.ejectionSignal("127.0.0.1:9001").aborted, false, "a fresh signal after");
+  // Next round: one passing check is not enough; the recheck 250 ms later re-admits.
   await clock.advance(1000);
+  assert.deepEqual(pool.candidates("tiny").map((b) => b.id), ["127.0.0.1:9002"]);
+  assert.equal(pool.views()[0]!.lastError, "re-admission: 1 of 2 passing checks");
+  await clock.advance(250);
   assert.deepEqual(pool.candidates("tiny").map((b) => b.id), ["127.0.0.1:9001", "127.0.0.1:9002"]);
   // A backend discovery removed meanwhile: nothing to mark, nothing thrown.
-  pool.markDown("10.9.9.9:1", "x");
+  pool.reportFailure("10.9.9.9:1", "connection", "x");
+  await pool.stop();
+});
+
+Deno.test("BackendPool panic: with most backends ejected, the slow ones are candidates again, the dead not", async () => {
+  const { backends, pool } = setUp([
+    { details: { models: ["tiny"] } },
+    { details: { models: ["tiny"] } },
+    { details: { models: ["tiny"] } },
+  ], { outlier: { ejectAfter: 1, readmitAfter: 2, panicThreshold: 0.5, lagAllowanceMs: 200 } });
+  await pool.start();
+  pool.reportFailure("127.0.0.1:9001", "connection", "refused");
+  assert.equal(pool.panic(), false, "2 of 3 in rotation");
+  assert.deepEqual(pool.candidates("tiny").map((b) => b.id), ["127.0.0.1:9002", "127.0.0.1:9003"]);
+  pool.reportFailure("127.0.0.1:9002", "timeout", "slow");
+  assert.equal(pool.panic(), true, "1 of 3 in rotation");
+  assert.deepEqual(pool.candidates("tiny").map((b) => b.id), ["127.0.0.1:9002", "127.0.0.1:9003"]);
+  pool.reportFailure("127.0.0.1:9003", "server_error", "answered 500");
+  assert.deepEqual(pool.candidates("tiny").map((b) => b.id), ["127.0.0.1:9002", "127.0.0.1:9003"]);
+  // A backend that says it is not ready stays out even in panic.
+  backends[1]!.mode = "unready";
+  await pool.checkNow();
+  assert.deepEqual(pool.candidates("tiny").map((b) => b.id), ["127.0.0.1:9003"]);
   await pool.stop();
 });
 

@@ -57,11 +57,20 @@ export class ManualClock implements Clock {
         .sort((a, b) => a.at - b.at || a.id - b.id)[0];
       if (due === undefined) break;
       this.#timers = this.#timers.filter((timer) => timer !== due);
-      this.#now = due.at;
+      // Never backwards: after a stall(), overdue timers fire late, at the current time.
+      this.#now = Math.max(this.#now, due.at);
       due.callback();
       await settle();
     }
-    this.#now = target;
+    this.#now = Math.max(this.#now, target);
+  }
+
+  /**
+   * Moves time forward by `ms` without firing timers, as a blocked event loop would:
+   * timers that fell due fire late, on the next `advance()`.
+   */
+  stall(ms: number): void {
+    this.#now += ms;
   }
 
   /** Lets pending async work run without moving time. */

@@ -10,6 +10,7 @@ import type { Env, Hono } from "hono";
 import { registerPlanRoutes } from "../admin/plan_routes.ts";
 import { Balancer } from "../balancer/balancer.ts";
 import { PlanClient } from "../balancer/plan_client.ts";
+import { PlanReconciler, reportedPlans } from "../balancer/plan_reconciler.ts";
 import { type PlanFence, PlanStore } from "../balancer/plan_store.ts";
 import { modelShapeFromMetadata } from "../balancer/rebalancer.ts";
 import { ReplicaWeightsPusher } from "../balancer/replica_weights_pusher.ts";
@@ -43,7 +44,9 @@ export interface Balancing {
   store: PlanStore;
   /** The pre-warm job (the caller schedules it: `Deno.cron`), when enabled. */
   prewarm: PrewarmJob | undefined;
-  /** After every load round: push replica weights to backends. */
+  /** Repairs backends off the current plan (its counters feed metrics). */
+  reconciler: PlanReconciler;
+  /** After every load round: reconcile backends' plans, push replica weights. */
   onRound(load: PoolLoad): Promise<void>;
   start(): void;
   stop(): Promise<void>;
@@ -72,9 +75,12 @@ export function wireBalancing<E extends Env>(
   const internalToken = config.auth.internal_token;
   const store = new PlanStore(deps.kv, deps.fence ? { fence: deps.fence } : {});
   let prewarm: PrewarmJob | undefined;
+  const client = new PlanClient({ fetch, clock, ...(internalToken ? { internalToken } : {}) });
+  const reconciler = new PlanReconciler({ store, client, clock, logger });
   const balancer = new Balancer({
     store,
-    client: new PlanClient({ fetch, clock, ...(internalToken ? { internalToken } : {}) }),
+    client,
+    reconciler,
     logger,
     clock,
     settings: config.expert_balancer,
@@ -124,7 +130,14 @@ export function wireBalancing<E extends Env>(
     balancer,
     store,
     prewarm,
-    onRound: (load) => weights.onLoad(load, [...pool.catalog().keys()][0] ?? null),
+    reconciler,
+    onRound: (load) => {
+      // Backends off the current plan (a restart) are repaired in the background.
+      balancer.reconcile(reportedPlans(load.backends)).catch((error) =>
+        logger.error("plan reconciliation failed", { error: (error as Error).message })
+      );
+      return weights.onLoad(load, [...pool.catalog().keys()][0] ?? null);
+    },
     start: () => balancer.start(),
     stop: () => balancer.stop(),
   };

@@ -66,6 +66,7 @@ export function backendLoadOf(fields: Partial<BackendLoad> & { id: string }): Ba
     netTxBytesPerS: undefined,
     accelerator: null,
     powerW: null,
+    plan: undefined,
     expertLayers: undefined,
     ...fields,
   };

@@ -157,6 +157,8 @@ export interface TestPool {
   token: string;
   /** Kills the router and starts a new one with the same settings and port. */
   restartRouter(): Promise<PoolProcess>;
+  /** Kills backend `index` (SIGKILL) and starts it again with the same id and port. */
+  restartBackend(index: number): Promise<PoolProcess>;
   close(): Promise<void>;
 }
 
@@ -176,9 +178,8 @@ export async function startPool(options: StartPoolOptions): Promise<TestPool> {
     SWITCHYARD_ROUTER__HEALTH_TIMEOUT: "5s",
     ...options.env,
   };
-  const backends = await Promise.all(Array.from({ length: options.backends }, (_, i) => {
-    const port = freePort();
-    return startProcess("gpu-backend/main.ts", {
+  const startBackend = (i: number, port: number) =>
+    startProcess("gpu-backend/main.ts", {
       url: `http://127.0.0.1:${port}`,
       token,
       env: {
@@ -188,7 +189,9 @@ export async function startPool(options: StartPoolOptions): Promise<TestPool> {
         SWITCHYARD_BACKEND__EXECUTORS: String(options.executors ?? 0),
       },
     });
-  }));
+  const backends = await Promise.all(
+    Array.from({ length: options.backends }, (_, i) => startBackend(i, freePort())),
+  );
   const routerPort = freePort();
   const startRouter = () =>
     startProcess("router/main.ts", {
@@ -213,6 +216,12 @@ export async function startPool(options: StartPoolOptions): Promise<TestPool> {
       await pool.router.kill();
       pool.router = await startRouter();
       return pool.router;
+    },
+    async restartBackend(index) {
+      const old = backends[index]!;
+      await old.kill();
+      backends[index] = await startBackend(index, Number(new URL(old.url).port));
+      return backends[index]!;
     },
     async close() {
       await Promise.all([pool.router, ...backends].map((p) => p.kill()));
