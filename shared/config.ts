@@ -179,6 +179,14 @@ export const ConfigSchema = z.object({
     clear_after: z.int().min(1).default(10),
     /** Optional URL receiving a JSON POST when an alert fires or resolves. */
     webhook: HttpUrl.optional(),
+    /**
+     * Body of `webhook`: `switchyard` (one POST per fire/resolve, the alert as the API
+     * shows it) or `alertmanager` (Alertmanager's v4 webhook body, grouped by alertname
+     * per evaluation).
+     */
+    webhook_format: z.enum(["switchyard", "alertmanager"]).default("switchyard"),
+    /** Optional Alertmanager base URL: alerts are pushed to its `/api/v2/alerts`. */
+    alertmanager: HttpUrl.optional(),
   }).prefault({}),
   metrics: z.object({
     /**
