@@ -81,7 +81,7 @@ export function correlationOption(body, layer) {
   const max = Math.max(0, ...cells.data.map((cell) => cell[2]));
   return {
     animation: false,
-    grid: { left: 96, right: 72, top: 8, bottom: 40 },
+    grid: { left: 96, right: 110, top: 8, bottom: 40 },
     tooltip: {
       formatter: (p) => {
         const [expert, y, share] = p.data;
@@ -106,7 +106,7 @@ export function correlationOption(body, layer) {
       min: 0,
       max: max > 0 ? max : 1,
       calculable: true,
-      right: 4,
+      right: 40,
       top: "middle",
       itemHeight: 120,
       text: ["share", ""],
