@@ -260,6 +260,12 @@ export function planView(plan, layer) {
       ["threshold", formatNumber(plan.threshold, 3)],
       ["pinned", plan.pinned === null || plan.pinned === undefined ? "no" : String(plan.pinned)],
       [
+        `replicas (layer ${layer})`,
+        `${replicasPerExpert.reduce((a, b) => a + b, 0)} for ${
+          replicasPerExpert.filter((n) => n > 0).length
+        } experts; ${replicasPerExpert.filter((n) => n > 1).length} replicated`,
+      ],
+      [
         "slots per backend",
         plan.slots_per_backend === null || plan.slots_per_backend === undefined
           ? NA
@@ -270,6 +276,7 @@ export function planView(plan, layer) {
     perBackend: (planLayer?.hosted ?? []).map((h) => ({
       backend: String(h.backend),
       experts: h.experts.length,
+      replicated: h.experts.filter((e) => (replicasPerExpert[e] ?? 0) > 1).length,
       list: h.experts.join(", "),
     })),
   };

@@ -99,10 +99,12 @@ export function renderPlan(facts, perBackend, plan, layer) {
   );
   replaceChildren(
     perBackend,
-    header([["backend", "backend"], ["experts", `experts hosted (layer ${layer})`], [
-      "list",
-      "which",
-    ]]),
+    header([
+      ["backend", "backend"],
+      ["experts", `experts hosted (layer ${layer})`],
+      ["replicated", "of them replicated elsewhere"],
+      ["list", "which"],
+    ]),
     el(
       "tbody",
       {},
@@ -112,7 +114,13 @@ export function renderPlan(facts, perBackend, plan, layer) {
           { "data-backend": row.backend },
           el("td", {}, row.backend),
           el("td", {}, String(row.experts)),
-          el("td", { class: "wrap" }, row.list),
+          el("td", { "data-field": "replicated" }, String(row.replicated)),
+          // The ids only on demand: at 256 experts a list per backend is a wall of numbers.
+          el(
+            "td",
+            { class: "wrap" },
+            el("details", {}, el("summary", {}, "expert ids"), row.list),
+          ),
         )
       ),
     ),
