@@ -25,13 +25,16 @@ import { LoopLagMonitor } from "./health/loop_lag.ts";
 import { createPolicy } from "./routing/create_policy.ts";
 import { type Clock, systemClock } from "./runtime/clock.ts";
 import type { FetchLike } from "./runtime/fetch_like.ts";
+import { backendFetch } from "./forward/backend_fetch.ts";
 import { type Balancing, wireBalancing } from "./startup/balancing.ts";
 import { registerPrewarmCron } from "./prewarm/prewarm_job.ts";
 import type { AssetSource } from "./dashboard/static_assets.ts";
 import { registerOperatorApi } from "./startup/operator_api.ts";
 import { createFleet, type Fleet } from "./startup/fleet.ts";
 import { createRouterSeries } from "./startup/series.ts";
-import { openStateKv } from "./startup/state_kv.ts";
+import { openStateKv, StateHealth } from "./startup/state_kv.ts";
+import { InputFaults } from "../shared/input_faults.ts";
+import { closeWhenAsked, serveErrorHandler } from "../shared/serve_hooks.ts";
 import { publicHost, readTls } from "./startup/tls.ts";
 
 /** Options of {@linkcode startRouter}; every field has a real default. */
@@ -48,8 +51,9 @@ export interface StartRouterOptions {
   random?: () => number;
   /**
    * KV store for shared state such as the load history (the caller closes it). Default:
-   * `state.kv` opened and closed with the router; if it cannot be opened, the router
-   * logs a warning and runs without history.
+   * `state.kv` opened and closed with the router; if it cannot be opened or read, the
+   * router stops at start (`StateUnavailableError`), or with `state.required: false` runs
+   * without state and answers not ready.
    */
   kv?: Deno.Kv;
   /** Time between load-report rounds; default 1000 ms. */
@@ -116,7 +120,13 @@ export async function buildRouter(
     lagSince: (since) => lag.maxSince(since),
   });
   const guards = createGuards(config, { clock, logger });
-  const state = await openStateKv(config, options.kv, logger);
+  const opened = await openStateKv(config, options.kv, logger);
+  const state = opened.state;
+  // Readiness says when the KV is unavailable (state.required: false) or stops reading.
+  const stateHealth = new StateHealth(opened, {
+    location: options.kv === undefined ? config.state.kv : "(provided)",
+    clock,
+  });
   // Assigned once the app exists (it registers routes); rounds and metrics use it then.
   // deno-lint-ignore prefer-const
   let balancing: Balancing | undefined;
@@ -194,8 +204,11 @@ export async function buildRouter(
     loadOf: (id) => collector.loadOf(id),
   });
   const loadNow = () => collector.snapshot();
+  // Clients that vanish mid-body or send too slowly: counted, never logged as errors.
+  const inputFaults = new InputFaults();
   // `/metrics`: everything but the request counters is read when Prometheus scrapes.
   const metrics = new RouterMetrics({
+    inputFaults,
     version: ROUTER_VERSION,
     views: () => pool.views(),
     knownModel: (model) => pool.model(model) !== undefined,
@@ -226,17 +239,23 @@ export async function buildRouter(
     requests.observe,
     ...series.observers,
   ];
+  // The inference hop's client (`router.backend_protocol`); injected fetches win (tests).
+  const hop = options.fetch
+    ? { fetch: options.fetch, close: () => {} }
+    : backendFetch(config.router.backend_protocol);
   app = createApp({
     config,
     pool,
     policy,
     logger,
-    fetch,
+    fetch: hop.fetch,
     clock,
     load: { snapshot: loadNow, ewma: (model, layer) => series.history?.ewma(model, layer) },
     observers,
     metrics,
+    inputFaults,
     guards,
+    state: () => stateHealth.check(),
   });
   // Before the operator routes: followers answer the leader's views and refuse switches.
   fleet.register(app);
@@ -285,6 +304,7 @@ export async function buildRouter(
       await series.close();
       await fleet.stop();
       await pool.stop();
+      hop.close();
       lag.stop();
       if (state?.owned) state.kv.close();
     })();
@@ -335,7 +355,9 @@ export async function startRouter(
       port: config.router.port,
       ...(tls ?? {}),
       onListen: () => {},
-    }, router.app.fetch);
+      // Deliberate closes (408 on a slow body) log nothing; other errors one JSON line.
+      onError: serveErrorHandler(logger),
+    }, closeWhenAsked(router.app.fetch));
   } catch (error) {
     await router.stop();
     throw error;

@@ -39,6 +39,11 @@ export const ConfigSchema = z.object({
     admission: AdmissionSchema,
     retry: RetrySchema,
     /**
+     * HTTP version of the inference hop to backends: `http1` (keep-alive) or `http2`
+     * (h2c with prior knowledge on `http://` backends). `deno task bench:hop` measures both.
+     */
+    backend_protocol: z.enum(["http1", "http2"]).default("http1"),
+    /**
      * HTTPS: certificate and key files (PEM). `ca`: the CA certificate that signed `cert`,
      * for this router's clients (launcher probe, CLIs, `deno task traffic`); unset, they
      * trust `cert` itself (self-signed). The router does not read `ca`.
@@ -65,7 +70,7 @@ export const ConfigSchema = z.object({
      */
     execution: z.enum(["layer", "expert"]).default("layer"),
     /**
-     * `onnx` runs the model. `simulated` spends a calibrated device time per execution
+     * `onnx` runs the model. `simulated` spends a configured device time per execution
      * instead of computing — for pool-scale benchmarks only; responses say so.
      */
     executor: z.enum(["onnx", "simulated"]).default("onnx"),
@@ -109,6 +114,12 @@ export const ConfigSchema = z.object({
   limits: z.object({
     max_body_bytes: z.int().positive().default(16 * 1024 * 1024),
     max_tokens: z.int().positive().default(2048),
+    /**
+     * A request body must arrive whole within this time of the handler reading it; beyond
+     * it: 408 with `Connection: close` (slow-body clients). `Deno.serve` has no header read
+     * timeout: put a proxy with one in front of an exposed router (see README).
+     */
+    body_timeout: DurationSchema.default(10_000),
   }).prefault({}),
   auth: z.object({
     /** Bearer token for state-changing admin endpoints. */
@@ -144,6 +155,12 @@ export const ConfigSchema = z.object({
      * `deploy`: Deno Deploy's managed KV (`Deno.openKv()` with no argument).
      */
     kv: z.string().default("data/switchyard.kv"),
+    /**
+     * When the KV cannot be opened or read: `true` stops the router at start with the
+     * reason; `false` runs without plans, history, series, events and alerts, and
+     * readiness answers 503 saying why.
+     */
+    required: z.boolean().default(true),
   }).prefault({}),
   /** One router among many runs the control loops, elected by a lease in `state.kv`. */
   leader: LeaderSchema,

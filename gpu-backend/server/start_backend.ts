@@ -23,6 +23,9 @@ import type { PlacementState } from "../placement/placement_state.ts";
 import { createBackendApp } from "./app.ts";
 import { buildLoadReport } from "./load_report.ts";
 import { BackendMetrics } from "../metrics/backend_metrics.ts";
+import { InputFaults } from "../../shared/input_faults.ts";
+import { inputFaultMetrics } from "../../shared/metrics/input_fault_metrics.ts";
+import { closeWhenAsked, serveErrorHandler } from "../../shared/serve_hooks.ts";
 import { ROUTER_VERSION as SWITCHYARD_VERSION } from "../../shared/version.ts";
 import { startupResidency } from "../residency/startup_residency.ts";
 import { countingHandler, NetCounter } from "../resources/net_counter.ts";
@@ -167,7 +170,11 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
       },
     }),
   });
+  // Clients that vanish mid-body or send too slowly: counted, never logged as errors.
+  const inputFaults = new InputFaults();
+  inputFaultMetrics(metrics.registry, inputFaults);
   const app = createBackendApp({
+    inputFaults,
     config,
     backendId,
     engine,
@@ -237,7 +244,9 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     hostname: config.backend.host,
     port: config.backend.port,
     onListen: () => {},
-  }, handler);
+    // Deliberate closes (408 on a slow body) log nothing; other errors one JSON line.
+    onError: serveErrorHandler(logger),
+  }, closeWhenAsked(handler));
   const url = `http://${config.backend.host}:${server.addr.port}`;
   logger.info("backend listening", {
     event: "start",

@@ -9,6 +9,7 @@ import { Balancer } from "./balancer.ts";
 import type { BalancerSettings } from "./balancer_types.ts";
 import { FakePlanBackends } from "./_fake_plan_backends.ts";
 import { PlanClient } from "./plan_client.ts";
+import { PlanAdoption } from "./plan_adoption.ts";
 import { PlanReconciler } from "./plan_reconciler.ts";
 import { PlanStore } from "./plan_store.ts";
 import type { ModelShape } from "./rebalancer.ts";
@@ -60,6 +61,7 @@ export async function balancerFixture(
     store,
     client,
     reconciler,
+    adoption: new PlanAdoption({ store, client, logger }),
     logger,
     clock,
     settings: {

@@ -273,6 +273,21 @@ export class Balancer {
         this.#pending = backends.length === 0 ? undefined : { ...this.#pending, backends };
       }
       const state = await this.#state("rebalance");
+      // An empty KV must not push a static plan over the placement the pool runs.
+      const adoption = this.#options.adoption;
+      if (state.current === null && adoption !== undefined && state.backends.length > 0) {
+        const adopted = await adoption.adopt(model, state.backends);
+        if (adopted !== null) {
+          return this.#record({
+            ...kept,
+            at: clock.now(),
+            action: "adopt",
+            outcome: "adopted",
+            version: adopted.version,
+            reason: `no current plan in KV: adopted version ${adopted.version} from the backends`,
+          });
+        }
+      }
       const decision = decideRebalance({
         enabled: settings.enabled,
         strategy: settings.strategy,
@@ -459,5 +474,6 @@ const OUTCOME_LEVEL = {
   stage_failed: "warn",
   conflict: "warn",
   activate_partial: "error",
+  adopted: "info",
   error: "error",
 } as const satisfies Record<DecisionOutcome, "debug" | "info" | "warn" | "error">;

@@ -6,6 +6,7 @@ import type { Logger } from "../../shared/logger.ts";
 import type { PlanBackend } from "../../shared/placement_plan.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { PlanClient } from "./plan_client.ts";
+import type { PlanAdoption } from "./plan_adoption.ts";
 import type { PlanReconciler } from "./plan_reconciler.ts";
 import type { PlanStore } from "./plan_store.ts";
 import type { BalancerStrategy, ModelShape, RebalanceDecision } from "./rebalancer.ts";
@@ -38,6 +39,8 @@ export interface BalancerOptions {
   decisionsKept?: number;
   /** Repairs backends that drifted off the current plan ({@linkcode Balancer.reconcile}). */
   reconciler?: PlanReconciler;
+  /** With no current plan in KV, adopts the newest plan the backends run (before any static one). */
+  adoption?: PlanAdoption;
 }
 
 /** How a decision ended. */
@@ -47,6 +50,8 @@ export type DecisionOutcome =
   | "stage_failed"
   | "conflict"
   | "activate_partial"
+  /** The KV had no current plan; the newest plan the backends run was made current. */
+  | "adopted"
   | "error";
 
 /** One decision, as `GET /api/plan` lists it. */
@@ -54,7 +59,7 @@ export interface DecisionRecord {
   at: number;
   trigger: "tick" | "admin";
   model: string | null;
-  action: RebalanceDecision["action"] | "apply" | "restore";
+  action: RebalanceDecision["action"] | "apply" | "restore" | "adopt";
   reason: string;
   outcome: DecisionOutcome;
   /** Version created for the switch, if any. */

@@ -10,6 +10,7 @@ import type { Env, Hono } from "hono";
 import { registerPlanRoutes } from "../admin/plan_routes.ts";
 import { Balancer } from "../balancer/balancer.ts";
 import { PlanClient } from "../balancer/plan_client.ts";
+import { PlanAdoption } from "../balancer/plan_adoption.ts";
 import { PlanReconciler, reportedPlans } from "../balancer/plan_reconciler.ts";
 import { type PlanFence, PlanStore } from "../balancer/plan_store.ts";
 import { modelShapeFromMetadata } from "../balancer/rebalancer.ts";
@@ -81,6 +82,7 @@ export function wireBalancing<E extends Env>(
     store,
     client,
     reconciler,
+    adoption: new PlanAdoption({ store, client, logger }),
     logger,
     clock,
     settings: config.expert_balancer,
