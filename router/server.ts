@@ -171,7 +171,15 @@ export async function buildRouter(
     logger,
     store: alertStore,
     announcing: () => fleet.isLeader(),
-    ...(config.alerts.webhook ? { webhook: { url: config.alerts.webhook, fetch } } : {}),
+    ...(config.alerts.webhook
+      ? { webhook: { url: config.alerts.webhook, fetch, format: config.alerts.webhook_format } }
+      : {}),
+    ...(config.alerts.alertmanager
+      ? { alertmanager: { url: config.alerts.alertmanager, fetch } }
+      : {}),
+    externalUrl: `${
+      config.router.tls?.cert ? "https" : "http"
+    }://localhost:${config.router.port}/dashboard`,
   });
   // The collector's rounds publish views through the app, created below.
   // deno-lint-ignore prefer-const

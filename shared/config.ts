@@ -223,13 +223,24 @@ export const ConfigSchema = z.object({
     clear_after: z.int().min(1).default(10),
     /** Optional URL receiving a JSON POST when an alert fires or resolves. */
     webhook: HttpUrl.optional(),
+    /**
+     * Body of `webhook`: `switchyard` (one POST per fire/resolve, the alert as the API
+     * shows it) or `alertmanager` (Alertmanager's v4 webhook body, grouped by alertname
+     * per evaluation).
+     */
+    webhook_format: z.enum(["switchyard", "alertmanager"]).default("switchyard"),
+    /** Optional Alertmanager base URL: alerts are pushed to its `/api/v2/alerts`. */
+    alertmanager: HttpUrl.optional(),
   }).prefault({}),
   metrics: z.object({
     /**
      * Routed-token series: `expert` (per layer × expert; layers·experts series per
-     * backend) or `backend` (per layer only, for pools where cardinality must stay low).
+     * backend), `top` (per layer the `top_experts` hottest experts plus `expert="other"`;
+     * layers·(top_experts + 1) series) or `backend` (per layer only).
      */
-    expert_detail: z.enum(["expert", "backend"]).default("expert"),
+    expert_detail: z.enum(["expert", "top", "backend"]).default("expert"),
+    /** N of `expert_detail: top`: hottest experts per layer kept as their own series. */
+    top_experts: z.int().min(1).max(1024).default(8),
   }).prefault({}),
   log: z.object({
     level: z.enum(["debug", "info", "warn", "error"]).default("info"),
