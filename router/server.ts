@@ -17,6 +17,8 @@ import { LoadTimeline } from "./dashboard/load_timeline.ts";
 import { UtilisationWindow } from "./doctor/utilisation_window.ts";
 import { LoadCollector } from "./load/load_collector.ts";
 import { RouterMetrics } from "./metrics/router_metrics.ts";
+import type { InferenceObserver } from "./observe/inference_event.ts";
+import { ObserverFailures } from "./observe/observer_failures.ts";
 import { requestLogObserver } from "./observe/request_log.ts";
 import { RequestWindow } from "./observe/request_window.ts";
 import { BackendPool } from "./pool/backend_pool.ts";
@@ -193,8 +195,11 @@ export async function buildRouter(
     loadOf: (id) => collector.loadOf(id),
   });
   const loadNow = () => collector.snapshot();
+  // Observer failures: counted by kind, the first of each kind logged.
+  const observerFailures = new ObserverFailures(logger);
   // `/metrics`: everything but the request counters is read when Prometheus scrapes.
   const metrics = new RouterMetrics({
+    observerErrors: () => observerFailures.counts(),
     version: ROUTER_VERSION,
     views: () => pool.views(),
     knownModel: (model) => pool.model(model) !== undefined,
@@ -219,11 +224,13 @@ export async function buildRouter(
   });
   // The doctor's latency variation and token rate through this router.
   const requests = new RequestWindow();
+  const guard = (kind: string, observer: InferenceObserver) =>
+    observerFailures.guard(kind, observer);
   const observers = [
-    ...(config.log.requests ? [requestLogObserver(logger)] : []),
-    metrics.observer,
-    requests.observe,
-    ...series.observers,
+    ...(config.log.requests ? [guard("request_log", requestLogObserver(logger))] : []),
+    guard("metrics", metrics.observer),
+    guard("request_window", requests.observe),
+    ...series.observers.map((observer) => guard("traffic_recorder", observer)),
   ];
   app = createApp({
     config,
@@ -236,6 +243,7 @@ export async function buildRouter(
     observers,
     metrics,
     guards,
+    onObserverError: (kind, error) => observerFailures.record(kind, error),
     state: () => stateHealth.check(),
   });
   // Before the operator routes: followers answer the leader's views and refuse switches.

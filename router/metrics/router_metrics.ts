@@ -12,6 +12,7 @@ import type { BackendView } from "../pool/backend_view.ts";
 import { alertMetrics, type LogShippingCounts } from "./alert_metrics.ts";
 import {
   buildInfoGauge,
+  collectedCounter,
   denoProcessMemory,
   type ProcessMemory,
   processMemoryGauges,
@@ -40,6 +41,8 @@ export interface RouterMetricsDeps {
   memory?: () => ProcessMemory;
   /** Ejections, lag, sheds and retries; absent in tests of other families. */
   overload?: OverloadSource | undefined;
+  /** Request observer failures by kind (`ObserverFailures.counts`); absent: not exported. */
+  observerErrors?: (() => ReadonlyMap<string, number>) | undefined;
 }
 
 /** A `/metrics` body source: the text and its content type. */
@@ -63,6 +66,17 @@ export class RouterMetrics implements MetricsEndpoint {
     poolMetrics(registry, { views: deps.views, load: deps.load, plans: deps.plans });
     alertMetrics(registry, { alerts: deps.alerts, logShipping: deps.logShipping });
     if (deps.overload !== undefined) overloadMetrics(registry, deps.overload);
+    const observerErrors = deps.observerErrors;
+    if (observerErrors !== undefined) {
+      collectedCounter(registry, {
+        name: "switchyard_router_observer_errors_total",
+        help: "Exceptions of request observers (request log, metrics, request window, traffic " +
+          "recorder) and failures to describe a finished request, by kind; the answer was " +
+          "not affected, the observation was lost.",
+        labelNames: ["kind"],
+        read: () => [...observerErrors()].map(([kind, value]) => ({ labels: { kind }, value })),
+      });
+    }
   }
 
   /** Content type of the Prometheus text exposition format 0.0.4. */

@@ -8,7 +8,10 @@ import { jsonRequest, tinyRequest } from "../testing/requests.ts";
 import type { InferenceEvent, InferenceObserver } from "./inference_event.ts";
 
 /** The harness's pool and fake backends, behind an app with observers; answers carry a trace. */
-async function observed(observers: InferenceObserver[], options: HarnessOptions = {}) {
+async function observed(
+  observers: InferenceObserver[],
+  options: HarnessOptions & { onObserverError?: (kind: string, error: unknown) => void } = {},
+) {
   const h = await createHarness(options);
   // Fake backends do not route; add the trace a real backend would answer.
   const fetch: FetchLike = async (input, init) => {
@@ -30,6 +33,7 @@ async function observed(observers: InferenceObserver[], options: HarnessOptions 
     clock: h.clock,
     load: h.collector,
     observers,
+    ...(options.onObserverError ? { onObserverError: options.onObserverError } : {}),
   });
   const post = (
     request: { body: Uint8Array<ArrayBuffer>; headers: Record<string, string> },
@@ -108,16 +112,18 @@ Deno.test("observeInference() takes the message of an error the backend answered
 
 Deno.test("observeInference() keeps answering when an observer throws and still calls the rest", async () => {
   const events: InferenceEvent[] = [];
+  const caught: [string, string][] = [];
   const { h, app, post } = await observed([
     () => {
       throw new Error("observer bug");
     },
     (event) => events.push(event),
-  ]);
+  ], { onObserverError: (kind, error) => caught.push([kind, (error as Error).message]) });
   const res = await post(tinyRequest());
   assert.equal(res.status, 200);
   await res.body?.cancel();
   assert.equal(events.length, 1);
+  assert.deepEqual(caught, [["observer", "observer bug"]], "not dropped silently");
   // Other routes are not observed.
   const meta = await app.request("/v2/models/tiny");
   assert.equal(meta.status, 200);
