@@ -10,13 +10,18 @@ import type { InferenceEvent, InferenceObserver } from "./inference_event.ts";
 /** The harness's pool and fake backends, behind an app with observers; answers carry a trace. */
 async function observed(
   observers: InferenceObserver[],
-  options: HarnessOptions & { onObserverError?: (kind: string, error: unknown) => void } = {},
+  options: HarnessOptions & {
+    onObserverError?: (kind: string, error: unknown) => void;
+    /** Time the backend takes to answer, on the manual clock; default 0. */
+    backendMs?: number;
+  } = {},
 ) {
   const h = await createHarness(options);
   // Fake backends do not route; add the trace a real backend would answer.
   const fetch: FetchLike = async (input, init) => {
     const response = await h.network.fetch(input, init);
     if (!String(input instanceof Request ? input.url : input).endsWith("/infer")) return response;
+    if (options.backendMs) await h.clock.advance(options.backendMs);
     const headers = new Headers(response.headers);
     if (response.ok) {
       headers.set(EXPERTS_HEADER, "1*2,3*2;0*4");
@@ -49,7 +54,7 @@ async function observed(
 
 Deno.test("observeInference() emits one event with the decoded trace for an answered request", async () => {
   const events: InferenceEvent[] = [];
-  const { h, post } = await observed([(event) => events.push(event)]);
+  const { h, post } = await observed([(event) => events.push(event)], { backendMs: 37 });
   await h.clock.advance(1000);
   const res = await post(tinyRequest(3, { requestType: "chat" }), {
     headers: { "x-request-id": "req-7" },
@@ -68,7 +73,7 @@ Deno.test("observeInference() emits one event with the decoded trace for an answ
   assert.equal(event.status, 200);
   assert.equal(event.error, undefined);
   assert.equal(event.at, h.clock.now());
-  assert.ok(event.ms >= 0);
+  assert.equal(event.ms, 37, "the router-side time, on the router's clock");
   await h.close();
 });
 
