@@ -27,6 +27,7 @@ import { LoopLagMonitor } from "./health/loop_lag.ts";
 import { createPolicy } from "./routing/create_policy.ts";
 import { type Clock, systemClock } from "./runtime/clock.ts";
 import type { FetchLike } from "./runtime/fetch_like.ts";
+import { backendFetch } from "./forward/backend_fetch.ts";
 import { type Balancing, wireBalancing } from "./startup/balancing.ts";
 import { registerPrewarmCron } from "./prewarm/prewarm_job.ts";
 import type { AssetSource } from "./dashboard/static_assets.ts";
@@ -232,12 +233,16 @@ export async function buildRouter(
     guard("request_window", requests.observe),
     ...series.observers.map((observer) => guard("traffic_recorder", observer)),
   ];
+  // The inference hop's client (`router.backend_protocol`); injected fetches win (tests).
+  const hop = options.fetch
+    ? { fetch: options.fetch, close: () => {} }
+    : backendFetch(config.router.backend_protocol);
   app = createApp({
     config,
     pool,
     policy,
     logger,
-    fetch,
+    fetch: hop.fetch,
     clock,
     load: { snapshot: loadNow, ewma: (model, layer) => series.history?.ewma(model, layer) },
     observers,
@@ -293,6 +298,7 @@ export async function buildRouter(
       await series.close();
       await fleet.stop();
       await pool.stop();
+      hop.close();
       lag.stop();
       if (state?.owned) state.kv.close();
     })();

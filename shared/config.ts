@@ -39,6 +39,11 @@ export const ConfigSchema = z.object({
     admission: AdmissionSchema,
     retry: RetrySchema,
     /**
+     * HTTP version of the inference hop to backends: `http1` (keep-alive) or `http2`
+     * (h2c with prior knowledge on `http://` backends). `deno task bench:hop` measures both.
+     */
+    backend_protocol: z.enum(["http1", "http2"]).default("http1"),
+    /**
      * HTTPS: certificate and key files (PEM). `ca`: the CA certificate that signed `cert`,
      * for this router's clients (launcher probe, CLIs, `deno task traffic`); unset, they
      * trust `cert` itself (self-signed). The router does not read `ca`.
@@ -65,7 +70,7 @@ export const ConfigSchema = z.object({
      */
     execution: z.enum(["layer", "expert"]).default("layer"),
     /**
-     * `onnx` runs the model. `simulated` spends a calibrated device time per execution
+     * `onnx` runs the model. `simulated` spends a configured device time per execution
      * instead of computing — for pool-scale benchmarks only; responses say so.
      */
     executor: z.enum(["onnx", "simulated"]).default("onnx"),

@@ -12,7 +12,7 @@
  *   Step 4: open loop at 70 % of the static saturation rate → p50/p99.
  *
  * `--executor onnx` runs the demo model on real onnxruntime Workers; `--executor
- * simulated` runs calibrated device time per execution (a + b·rows) so many backends can
+ * simulated` runs an assumed device time per execution (a + b·rows) so many backends can
  * behave like separate accelerators on this machine (outputs are not model outputs).
  */
 import { join } from "node:path";
@@ -33,7 +33,7 @@ const { values } = parseCli({
       type: "string",
       default: "onnx",
       value: "<onnx|simulated>",
-      description: "real onnxruntime Workers or calibrated simulated device time",
+      description: "real onnxruntime Workers or simulated device time (assumed a + b·rows)",
     },
     backends: {
       type: "string",

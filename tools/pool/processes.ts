@@ -96,12 +96,14 @@ export async function waitReady(
 export interface SpawnEntryOptions {
   env: Record<string, string>;
   stdout?: "null" | "inherit" | "piped";
+  /** Extra `deno run` flags before the script (e.g. `--cpu-prof`). */
+  denoArgs?: string[];
 }
 
 /** Spawns `deno run -A <script>` (relative to the repo root) with exactly `env`. */
 export function spawnEntry(script: string, options: SpawnEntryOptions): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", script],
+    args: ["run", "-A", ...(options.denoArgs ?? []), script],
     cwd: ROOT,
     env: options.env,
     stdin: "null",
@@ -118,6 +120,7 @@ export async function startProcess(
     env: Record<string, string>;
     token?: string;
     stdout?: "null" | "inherit";
+    denoArgs?: string[];
   },
 ): Promise<PoolProcess> {
   const child = spawnEntry(script, options);
