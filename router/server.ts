@@ -198,6 +198,7 @@ export async function buildRouter(
   const loadNow = () => collector.snapshot();
   // Observer failures: counted by kind, the first of each kind logged.
   const observerFailures = new ObserverFailures(logger);
+  observerFailures.declare("describe");
   // `/metrics`: everything but the request counters is read when Prometheus scrapes.
   const metrics = new RouterMetrics({
     observerErrors: () => observerFailures.counts(),

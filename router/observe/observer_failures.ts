@@ -30,9 +30,14 @@ export class ObserverFailures {
     });
   }
 
+  /** Lists `kind` (at 0 until it fails), so the metric shows it before any failure. */
+  declare(kind: string): void {
+    if (!this.#counts.has(kind)) this.#counts.set(kind, 0);
+  }
+
   /** `observer` with its failures recorded under `kind` (listed at 0 from now on). */
   guard(kind: string, observer: InferenceObserver): InferenceObserver {
-    if (!this.#counts.has(kind)) this.#counts.set(kind, 0);
+    this.declare(kind);
     return (event) => {
       try {
         observer(event);

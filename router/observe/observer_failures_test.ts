@@ -51,6 +51,7 @@ Deno.test("observer failures are exported as switchyard_router_observer_errors_t
     throw new Error("stdout closed");
   });
   failures.guard("metrics", () => {});
+  failures.declare("describe");
   request(EVENT);
   request(EVENT);
   const metrics = new RouterMetrics({
@@ -70,5 +71,6 @@ Deno.test("observer failures are exported as switchyard_router_observer_errors_t
     findSamples(text, "switchyard_router_observer_errors_total", { kind })[0]?.value;
   assert.equal(value("request_log"), 2);
   assert.equal(value("metrics"), 0);
+  assert.equal(value("describe"), 0);
   assert.equal(text.types.get("switchyard_router_observer_errors_total"), "counter");
 });
