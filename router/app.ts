@@ -13,6 +13,7 @@ import { HEADER_LENGTH_HEADER, REQUEST_TYPE_HEADER } from "../shared/oip.ts";
 import { forwardInfer, noHealthyBackend } from "./forward/forward_infer.ts";
 import { parseHeaderLength } from "../shared/header_length.ts";
 import { checkContentLength, readLimitedBody } from "../shared/read_body.ts";
+import type { InputFaults } from "../shared/input_faults.ts";
 import { REQUEST_ID_HEADER, requestIdFrom } from "./http/request_id.ts";
 import type { Logger } from "../shared/logger.ts";
 import { createGuards, type RouterGuards } from "./admission/guards.ts";
@@ -48,6 +49,8 @@ export interface AppDeps {
   observers?: readonly InferenceObserver[];
   /** Serves `GET /metrics` (Prometheus text) when present; see docs/METRICS.md. */
   metrics?: MetricsEndpoint;
+  /** Counts clients that disconnect mid-body and bodies past `limits.body_timeout`. */
+  inputFaults?: InputFaults;
   /** Admission and retry budget; default built from `config` (metrics read the same). */
   guards?: RouterGuards;
   /** Told when describing a request or an observer failed (counted and logged there). */
@@ -222,9 +225,12 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
     checkContentLength(raw.headers, config.limits.max_body_bytes);
     const model = await resolveModel(pool, c.req.param("model")!);
     c.set("inferModel", model.name);
-    // Step 2: read (bounded) and check the structure as a backend would; values are the
-    // backend's to check (once), so this hop does no work per tensor element.
-    const body = await readLimitedBody(raw, config.limits.max_body_bytes);
+    // Step 2: read (bounded in size and time) and check the structure as a backend would;
+    // values are the backend's to check (once), so this hop does no work per tensor element.
+    const body = await readLimitedBody(raw, config.limits.max_body_bytes, {
+      timeoutMs: config.limits.body_timeout,
+      faults: deps.inputFaults,
+    });
     const headerLength = parseHeaderLength(raw.headers);
     const decoded = checkInferRequest(body, {
       model: { name: model.name, dModel: model.dModel },

@@ -35,6 +35,8 @@ import { registerOperatorApi } from "./startup/operator_api.ts";
 import { createFleet, type Fleet } from "./startup/fleet.ts";
 import { createRouterSeries } from "./startup/series.ts";
 import { openStateKv, StateHealth } from "./startup/state_kv.ts";
+import { InputFaults } from "../shared/input_faults.ts";
+import { closeWhenAsked, serveErrorHandler } from "../shared/serve_hooks.ts";
 import { publicHost, readTls } from "./startup/tls.ts";
 
 /** Options of {@linkcode startRouter}; every field has a real default. */
@@ -161,9 +163,12 @@ export async function buildRouter(
   // Alert rules over every round; KV records and webhook POSTs never block the round.
   // Every router evaluates (its dashboard shows them); only the leader announces.
   const alertStore = state && new AlertStore(state.kv, { logger });
+  // The doctor's latency variation and token rate through this router; the latency SLO.
+  const requests = new RequestWindow();
   const alerts = new AlertManager({
     settings: alertSettingsFromConfig(config),
     views: () => pool.views(),
+    latency: (now) => requests.latency(now, config.alerts.latency_window),
     clock,
     logger,
     store: alertStore,
@@ -179,6 +184,8 @@ export async function buildRouter(
     logger,
     internalToken: config.auth.internal_token,
     intervalMs: loadIntervalMs,
+    scaleTarget: config.prewarm.threshold,
+    maxBackends: config.prewarm.max_backends,
     onRound: async (load) => {
       alerts.onRound(load);
       timeline.record(load);
@@ -196,11 +203,14 @@ export async function buildRouter(
     loadOf: (id) => collector.loadOf(id),
   });
   const loadNow = () => collector.snapshot();
+  // Clients that vanish mid-body or send too slowly: counted, never logged as errors.
+  const inputFaults = new InputFaults();
   // Observer failures: counted by kind, the first of each kind logged.
   const observerFailures = new ObserverFailures(logger);
   observerFailures.declare("describe");
   // `/metrics`: everything but the request counters is read when Prometheus scrapes.
   const metrics = new RouterMetrics({
+    inputFaults,
     observerErrors: () => observerFailures.counts(),
     version: ROUTER_VERSION,
     views: () => pool.views(),
@@ -213,6 +223,7 @@ export async function buildRouter(
     },
     alerts,
     logShipping: options.logShipping,
+    prewarm: () => balancing?.prewarm,
     overload: {
       ejections: () => pool.outlier.ejections(),
       excused: () => pool.outlier.excused,
@@ -224,8 +235,6 @@ export async function buildRouter(
       inFlight: () => guards.admission.inFlight,
     },
   });
-  // The doctor's latency variation and token rate through this router.
-  const requests = new RequestWindow();
   const guard = (kind: string, observer: InferenceObserver) =>
     observerFailures.guard(kind, observer);
   const observers = [
@@ -248,6 +257,7 @@ export async function buildRouter(
     load: { snapshot: loadNow, ewma: (model, layer) => series.history?.ewma(model, layer) },
     observers,
     metrics,
+    inputFaults,
     guards,
     onObserverError: (kind, error) => observerFailures.record(kind, error),
     state: () => stateHealth.check(),
@@ -350,7 +360,9 @@ export async function startRouter(
       port: config.router.port,
       ...(tls ?? {}),
       onListen: () => {},
-    }, router.app.fetch);
+      // Deliberate closes (408 on a slow body) log nothing; other errors one JSON line.
+      onError: serveErrorHandler(logger),
+    }, closeWhenAsked(router.app.fetch));
   } catch (error) {
     await router.stop();
     throw error;
