@@ -38,7 +38,9 @@ const logs = createServiceLogger(config, {
   instance: config.backend.id ?? `${config.backend.host}:${config.backend.port}`,
 });
 const logger = logs.logger;
-const backend = await startBackend(config, logger).catch(async (error) => {
+const backend = await startBackend(config, logger, {
+  cudaVisibleDevices: Deno.env.get("CUDA_VISIBLE_DEVICES"),
+}).catch(async (error) => {
   logger.error("backend failed to start", { error: (error as Error).message });
   await logs.close();
   Deno.exit(1);

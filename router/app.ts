@@ -53,6 +53,8 @@ export interface AppDeps {
   inputFaults?: InputFaults;
   /** Admission and retry budget; default built from `config` (metrics read the same). */
   guards?: RouterGuards;
+  /** Told when describing a request or an observer failed (counted and logged there). */
+  onObserverError?: (kind: string, error: unknown) => void;
   /** Whether the state KV can be read (readiness); absent: not part of readiness. */
   state?: () => Promise<StateReadiness>;
 }
@@ -186,7 +188,14 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
 
   // One InferenceEvent per inference request, rejected ones included.
   for (const path of INFER_PATHS) {
-    app.use(path, observeInference({ observers: deps.observers ?? [], clock }));
+    app.use(
+      path,
+      observeInference({
+        observers: deps.observers ?? [],
+        clock,
+        ...(deps.onObserverError ? { onError: deps.onObserverError } : {}),
+      }),
+    );
   }
   app.use(INFER_PATHS[1]!, async (c, next) => {
     requireVersion(pool, await resolveModel(pool, c.req.param("model")!), c.req.param("version")!);

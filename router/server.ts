@@ -17,6 +17,8 @@ import { LoadTimeline } from "./dashboard/load_timeline.ts";
 import { UtilisationWindow } from "./doctor/utilisation_window.ts";
 import { LoadCollector } from "./load/load_collector.ts";
 import { RouterMetrics } from "./metrics/router_metrics.ts";
+import type { InferenceObserver } from "./observe/inference_event.ts";
+import { ObserverFailures } from "./observe/observer_failures.ts";
 import { requestLogObserver } from "./observe/request_log.ts";
 import { RequestWindow } from "./observe/request_window.ts";
 import { BackendPool } from "./pool/backend_pool.ts";
@@ -219,9 +221,13 @@ export async function buildRouter(
   const loadNow = () => collector.snapshot();
   // Clients that vanish mid-body or send too slowly: counted, never logged as errors.
   const inputFaults = new InputFaults();
+  // Observer failures: counted by kind, the first of each kind logged.
+  const observerFailures = new ObserverFailures(logger);
+  observerFailures.declare("describe");
   // `/metrics`: everything but the request counters is read when Prometheus scrapes.
   const metrics = new RouterMetrics({
     inputFaults,
+    observerErrors: () => observerFailures.counts(),
     version: ROUTER_VERSION,
     views: () => pool.views(),
     knownModel: (model) => pool.model(model) !== undefined,
@@ -245,11 +251,13 @@ export async function buildRouter(
       inFlight: () => guards.admission.inFlight,
     },
   });
+  const guard = (kind: string, observer: InferenceObserver) =>
+    observerFailures.guard(kind, observer);
   const observers = [
-    ...(config.log.requests ? [requestLogObserver(logger)] : []),
-    metrics.observer,
-    requests.observe,
-    ...series.observers,
+    ...(config.log.requests ? [guard("request_log", requestLogObserver(logger))] : []),
+    guard("metrics", metrics.observer),
+    guard("request_window", requests.observe),
+    ...series.observers.map((observer) => guard("traffic_recorder", observer)),
   ];
   // The inference hop's client (`router.backend_protocol`); injected fetches win (tests).
   const hop = options.fetch
@@ -267,6 +275,7 @@ export async function buildRouter(
     metrics,
     inputFaults,
     guards,
+    onObserverError: (kind, error) => observerFailures.record(kind, error),
     state: () => stateHealth.check(),
   });
   // Before the operator routes: followers answer the leader's views and refuse switches.

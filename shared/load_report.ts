@@ -29,7 +29,7 @@ export const PartLoadSchema = z.object({
 });
 
 /**
- * Accelerator readings (`nvidia-smi`, all visible devices together; host-wide, not per
+ * Accelerator readings (`nvidia-smi` of the backend's own device: device-wide, not per
  * process). Each field is `null` when the tool answered `[N/A]` for any device.
  */
 export const AcceleratorReadingSchema = z.object({
@@ -39,8 +39,14 @@ export const AcceleratorReadingSchema = z.object({
   utilisation: z.number().min(0).max(1).nullable(),
   memoryUsedBytes: z.number().min(0).nullable(),
   memoryTotalBytes: z.number().min(0).nullable(),
-  /** Power draw of all devices together (W). */
+  /** Power draw of the devices read together (W). */
   powerW: z.number().min(0).nullable(),
+  /**
+   * UUIDs of the devices read (`GPU-…`); `null` when the tool did not name them. Backends
+   * sharing a device report the same UUID: the router splits its power among them.
+   * Optional so reports of older backends still parse.
+   */
+  deviceIds: z.array(z.string()).nullable().optional(),
 });
 
 /**
@@ -56,7 +62,7 @@ export const ResourceReportSchema = z.object({
   netTxBytes: z.number().min(0),
   /** `null` when no accelerator can be read (no `nvidia-smi`, or it failed). */
   accelerator: AcceleratorReadingSchema.nullable(),
-  /** Accelerator power draw (W); `null` when not readable. Never estimated. */
+  /** Accelerator power draw of this backend's device (W); `null` when not readable. Never estimated. */
   powerW: z.number().min(0).nullable(),
 });
 

@@ -323,25 +323,25 @@ export class BackendMetrics {
     );
     this.#gauge(
       "switchyard_accelerator_utilisation_ratio",
-      "Mean utilisation (0..1) of the visible accelerators (nvidia-smi; host-wide).",
+      "Utilisation (0..1) of this backend's own GPU (nvidia-smi -i; device-wide).",
       (s) => nvidiaSmi(accelerator(s)?.utilisation),
       ["source"],
     );
     this.#gauge(
       "switchyard_accelerator_memory_used_bytes",
-      "Memory in use on the visible accelerators together (nvidia-smi; host-wide).",
+      "Memory in use on this backend's own GPU (nvidia-smi -i; device-wide).",
       (s) => nvidiaSmi(accelerator(s)?.memoryUsedBytes),
       ["source"],
     );
     this.#gauge(
       "switchyard_accelerator_memory_total_bytes",
-      "Memory of the visible accelerators together (nvidia-smi).",
+      "Memory of this backend's own GPU (nvidia-smi -i).",
       (s) => nvidiaSmi(accelerator(s)?.memoryTotalBytes),
       ["source"],
     );
     this.#gauge(
       "switchyard_accelerator_power_watts",
-      "Power draw of the visible accelerators together (nvidia-smi; absent when not readable).",
+      "Power draw of this backend's own GPU (nvidia-smi -i; absent when not readable).",
       (s) => nvidiaSmi(resources(s)?.powerW),
       ["source"],
     );

@@ -10,7 +10,7 @@
  */
 import type { AcceleratorReading } from "../../shared/load_report.ts";
 import type { Logger } from "../../shared/logger.ts";
-import { NVIDIA_SMI_ARGS, parseNvidiaSmi } from "./nvidia_smi_parse.ts";
+import { nvidiaSmiArgs, parseNvidiaSmi } from "./nvidia_smi_parse.ts";
 
 /** Result of one command run. */
 export interface CommandOutput {
@@ -51,6 +51,8 @@ export interface NvidiaSmiSamplerOptions {
   intervalMs?: number;
   /** Limit of one run; default 4000 ms. */
   timeoutMs?: number;
+  /** The device to read (`nvidia-smi -i`: index or UUID); default every device. */
+  device?: string;
 }
 
 type SamplerState = "unknown" | "reading" | "failing" | "absent";
@@ -112,7 +114,10 @@ export class NvidiaSmiSampler {
   async #sample(): Promise<void> {
     if (this.#state === "absent") return;
     try {
-      const output = await this.#run(NVIDIA_SMI_ARGS, this.#options.timeoutMs ?? 4000);
+      const output = await this.#run(
+        nvidiaSmiArgs(this.#options.device),
+        this.#options.timeoutMs ?? 4000,
+      );
       const reading = output.success ? parseNvidiaSmi(output.stdout) : null;
       this.#reading = reading;
       if (reading === null) {

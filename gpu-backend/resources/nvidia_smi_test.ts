@@ -13,15 +13,22 @@ function scripted(...answers: (CommandOutput | Error)[]) {
   return { run, calls };
 }
 
-Deno.test("NvidiaSmiSampler keeps the latest reading and asks for the parsed fields", async () => {
-  const runner = scripted({ success: true, stdout: "40, 1024, 2048, 55.5\n" });
-  const sampler = new NvidiaSmiSampler({ logger: new MemoryLogger(), run: runner.run });
+Deno.test("NvidiaSmiSampler keeps the latest reading of its own device", async () => {
+  const runner = scripted({ success: true, stdout: "GPU-5e3c0a1b, 40, 1024, 2048, 55.5\n" });
+  const sampler = new NvidiaSmiSampler({
+    logger: new MemoryLogger(),
+    run: runner.run,
+    device: "2",
+  });
   assert.equal(sampler.available && sampler.reading, null, "nothing before the first run");
   await sampler.sampleNow();
   assert.equal(sampler.reading?.utilisation, 0.4);
   assert.equal(sampler.reading?.powerW, 55.5);
+  assert.deepEqual(sampler.reading?.deviceIds, ["GPU-5e3c0a1b"]);
   assert.deepEqual(runner.calls[0], [
-    "--query-gpu=utilization.gpu,memory.used,memory.total,power.draw",
+    "-i",
+    "2",
+    "--query-gpu=uuid,utilization.gpu,memory.used,memory.total,power.draw",
     "--format=csv,noheader,nounits",
   ]);
 });
@@ -42,11 +49,11 @@ Deno.test("NvidiaSmiSampler: a missing binary ends sampling and leaves the readi
 Deno.test("NvidiaSmiSampler drops an old reading when a run fails, logging each change once", async () => {
   const logger = new MemoryLogger();
   const runner = scripted(
-    { success: true, stdout: "10, 1, 2, 3" },
+    { success: true, stdout: "GPU-a, 10, 1, 2, 3" },
     { success: false, stdout: "" },
     new Error("timed out"),
     { success: true, stdout: "garbage" },
-    { success: true, stdout: "20, 1, 2, 3" },
+    { success: true, stdout: "GPU-a, 20, 1, 2, 3" },
   );
   const sampler = new NvidiaSmiSampler({ logger, run: runner.run });
   await sampler.sampleNow();
@@ -63,7 +70,7 @@ Deno.test("NvidiaSmiSampler drops an old reading when a run fails, logging each 
 });
 
 Deno.test("NvidiaSmiSampler.start() samples again every interval until stop()", async () => {
-  const runner = scripted({ success: true, stdout: "10, 1, 2, 3" });
+  const runner = scripted({ success: true, stdout: "GPU-a, 10, 1, 2, 3" });
   const sampler = new NvidiaSmiSampler({
     logger: new MemoryLogger(),
     run: runner.run,

@@ -31,6 +31,7 @@ import { ROUTER_VERSION as SWITCHYARD_VERSION } from "../../shared/version.ts";
 import { startupResidency } from "../residency/startup_residency.ts";
 import { countingHandler, NetCounter } from "../resources/net_counter.ts";
 import { NvidiaSmiSampler } from "../resources/nvidia_smi.ts";
+import { ownGpu } from "../resources/own_gpu.ts";
 import { readResources } from "../resources/resource_meter.ts";
 
 /** A running backend. */
@@ -64,8 +65,18 @@ export async function loadManifest(dir: string): Promise<ModelManifest> {
   return parsed.data;
 }
 
+/** What the backend reads from its process environment (`main.ts` passes it). */
+export interface BackendEnvironment {
+  /** `CUDA_VISIBLE_DEVICES`: which physical GPUs CUDA numbers from 0 (unset: all). */
+  cudaVisibleDevices?: string | undefined;
+}
+
 /** Starts a backend for `config`; resolves once the model is loaded and the port is bound. */
-export async function startBackend(config: Config, logger: Logger): Promise<RunningBackend> {
+export async function startBackend(
+  config: Config,
+  logger: Logger,
+  environment: BackendEnvironment = {},
+): Promise<RunningBackend> {
   const manifest = await loadManifest(config.model.dir);
   const started = performance.now();
   const startedAt = Date.now();
@@ -107,10 +118,16 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
   }
   const backendId = config.backend.id ?? `${config.backend.host}:${config.backend.port}`;
   // Node resources: body bytes counted at the HTTP handler and the peer channel;
-  // accelerators read in the background (never on the report path).
+  // this backend's own GPU read in the background (never on the report path), so power
+  // is that device's, not the host's; a backend not on CUDA has no accelerator reading.
   const net = new NetCounter();
-  const accelerator = new NvidiaSmiSampler({ logger });
-  void accelerator.start();
+  const gpu = ownGpu({
+    provider: executor.provider,
+    deviceId: config.backend.cuda.device_id,
+    cudaVisibleDevices: environment.cudaVisibleDevices,
+  });
+  const accelerator = new NvidiaSmiSampler({ logger, ...(gpu === null ? {} : { device: gpu }) });
+  if (gpu !== null) void accelerator.start();
   // The main thread's busy share (event-loop probe) for the router's saturation signal.
   const loop = new LoopMonitor();
   loop.start();

@@ -10,6 +10,7 @@
 import type { AcceleratorReading, LoadReport } from "../../shared/load_report.ts";
 import { balancedness, coefficientOfVariation } from "../../shared/balancedness.ts";
 import type { ReportRates } from "./load_rates.ts";
+import { attributePower } from "./power_attribution.ts";
 import {
   backendCapacity,
   type CapacityEstimate,
@@ -78,7 +79,11 @@ export interface BackendLoad {
   netTxBytesPerS: number | undefined;
   /** Latest accelerator reading: `null` none readable there, `undefined` not reported. */
   accelerator: AcceleratorReading | null | undefined;
-  /** Accelerator power (W): `null` not readable there, `undefined` not reported. */
+  /**
+   * Accelerator power attributed to this backend (W): its device's power split among the
+   * backends reading that device (`power_attribution.ts`); `null` not readable there,
+   * `undefined` not reported.
+   */
   powerW: number | null | undefined;
   /** Plan versions active and staged there (latest report); `undefined` not reported. */
   plan: LoadReport["plan"];
@@ -278,7 +283,8 @@ export function aggregatePoolLoad(
 ): PoolLoad {
   const usable = samples.filter((sample) => isFresh(sample, options) && sample.rates !== undefined);
   const utilisations = usable.map((sample) => sample.rates!.backend.utilisation);
-  const backends = samples.map((sample) => backendLoad(sample, options));
+  // A GPU several backends share is attributed once, split among them.
+  const backends = attributePower(samples.map((sample) => backendLoad(sample, options)));
   const models = expertLoads(usable);
   padExpertLayers(backends, models);
   const signal = backends.filter((b) => !b.stale && b.saturation !== undefined);

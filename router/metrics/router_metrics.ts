@@ -12,6 +12,7 @@ import type { BackendView } from "../pool/backend_view.ts";
 import { alertMetrics, type LogShippingCounts } from "./alert_metrics.ts";
 import {
   buildInfoGauge,
+  collectedCounter,
   denoProcessMemory,
   type ProcessMemory,
   processMemoryGauges,
@@ -47,6 +48,8 @@ export interface RouterMetricsDeps {
   inputFaults?: InputFaults;
   /** Ejections, lag, sheds and retries; absent in tests of other families. */
   overload?: OverloadSource | undefined;
+  /** Request observer failures by kind (`ObserverFailures.counts`); absent: not exported. */
+  observerErrors?: (() => ReadonlyMap<string, number>) | undefined;
 }
 
 /** A `/metrics` body source: the text and its content type. */
@@ -82,6 +85,17 @@ export class RouterMetrics implements MetricsEndpoint {
         : {}),
     });
     if (deps.overload !== undefined) overloadMetrics(registry, deps.overload);
+    const observerErrors = deps.observerErrors;
+    if (observerErrors !== undefined) {
+      collectedCounter(registry, {
+        name: "switchyard_router_observer_errors_total",
+        help: "Exceptions of request observers (request log, metrics, request window, traffic " +
+          "recorder) and failures to describe a finished request, by kind; the answer was " +
+          "not affected, the observation was lost.",
+        labelNames: ["kind"],
+        read: () => [...observerErrors()].map(([kind, value]) => ({ labels: { kind }, value })),
+      });
+    }
   }
 
   /** Content type of the Prometheus text exposition format 0.0.4. */

@@ -8,7 +8,8 @@
  * the client's answer. The handler leaves what it learnt (model, rows, request type) in
  * context variables; a request rejected before that falls back to the path and headers.
  * The expert trace comes from the entry backend's response headers (see
- * `shared/expert_trace.ts`). Observers are called in order, each in its own try/catch.
+ * `shared/expert_trace.ts`). Observers are called in order, each in its own try/catch;
+ * what is caught goes to `onError` (counted and logged by `ObserverFailures`).
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { ApiError } from "../../shared/errors.ts";
@@ -38,6 +39,11 @@ export interface InferVariables {
 export interface ObserveInferenceOptions {
   observers: readonly InferenceObserver[];
   clock: Clock;
+  /**
+   * Told about what was caught instead of failing the request: `describe` (the event
+   * could not be built) or `observer` (an observer threw); default: dropped.
+   */
+  onError?: (kind: "describe" | "observer", error: unknown) => void;
 }
 
 function pathModel(c: Context): string {
@@ -95,13 +101,18 @@ export function observeInference(
     let event: InferenceEvent;
     try {
       event = await eventOf(c, started, clock.now());
-    } catch {
-      return; // Never fail a request because it could not be described.
+    } catch (error) {
+      // Never fail a request because it could not be described; say so.
+      options.onError?.("describe", error);
+      return;
     }
     for (const observer of observers) {
       try {
         observer(event);
-      } catch { /* observers must not affect the answer */ }
+      } catch (error) {
+        // Observers must not affect the answer.
+        options.onError?.("observer", error);
+      }
     }
   };
 }

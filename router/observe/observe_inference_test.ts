@@ -8,12 +8,20 @@ import { jsonRequest, tinyRequest } from "../testing/requests.ts";
 import type { InferenceEvent, InferenceObserver } from "./inference_event.ts";
 
 /** The harness's pool and fake backends, behind an app with observers; answers carry a trace. */
-async function observed(observers: InferenceObserver[], options: HarnessOptions = {}) {
+async function observed(
+  observers: InferenceObserver[],
+  options: HarnessOptions & {
+    onObserverError?: (kind: string, error: unknown) => void;
+    /** Time the backend takes to answer, on the manual clock; default 0. */
+    backendMs?: number;
+  } = {},
+) {
   const h = await createHarness(options);
   // Fake backends do not route; add the trace a real backend would answer.
   const fetch: FetchLike = async (input, init) => {
     const response = await h.network.fetch(input, init);
     if (!String(input instanceof Request ? input.url : input).endsWith("/infer")) return response;
+    if (options.backendMs) await h.clock.advance(options.backendMs);
     const headers = new Headers(response.headers);
     if (response.ok) {
       headers.set(EXPERTS_HEADER, "1*2,3*2;0*4");
@@ -30,6 +38,7 @@ async function observed(observers: InferenceObserver[], options: HarnessOptions 
     clock: h.clock,
     load: h.collector,
     observers,
+    ...(options.onObserverError ? { onObserverError: options.onObserverError } : {}),
   });
   const post = (
     request: { body: Uint8Array<ArrayBuffer>; headers: Record<string, string> },
@@ -45,7 +54,7 @@ async function observed(observers: InferenceObserver[], options: HarnessOptions 
 
 Deno.test("observeInference() emits one event with the decoded trace for an answered request", async () => {
   const events: InferenceEvent[] = [];
-  const { h, post } = await observed([(event) => events.push(event)]);
+  const { h, post } = await observed([(event) => events.push(event)], { backendMs: 37 });
   await h.clock.advance(1000);
   const res = await post(tinyRequest(3, { requestType: "chat" }), {
     headers: { "x-request-id": "req-7" },
@@ -64,7 +73,7 @@ Deno.test("observeInference() emits one event with the decoded trace for an answ
   assert.equal(event.status, 200);
   assert.equal(event.error, undefined);
   assert.equal(event.at, h.clock.now());
-  assert.ok(event.ms >= 0);
+  assert.equal(event.ms, 37, "the router-side time, on the router's clock");
   await h.close();
 });
 
@@ -108,16 +117,18 @@ Deno.test("observeInference() takes the message of an error the backend answered
 
 Deno.test("observeInference() keeps answering when an observer throws and still calls the rest", async () => {
   const events: InferenceEvent[] = [];
+  const caught: [string, string][] = [];
   const { h, app, post } = await observed([
     () => {
       throw new Error("observer bug");
     },
     (event) => events.push(event),
-  ]);
+  ], { onObserverError: (kind, error) => caught.push([kind, (error as Error).message]) });
   const res = await post(tinyRequest());
   assert.equal(res.status, 200);
   await res.body?.cancel();
   assert.equal(events.length, 1);
+  assert.deepEqual(caught, [["observer", "observer bug"]], "not dropped silently");
   // Other routes are not observed.
   const meta = await app.request("/v2/models/tiny");
   assert.equal(meta.status, 200);

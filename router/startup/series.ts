@@ -21,7 +21,7 @@ export interface RouterSeries {
   traffic: TrafficStore | undefined;
   events: EventStore | undefined;
   backends: BackendSeries | undefined;
-  /** Observers of finished requests (the traffic recorder). */
+  /** Observers of finished requests (the traffic recorder; failures count as `traffic_recorder`). */
   observers: InferenceObserver[];
   /** Records one load round into every series. */
   recordRound(load: PoolLoad): Promise<void>;

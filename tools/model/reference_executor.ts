@@ -28,6 +28,7 @@ export class ReferenceExecutor implements ExpertExecutor {
   readonly #cache = new Map<string, Awaited<ReturnType<typeof loadOnnxInitializers>>>();
   #executions = 0;
   #rows = 0;
+  #busyMs = 0;
   #closed = false;
 
   constructor(dir: string, manifest: ModelManifest) {
@@ -49,9 +50,12 @@ export class ReferenceExecutor implements ExpertExecutor {
     const output = part.kind === "gate"
       ? gateLogits(gateWeightsFrom(initializers), input, rows)
       : expertOutput(expertWeightsFrom(initializers), input, rows, this.#manifest.activation);
+    const result = Float32Array.from(output);
+    const ms = performance.now() - started;
     this.#executions++;
     this.#rows += rows;
-    return { output: Float32Array.from(output), ms: performance.now() - started };
+    this.#busyMs += ms;
+    return { output: result, ms };
   }
 
   stats(): ExecutorStats {
@@ -59,7 +63,7 @@ export class ReferenceExecutor implements ExpertExecutor {
       slots: 1,
       executions: this.#executions,
       rows: this.#rows,
-      busyMs: 0,
+      busyMs: this.#busyMs,
       queued: 0,
       running: 0,
     };
