@@ -9,6 +9,7 @@ import { Balancer } from "./balancer.ts";
 import type { BalancerSettings } from "./balancer_types.ts";
 import { FakePlanBackends } from "./_fake_plan_backends.ts";
 import { PlanClient } from "./plan_client.ts";
+import { PlanAdoption } from "./plan_adoption.ts";
 import { PlanReconciler } from "./plan_reconciler.ts";
 import { PlanStore } from "./plan_store.ts";
 import type { ModelShape } from "./rebalancer.ts";
@@ -43,7 +44,11 @@ export interface BalancerFixture {
 /** A balancer over two fake backends; dispose it to stop it and close the KV. */
 export async function balancerFixture(
   settings: Partial<BalancerSettings> = {},
-  options: { backends?: string[]; decisionsKept?: number } = {},
+  options: {
+    backends?: string[];
+    decisionsKept?: number;
+    budgets?: ReadonlyMap<string, { budgetBytes: number | null; expertBytes: number }>;
+  } = {},
 ): Promise<BalancerFixture> {
   const kv = await Deno.openKv(":memory:");
   const store = new PlanStore(kv);
@@ -60,6 +65,7 @@ export async function balancerFixture(
     store,
     client,
     reconciler,
+    adoption: new PlanAdoption({ store, client, logger }),
     logger,
     clock,
     settings: {
@@ -74,6 +80,7 @@ export async function balancerFixture(
     backends: () => backends.backends(),
     modelShape: () => MODEL,
     ...(options.decisionsKept === undefined ? {} : { decisionsKept: options.decisionsKept }),
+    ...(options.budgets === undefined ? {} : { budgets: () => options.budgets! }),
   });
   return {
     balancer,

@@ -6,7 +6,11 @@
  * configured. Errors name backends and reasons, never the token.
  */
 import { z } from "zod";
-import type { PlacementPlan, PlanBackend } from "../../shared/placement_plan.ts";
+import {
+  type PlacementPlan,
+  PlacementPlanSchema,
+  type PlanBackend,
+} from "../../shared/placement_plan.ts";
 import { callJson, type JsonCallResult } from "../runtime/call_json.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { FetchLike } from "../runtime/fetch_like.ts";
@@ -152,6 +156,20 @@ export class PlanClient {
     );
     throwFailures("release", plan.version, answers);
     return answers.flatMap((a) => a.ok ? [{ backend: a.backend, ...a.value }] : []);
+  }
+
+  /**
+   * The plan backend `backend` runs (`GET /v2/plan/active`), or null when it has none
+   * (404); throws {@linkcode PlanCallError} when it cannot be read.
+   */
+  async activePlan(backend: PlanBackend): Promise<PlacementPlan | null> {
+    const answer = await this.#call(backend, "GET", "/v2/plan/active");
+    if (!answer.ok && answer.reason.startsWith("HTTP 404")) return null;
+    const parsed = parseAnswer(answer, PlacementPlanSchema);
+    if (!parsed.ok) {
+      throw new PlanCallError("status", 0, [{ backend: backend.id, reason: parsed.reason }], []);
+    }
+    return parsed.value;
   }
 
   /** One backend's active and staged versions; throws {@linkcode PlanCallError} on failure. */

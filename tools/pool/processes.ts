@@ -163,6 +163,8 @@ export interface TestPool {
   token: string;
   /** Kills the router and starts a new one with the same settings and port. */
   restartRouter(): Promise<PoolProcess>;
+  /** The router's environment (to start one by hand, e.g. one expected to fail). */
+  routerEnv(): Record<string, string>;
   /** Kills backend `index` (SIGKILL) and starts it again with the same id and port. */
   restartBackend(index: number): Promise<PoolProcess>;
   close(): Promise<void>;
@@ -199,17 +201,15 @@ export async function startPool(options: StartPoolOptions): Promise<TestPool> {
     Array.from({ length: options.backends }, (_, i) => startBackend(i, freePort())),
   );
   const routerPort = freePort();
+  const routerEnv = () => ({
+    ...common,
+    SWITCHYARD_ROUTER__HOST: "127.0.0.1",
+    SWITCHYARD_ROUTER__PORT: String(routerPort),
+    SWITCHYARD_ROUTER__BACKENDS: JSON.stringify(backends.map((b) => b.url)),
+    SWITCHYARD_ROUTER__HEALTH_INTERVAL: "200ms",
+  });
   const startRouter = () =>
-    startProcess("router/main.ts", {
-      url: `http://127.0.0.1:${routerPort}`,
-      env: {
-        ...common,
-        SWITCHYARD_ROUTER__HOST: "127.0.0.1",
-        SWITCHYARD_ROUTER__PORT: String(routerPort),
-        SWITCHYARD_ROUTER__BACKENDS: JSON.stringify(backends.map((b) => b.url)),
-        SWITCHYARD_ROUTER__HEALTH_INTERVAL: "200ms",
-      },
-    });
+    startProcess("router/main.ts", { url: `http://127.0.0.1:${routerPort}`, env: routerEnv() });
   const router = await startRouter().catch(async (error) => {
     await Promise.all(backends.map((b) => b.kill()));
     throw error;
@@ -223,6 +223,7 @@ export async function startPool(options: StartPoolOptions): Promise<TestPool> {
       pool.router = await startRouter();
       return pool.router;
     },
+    routerEnv,
     async restartBackend(index) {
       const old = backends[index]!;
       await old.kill();

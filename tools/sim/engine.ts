@@ -104,8 +104,6 @@ export interface SimOptions {
   seed: number;
   devices: number;
   shape: ModelShapeSim;
-  /** Slots per accelerator per layer; default from the balancer's redundancy. */
-  slots?: number;
   device: DeviceParams;
   /** Expert weights an accelerator can hold (overrides `device.memoryExperts`). */
   memoryExperts?: number;
@@ -135,6 +133,8 @@ export interface SimOptions {
   noise: boolean;
   /** Explicit arrivals instead of the scenario's process (tests). */
   arrivals?: readonly FixedArrival[];
+  /** Virtual seconds at the start left out of `measuredRowsPerS` and `measuredBalancedness`. */
+  warmupS?: number;
 }
 
 /** What one run measured. */
@@ -147,10 +147,17 @@ export interface SimResult {
   goodputPerS: number;
   /** Rows served per virtual second. */
   rowsPerS: number;
+  /** Rows served per virtual second after the warm-up. */
+  measuredRowsPerS: number;
+  /** Mean over layers of mean ÷ max expert rows per accelerator, summed after the warm-up. */
+  measuredBalancedness: number;
   p50Ms: number;
   p99Ms: number;
   meanWaitMs: number;
-  /** Per sample (one day-minute): mean over layers of mean/max accelerator rows; null when idle. */
+  /**
+   * Per sample (a day-minute, at least 250 virtual ms): mean over layers of mean/max
+   * accelerator rows; null when idle.
+   */
   balancedness: (number | null)[];
   /** Share of samples with balancedness ≥ 0.95, outside the first adjust interval after a shift. */
   shareAbove95: number;
@@ -172,7 +179,7 @@ export interface EventMeasure {
   name: string;
   goodputPerS: number;
   p99Ms: number;
-  /** p99 of requests arriving in the event's first day-minute. */
+  /** p99 of requests arriving in the event's first day-minute (at least 250 virtual ms). */
   firstMinuteP99Ms: number;
   coldStarts: number;
 }
@@ -220,7 +227,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     url: `sim://acc-${i}`,
   }));
   const model: ModelShape = { name: "sim", layers: L, experts: E, groups: o.shape.groups };
-  const perBackend = o.slots ?? slotsPerBackend(E, D, o.balancer.redundancy);
+  const perBackend = slotsPerBackend(E, D, o.balancer.redundancy);
   let version = 1;
   let plan: PlacementPlan = staticPlan({
     model: model.name,
@@ -372,10 +379,14 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   let wakeAt = Infinity;
 
   // Measures.
-  const sampleMs = 60_000 / C;
+  // A balancedness sample spans one day-minute, and at least 250 virtual ms (many steps).
+  const sampleMs = Math.max(60_000 / C, 250);
   const samples = Math.ceil(dayMs / sampleMs);
   const balancedness: (number | null)[] = [];
   const acc = new Float64Array(L * D);
+  const warmupMs = (o.warmupS ?? 0) * 1000;
+  const accMeasured = new Float64Array(L * D);
+  let rowsMeasured = 0;
   const latencies: number[] = [];
   const arrivals: number[] = [];
   let arrived = 0;
@@ -493,6 +504,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
         let rows = rowsLD[l * D + d]!;
         if (o.noise && rows > 0) rows = Math.max(0, rows + Math.sqrt(rows) * gaussian());
         acc[l * D + d]! += rows;
+        if (now >= warmupMs) accMeasured[l * D + d]! += rows;
         maxRows = Math.max(maxRows, rows);
         slowest = Math.max(slowest, serviceMs(a, b, rows));
       }
@@ -504,6 +516,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     queuedRows -= totalRows;
     if (totalRows > 0) msPerRow += 0.1 * (stepMs / totalRows - msPerRow);
     rowsServed += totalRows;
+    if (now >= warmupMs) rowsMeasured += totalRows;
     busyMsInWindow += stepMs;
     steps++;
     stepsSinceSglang++;
@@ -745,22 +758,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
         await runPrewarm(prewarmDeps, virtualNow, prewarmMemory);
         break;
       case "sample": {
-        let sum = 0;
-        let layersSeen = 0;
-        for (let l = 0; l < L; l++) {
-          let max = 0;
-          let total = 0;
-          for (let d = 0; d < D; d++) {
-            const v = acc[l * D + d]!;
-            max = Math.max(max, v);
-            total += v;
-          }
-          if (max > 0) {
-            sum += total / D / max;
-            layersSeen++;
-          }
-        }
-        balancedness.push(layersSeen > 0 ? sum / layersSeen : null);
+        balancedness.push(meanLayerBalance(acc, L, D));
         acc.fill(0);
         busyMsInWindow *= Math.exp(-sampleMs / (o.balancer.windowMs / C));
         if (balancedness.length < samples) events.push(now + sampleMs, { kind: "sample" });
@@ -769,8 +767,11 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     }
   }
 
+  const measuredBalancedness = meanLayerBalance(accMeasured, L, D);
   return summarise({
     o,
+    measuredRowsPerS: rowsMeasured / Math.max(o.dayS - warmupMs / 1000, 1e-9),
+    measuredBalancedness,
     hourOf,
     sampleMs,
     latencies,
@@ -790,8 +791,30 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   });
 }
 
+/** Mean over loaded layers of mean ÷ max of `[L·D]` rows; null when nothing is loaded. */
+function meanLayerBalance(rows: Float64Array, L: number, D: number): number | null {
+  let sum = 0;
+  let layersSeen = 0;
+  for (let l = 0; l < L; l++) {
+    let max = 0;
+    let total = 0;
+    for (let d = 0; d < D; d++) {
+      const v = rows[l * D + d]!;
+      max = Math.max(max, v);
+      total += v;
+    }
+    if (max > 0) {
+      sum += total / D / max;
+      layersSeen++;
+    }
+  }
+  return layersSeen > 0 ? sum / layersSeen : null;
+}
+
 function summarise(s: {
   o: SimOptions;
+  measuredRowsPerS: number;
+  measuredBalancedness: number | null;
   hourOf: (t: number) => number;
   sampleMs: number;
   latencies: number[];
@@ -833,7 +856,8 @@ function summarise(s: {
   let event: EventMeasure | null = null;
   if (ev !== null) {
     const inside = (h: number) => h >= ev.startH && h < ev.endH;
-    const firstMinute = (h: number) => h >= ev.startH && h < ev.startH + 1 / 60;
+    const firstSpanH = Math.max(1 / 60, (0.25 * s.C) / 3600); // ≥ 250 virtual ms
+    const firstMinute = (h: number) => h >= ev.startH && h < ev.startH + firstSpanH;
     const lat = s.latencies.filter((_, i) => inside(s.hourOf(s.arrivals[i]!)));
     const first = s.latencies.filter((_, i) => firstMinute(s.hourOf(s.arrivals[i]!)));
     const seconds = ((ev.endH - ev.startH) * 3600) / s.C;
@@ -864,6 +888,8 @@ function summarise(s: {
     shed: s.shed,
     goodputPerS: good / daySeconds,
     rowsPerS: s.rowsServed / daySeconds,
+    measuredRowsPerS: s.measuredRowsPerS,
+    measuredBalancedness: s.measuredBalancedness ?? 1,
     p50Ms: percentile(sorted, 0.5),
     p99Ms: percentile(sorted, 0.99),
     meanWaitMs: s.latencies.length > 0 ? s.waitSum / s.latencies.length : 0,

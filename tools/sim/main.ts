@@ -154,7 +154,7 @@ for (const name of scaleNames) {
         value: scale.batchMax,
         unit: "requests",
         provenance: "assumed",
-        source: "the batcher's max (8 per accelerator)",
+        source: `the batcher's max (${scale.batchMax / scale.devices} per accelerator)`,
       },
       SLO: scale.sloMs,
       "load factor": scale.loadFactor,
@@ -187,7 +187,7 @@ lines.push(
   "## Results",
   "",
   "goodput = requests finished within the SLO per virtual second; balancedness = mean over " +
-    "layers of mean ÷ max expert rows per accelerator, per day-minute; share ≥ 0.95 excludes " +
+    "layers of mean ÷ max expert rows per accelerator, per sample (a day-minute, at least 250 virtual ms); share ≥ 0.95 excludes " +
     "the first adjust interval after each mix shift and event edge; event = the 5× event " +
     "window (first-min = its first day-minute); cold starts = expert loads on the critical " +
     "path (not in memory when a plan activated); GB moved = expert weights loaded.",

@@ -5,6 +5,7 @@
  */
 import { resolveConfig } from "../../shared/config.ts";
 import { type PlacementPolicy, type SimOptions, type SimResult, simulate } from "./engine.ts";
+import { slotsPerBackend } from "../../router/balancer/plan_math.ts";
 import { assumed, type Param } from "./params.ts";
 import { peakRate, type Scale } from "./scales.ts";
 import { type AffinityTable, buildAffinity, type DayScenario, SIM_TYPES } from "./workload.ts";
@@ -59,16 +60,13 @@ export function simOptions(
 ): SimOptions {
   const config = resolveConfig();
   const { scale } = options;
-  const slots = scale.slots ?? undefined;
-  const hostedPerDevice = (slots ??
-    Math.ceil(scale.shape.experts / scale.devices) +
-      Math.ceil((config.expert_balancer.redundancy * scale.shape.experts) / scale.devices - 1e-9)) *
+  const redundancy = scale.redundancy ?? config.expert_balancer.redundancy;
+  const hostedPerDevice = slotsPerBackend(scale.shape.experts, scale.devices, redundancy) *
     scale.shape.layers;
   return {
     seed: options.seed,
     devices: scale.devices,
     shape: scale.shape,
-    ...(slots === undefined ? {} : { slots }),
     device: scale.device,
     ...(options.memory === "tight"
       ? { memoryExperts: Math.ceil(hostedPerDevice * COMPARISON.tightMemory.value) }
@@ -94,7 +92,7 @@ export function simOptions(
       threshold: config.expert_balancer.threshold,
       adjustIntervalMs: config.expert_balancer.adjust_interval,
       windowMs: config.expert_balancer.window,
-      redundancy: config.expert_balancer.redundancy,
+      redundancy,
       ...options.balancerOverride,
     },
     prewarm: {

@@ -20,8 +20,11 @@ export interface Scale {
   description: string;
   devices: number;
   shape: ModelShapeSim;
-  /** Slots per accelerator per layer; absent: from the balancer's redundancy. */
-  slots?: number;
+  /**
+   * The balancer's `redundancy` for this pool (absent: the config default); slots per
+   * accelerator = `slotsPerBackend(experts, devices, redundancy)`.
+   */
+  redundancy?: number;
   device: DeviceParams;
   rowsMin: number;
   rowsMax: number;
@@ -43,6 +46,9 @@ const SHAPE_256: Omit<ModelShapeSim, "layers"> = {
   topkGroup: 4,
 };
 
+/** Virtual seconds of the day per pool size: offered requests stay near a million per day. */
+const DAY_S: Record<number, number> = { 32: 600, 64: 240, 144: 120, 288: 60 };
+
 function wide(devices: number): Scale {
   const redundancySlots = Math.ceil(256 / devices) + Math.ceil((0.25 * 256) / devices - 1e-9);
   return {
@@ -57,7 +63,7 @@ function wide(devices: number): Scale {
     batchMax: 8 * devices,
     sloMs: assumed(250, "ms", "end-to-end budget of one request's MoE pass"),
     loadFactor: assumed(0.4, "of ideal capacity at the diurnal peak", "leaves headroom off-peak"),
-    dayS: 600,
+    dayS: DAY_S[devices] ?? 600,
     overlap: true,
   };
 }
@@ -74,11 +80,12 @@ export const SCALES: Record<string, Scale> = {
       "groups, 32 redundant experts, 144 H200-class accelerators",
     devices: 144,
     shape: { ...SHAPE_256, layers: 58 },
-    slots: 2,
+    // ceil(256 / 144) = 2 slots each, no spare: 288 slots = 256 experts + 32 redundant.
+    redundancy: 0,
     device: acceleratorParams(2, "h200"),
     rowsMin: 128,
     rowsMax: 384,
-    batchMax: 8 * 144,
+    batchMax: 2 * 144,
     sloMs: assumed(1000, "ms", "end-to-end budget of one request's 58-layer MoE pass"),
     loadFactor: assumed(0.4, "of ideal capacity at the diurnal peak", "leaves headroom off-peak"),
     dayS: 300,
