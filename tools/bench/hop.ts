@@ -3,7 +3,9 @@
  * @module `deno task bench:hop`: the router → backend hop, side by side in one run.
  *
  *   Step 1: one backend process (the default execution) and one router per hop protocol
- *           in front of it (`router.backend_protocol`: HTTP/1.1 keep-alive, HTTP/2 h2c).
+ *           in front of it (`router.backend_protocol`: HTTP/1.1 keep-alive, HTTP/2 h2c);
+ *           with `--compare-ref REF` also the router of git commit REF (its files from
+ *           `git archive`, this checkout's node_modules) — before vs after in one run.
  *   Step 2: closed loop, per request size, on the backend directly and through each
  *           router, in rounds whose order rotates (so drift on a shared machine spreads
  *           over all targets): tokens/s, tokens per server CPU-second (`/proc/<pid>/stat`
@@ -67,6 +69,11 @@ const { values } = parseCli({
       default: "demo,32",
       value: "<list>",
       description: "request sizes: demo (the 1–6 token mix) or a token count",
+    },
+    "compare-ref": {
+      type: "string",
+      value: "<git ref>",
+      description: "also run the router of this commit (HTTP/1.1) as a target",
     },
     profile: {
       type: "boolean",
@@ -132,7 +139,29 @@ const PROTOCOLS = [["http1", "via router, HTTP/1.1 keep-alive"], [
 const targets: { name: string; url: string; routerPid?: number }[] = [
   { name: "backend direct", url: backend.url },
 ];
+let checkout: string | undefined;
 try {
+  if (values["compare-ref"]) {
+    const ref = values["compare-ref"];
+    checkout = await archiveCheckout(ref);
+    const port = freePort();
+    const router = await startProcess("router/main.ts", {
+      url: `http://127.0.0.1:${port}`,
+      cwd: checkout,
+      env: {
+        ...common,
+        SWITCHYARD_ROUTER__HOST: "127.0.0.1",
+        SWITCHYARD_ROUTER__PORT: String(port),
+        SWITCHYARD_ROUTER__BACKENDS: JSON.stringify([backend.url]),
+      },
+    });
+    processes.push(router);
+    targets.push({
+      name: `before: router of ${ref}, HTTP/1.1`,
+      url: router.url,
+      routerPid: router.child.pid,
+    });
+  }
   for (const [protocol, name] of PROTOCOLS) {
     const port = freePort();
     const router = await startProcess("router/main.ts", {
@@ -258,5 +287,28 @@ try {
   }
 } finally {
   for (const process of processes.reverse()) await process.kill();
+  if (checkout) await Deno.remove(checkout, { recursive: true }).catch(() => {});
 }
 Deno.exit(0);
+
+/** The files of commit `ref` in a temporary directory, with this checkout's node_modules. */
+async function archiveCheckout(ref: string): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "bench-hop-ref-" });
+  const root = new URL("../../", import.meta.url).pathname;
+  const archive = await new Deno.Command("git", {
+    args: ["archive", "--format=tar", ref],
+    cwd: root,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!archive.success) {
+    throw new Error(`Cannot archive ${ref}: ${new TextDecoder().decode(archive.stderr).trim()}`);
+  }
+  const tar = new Deno.Command("tar", { args: ["-x", "-C", dir], stdin: "piped" }).spawn();
+  const writer = tar.stdin.getWriter();
+  await writer.write(archive.stdout);
+  await writer.close();
+  if (!(await tar.status).success) throw new Error(`Cannot unpack ${ref} into ${dir}`);
+  await Deno.symlink(join(root, "node_modules"), join(dir, "node_modules"));
+  return dir;
+}

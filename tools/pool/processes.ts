@@ -98,13 +98,15 @@ export interface SpawnEntryOptions {
   stdout?: "null" | "inherit" | "piped";
   /** Extra `deno run` flags before the script (e.g. `--cpu-prof`). */
   denoArgs?: string[];
+  /** Another checkout to run the script from (default: this repository's root). */
+  cwd?: string;
 }
 
 /** Spawns `deno run -A <script>` (relative to the repo root) with exactly `env`. */
 export function spawnEntry(script: string, options: SpawnEntryOptions): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", ...(options.denoArgs ?? []), script],
-    cwd: ROOT,
+    cwd: options.cwd ?? ROOT,
     env: options.env,
     stdin: "null",
     stdout: options.stdout ?? "null",
@@ -121,6 +123,7 @@ export async function startProcess(
     token?: string;
     stdout?: "null" | "inherit";
     denoArgs?: string[];
+    cwd?: string;
   },
 ): Promise<PoolProcess> {
   const child = spawnEntry(script, options);
