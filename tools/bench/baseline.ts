@@ -18,13 +18,7 @@
  *
  * `--out FILE` writes the report (with the command line) to FILE as well.
  */
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { decodeInferRequest } from "../../shared/infer_request_codec.ts";
-import type { ModelManifest } from "../../shared/model_manifest.ts";
-import { loadManifest } from "../../gpu-backend/server/start_backend.ts";
-import { generateModel } from "../model/generate.ts";
-import { loadDemoTraffic } from "../model/traffic.ts";
 import {
   inProcessEngine,
   inProcessLoop,
@@ -33,10 +27,12 @@ import {
   type Variant,
 } from "./baseline/serving.ts";
 import { type Cell, formatReport, type Report } from "./baseline/report.ts";
-import { matmulGflops, modelFlopsPerToken } from "./compute_limit.ts";
+import type { ModelManifest } from "../../shared/model_manifest.ts";
+import { computeLimit } from "./compute_limit.ts";
+import { BENCH_TOKEN, benchModel } from "./baseline/bench_model.ts";
 import { cpuMsOf } from "./cpu_time.ts";
 import { closedLoop } from "./load_generator.ts";
-import { type PreparedRequest, prepareWorkload } from "./workload.ts";
+import type { PreparedRequest } from "./workload.ts";
 import { parseCli } from "../cli/cli_args.ts";
 
 const { values } = parseCli({
@@ -92,22 +88,8 @@ const VARIANTS: Record<string, Variant> = {
 const durationS = Number(values.duration);
 const lowDurationS = Number(values["low-duration"]);
 const clients = Number(values.clients);
-const token = "bench-internal-token-0123456789";
-if (!existsSync(join(values.model, "moe.json"))) await generateModel(values.model, {});
-// Parsed with the schema: the engine in process needs the defaults (router family …).
-const manifest: ModelManifest = await loadManifest(values.model);
-const traffic = await loadDemoTraffic(values.model);
-const auth = { authorization: `Bearer ${token}` };
-const workloads = values.sizes.split(",").map((size) => ({
-  size: size === "demo" ? "demo mix (1–6)" : `${size} tokens`,
-  requests: prepareWorkload({
-    dModel: manifest.d_model,
-    traffic,
-    headers: auth,
-    count: size === "demo" ? 512 : 64,
-    ...(size === "demo" ? { maxRows: 6 } : { rows: Number(size) }),
-  }),
-}));
+const token = BENCH_TOKEN;
+const { manifest, auth, workloads } = await benchModel(values.model, values.sizes);
 const decode = (requests: readonly PreparedRequest[]) =>
   requests.map((r) =>
     decodeInferRequest(r.body, {
@@ -118,13 +100,7 @@ const decode = (requests: readonly PreparedRequest[]) =>
   );
 
 // Step 1: the compute limit.
-// The better of the expert's two MatMul shapes (up and down projection).
-const gflops = Math.max(
-  await matmulGflops(256, manifest.d_model, manifest.d_ff),
-  await matmulGflops(256, manifest.d_ff, manifest.d_model),
-);
-const flopsPerToken = await modelFlopsPerToken(values.model, manifest);
-const limit = (gflops * 1e9) / flopsPerToken;
+const { gflops, flopsPerToken, tokensPerS: limit } = await computeLimit(values.model, manifest);
 console.error(`limit: ${gflops.toFixed(1)} GFLOP/s → ${limit.toFixed(0)} tokens/s per core`);
 
 // Step 2: every variant on every path and size.

@@ -99,3 +99,13 @@ function info(name: string, rows: number, cols: number): pkg.onnx.IValueInfoProt
     },
   };
 }
+
+/** The limit of a model: the better of its expert's two MatMul shapes (up and down projection). */
+export async function computeLimit(dir: string, manifest: ModelManifest) {
+  const gflops = Math.max(
+    await matmulGflops(256, manifest.d_model, manifest.d_ff),
+    await matmulGflops(256, manifest.d_ff, manifest.d_model),
+  );
+  const flopsPerToken = await modelFlopsPerToken(dir, manifest);
+  return { gflops, flopsPerToken, tokensPerS: (gflops * 1e9) / flopsPerToken };
+}

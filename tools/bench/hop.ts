@@ -18,18 +18,13 @@
  *
  * `--out PREFIX` writes PREFIX.json (every figure) and PREFIX.md (the report).
  */
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import type { ModelManifest } from "../../shared/model_manifest.ts";
-import { loadManifest } from "../../gpu-backend/server/start_backend.ts";
-import { generateModel } from "../model/generate.ts";
-import { loadDemoTraffic } from "../model/traffic.ts";
 import { freePort, type PoolProcess, startProcess } from "../pool/processes.ts";
 import { parseCli } from "../cli/cli_args.ts";
-import { matmulGflops, modelFlopsPerToken } from "./compute_limit.ts";
+import { join } from "node:path";
+import { computeLimit } from "./compute_limit.ts";
+import { BENCH_TOKEN, benchModel } from "./baseline/bench_model.ts";
 import { cpuMsOf } from "./cpu_time.ts";
 import { closedLoop } from "./load_generator.ts";
-import { prepareWorkload } from "./workload.ts";
 import { measureCodecCosts } from "./hop/codec_costs.ts";
 import {
   bestProtocol,
@@ -90,28 +85,11 @@ const { values } = parseCli({
 const durationS = Number(values.duration);
 const rounds = Number(values.rounds);
 const clients = Number(values.clients);
-const token = "bench-internal-token-0123456789";
-if (!existsSync(join(values.model, "moe.json"))) await generateModel(values.model, {});
-const manifest: ModelManifest = await loadManifest(values.model);
-const traffic = await loadDemoTraffic(values.model);
-const auth = { authorization: `Bearer ${token}` };
-const workloads = values.sizes.split(",").map((size) => ({
-  size: size === "demo" ? "demo mix (1–6)" : `${size} tokens`,
-  requests: prepareWorkload({
-    dModel: manifest.d_model,
-    traffic,
-    headers: auth,
-    count: size === "demo" ? 512 : 64,
-    ...(size === "demo" ? { maxRows: 6 } : { rows: Number(size) }),
-  }),
-}));
+const token = BENCH_TOKEN;
+const { manifest, workloads } = await benchModel(values.model, values.sizes);
 
 // Step 1: the limit (for "% of limit"), then the processes.
-const gflops = Math.max(
-  await matmulGflops(256, manifest.d_model, manifest.d_ff),
-  await matmulGflops(256, manifest.d_ff, manifest.d_model),
-);
-const limit = (gflops * 1e9) / await modelFlopsPerToken(values.model, manifest);
+const { tokensPerS: limit } = await computeLimit(values.model, manifest);
 const common = {
   SWITCHYARD_MODEL__DIR: values.model,
   SWITCHYARD_AUTH__INTERNAL_TOKEN: token,
