@@ -161,9 +161,12 @@ export async function buildRouter(
   // Alert rules over every round; KV records and webhook POSTs never block the round.
   // Every router evaluates (its dashboard shows them); only the leader announces.
   const alertStore = state && new AlertStore(state.kv, { logger });
+  // The doctor's latency variation and token rate through this router; the latency SLO.
+  const requests = new RequestWindow();
   const alerts = new AlertManager({
     settings: alertSettingsFromConfig(config),
     views: () => pool.views(),
+    latency: (now) => requests.latency(now, config.alerts.latency_window),
     clock,
     logger,
     store: alertStore,
@@ -187,6 +190,8 @@ export async function buildRouter(
     logger,
     internalToken: config.auth.internal_token,
     intervalMs: loadIntervalMs,
+    scaleTarget: config.prewarm.threshold,
+    maxBackends: config.prewarm.max_backends,
     onRound: async (load) => {
       alerts.onRound(load);
       timeline.record(load);
@@ -220,6 +225,7 @@ export async function buildRouter(
     },
     alerts,
     logShipping: options.logShipping,
+    prewarm: () => balancing?.prewarm,
     overload: {
       ejections: () => pool.outlier.ejections(),
       excused: () => pool.outlier.excused,
@@ -231,8 +237,6 @@ export async function buildRouter(
       inFlight: () => guards.admission.inFlight,
     },
   });
-  // The doctor's latency variation and token rate through this router.
-  const requests = new RequestWindow();
   const observers = [
     ...(config.log.requests ? [requestLogObserver(logger)] : []),
     metrics.observer,

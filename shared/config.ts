@@ -120,12 +120,21 @@ export const ConfigSchema = z.object({
      * timeout: put a proxy with one in front of an exposed router (see README).
      */
     body_timeout: DurationSchema.default(10_000),
+    /** Open dashboard streams (`/api/stream`), all clients together; beyond: 503. */
+    sse_streams: z.int().min(1).max(10_000).default(32),
+    /** Open dashboard streams from one client address; beyond: 429. */
+    sse_streams_per_client: z.int().min(1).max(10_000).default(4),
   }).prefault({}),
   auth: z.object({
     /** Bearer token for state-changing admin endpoints. */
     admin_token: z.string().min(16).optional(),
     /** Bearer token the router presents to backends; backends require it when set. */
     internal_token: z.string().min(16).optional(),
+    /**
+     * When set, the dashboard pages, their files and streams need it (or the admin token):
+     * as a bearer token, or once as `?token=` on a page, which sets a cookie for the rest.
+     */
+    viewer_token: z.string().min(16).optional(),
   }).prefault({}),
   expert_balancer: z.object({
     enabled: z.boolean().default(true),
@@ -136,7 +145,14 @@ export const ConfigSchema = z.object({
      */
     strategy: z.enum(["dynamic", "static", "off"]).default("dynamic"),
     threshold: z.number().gt(0).max(1).default(0.75),
+    /** At most one plan switch per interval, unless the worst layer gains `switch_gain`. */
     adjust_interval: DurationSchema.default(60_000),
+    /** How often the balancer evaluates (detection; switching is bounded by adjust_interval). */
+    evaluate_interval: DurationSchema.default(2_000),
+    /** Time constant of the short load window the balancer detects and plans on. */
+    detect_window: DurationSchema.default(5_000),
+    /** A predicted worst-layer gain this large switches even within adjust_interval. */
+    switch_gain: z.number().gt(0).max(1).default(0.15),
     /** Extra slots per backend beyond `ceil(experts / backends)`, as a fraction (replicas). */
     redundancy: z.number().min(0).max(4).default(0.25),
     /** Load window the planner sees (EWMA time constant of expert load). */
@@ -188,8 +204,19 @@ export const ConfigSchema = z.object({
     bias_deviation_budget: z.number().min(0).max(1).default(0.05),
   }).prefault({}),
   alerts: z.object({
-    /** An expert using more than this share of its backend's executor capacity alerts. */
+    /**
+     * An expert whose routed load exceeds this share of the pool's capacity for it
+     * (its replicas × each replica backend's per-expert share) alerts.
+     */
     expert_load_threshold: z.number().gt(0).max(1).default(0.8),
+    /** Router request latency p99 (ms, over `latency_window`) above which the SLO alert fires. */
+    latency_p99_ms: z.number().positive().default(1000),
+    /** Window of the latency SLO. */
+    latency_window: DurationSchema.default(60_000),
+    /** Share of requests backends refuse (503) above which the shedding alert fires. */
+    shed_ratio: z.number().min(0).max(1).default(0.01),
+    /** Pool saturation (mean over backends) at or above which the saturation alert fires. */
+    saturation: z.number().gt(0).max(1).default(0.9),
     /** Consecutive load rounds (~1 s each) a condition must hold before it fires. */
     raise_after: z.int().min(1).default(3),
     /** Consecutive rounds it must be gone before the alert resolves (no flapping). */

@@ -44,7 +44,11 @@ export interface BalancerFixture {
 /** A balancer over two fake backends; dispose it to stop it and close the KV. */
 export async function balancerFixture(
   settings: Partial<BalancerSettings> = {},
-  options: { backends?: string[]; decisionsKept?: number } = {},
+  options: {
+    backends?: string[];
+    decisionsKept?: number;
+    budgets?: ReadonlyMap<string, { budgetBytes: number | null; expertBytes: number }>;
+  } = {},
 ): Promise<BalancerFixture> {
   const kv = await Deno.openKv(":memory:");
   const store = new PlanStore(kv);
@@ -76,6 +80,7 @@ export async function balancerFixture(
     backends: () => backends.backends(),
     modelShape: () => MODEL,
     ...(options.decisionsKept === undefined ? {} : { decisionsKept: options.decisionsKept }),
+    ...(options.budgets === undefined ? {} : { budgets: () => options.budgets! }),
   });
   return {
     balancer,

@@ -20,6 +20,7 @@ import { type PlanVersionSource, poolMetrics } from "./pool_metrics.ts";
 import { requestMetrics } from "./request_metrics.ts";
 import type { InputFaults } from "../../shared/input_faults.ts";
 import { inputFaultMetrics } from "../../shared/metrics/input_fault_metrics.ts";
+import { type PrewarmAccuracySource, signalMetrics } from "./signal_metrics.ts";
 import { overloadMetrics, type OverloadSource } from "./overload_metrics.ts";
 
 /** What {@linkcode RouterMetrics} reads. */
@@ -38,6 +39,8 @@ export interface RouterMetricsDeps {
   alerts?: AlertSource | undefined;
   /** Log pipeline counters; absent while no log pipeline runs. */
   logShipping?: (() => LogShippingCounts) | undefined;
+  /** The pre-warm job's forecast accuracy; absent when pre-warm is off. */
+  prewarm?: () => PrewarmAccuracySource | undefined;
   /** Process memory; default `Deno.memoryUsage()`. */
   memory?: () => ProcessMemory;
   /** Bodies that never arrived whole (`switchyard_input_faults_total`). */
@@ -67,6 +70,17 @@ export class RouterMetrics implements MetricsEndpoint {
     poolMetrics(registry, { views: deps.views, load: deps.load, plans: deps.plans });
     alertMetrics(registry, { alerts: deps.alerts, logShipping: deps.logShipping });
     if (deps.inputFaults) inputFaultMetrics(registry, deps.inputFaults);
+    const prewarm = deps.prewarm;
+    signalMetrics(registry, {
+      load: deps.load,
+      ...(prewarm
+        ? {
+          prewarm: {
+            accuracy: () => prewarm()?.accuracy() ?? { checked: 0, mape: null, last: null },
+          },
+        }
+        : {}),
+    });
     if (deps.overload !== undefined) overloadMetrics(registry, deps.overload);
   }
 

@@ -29,6 +29,7 @@ import type { Clock } from "../runtime/clock.ts";
 import type { FetchLike } from "../runtime/fetch_like.ts";
 import type { RouterSeries } from "./series.ts";
 import { modelParameter } from "./served_model.ts";
+import { decideViewer, gated } from "../http/viewer_gate.ts";
 
 /** What the operator API reads. */
 export interface OperatorApiDeps {
@@ -84,6 +85,7 @@ export function registerOperatorApi<E extends Env>(
       experts: () => modelParameter(pool, "experts"),
       load: deps.load,
       utilisation: (now) => deps.utilisation.mean(now),
+      loadSignal: (now) => deps.utilisation.means(now),
       ewma: (model, layer) => series.history?.ewma(model, layer),
       requests: deps.requests,
     },
@@ -92,6 +94,7 @@ export function registerOperatorApi<E extends Env>(
     advisor: new Advisor({
       config,
       balancer: deps.balancer,
+      load: deps.load,
       views: () => pool.views(),
       modelShape: () => {
         const dModel = modelParameter(pool, "d_model");
@@ -116,6 +119,23 @@ export function registerOperatorApi<E extends Env>(
       servedModels: () => [...pool.catalog().keys()],
     });
   }
+  // Before the pages and streams: with a viewer token, only viewers reach them.
+  const viewer = config.auth.viewer_token;
+  if (viewer !== undefined) {
+    const tokens = { viewer, admin: adminToken };
+    app.use("*", async (c, next) => {
+      if (!gated(c.req.path)) return await next();
+      const decision = decideViewer(c.req.raw, tokens);
+      if (decision.kind === "refuse") throw decision.error;
+      if (decision.kind === "redirect") {
+        return new Response(null, {
+          status: 303,
+          headers: { location: decision.location, "set-cookie": decision.setCookie },
+        });
+      }
+      await next();
+    });
+  }
   // One cache of the dashboard's files for every page.
   const assets = new StaticAssets(deps.assets);
   registerAnalysisPages(app, assets);
@@ -126,5 +146,7 @@ export function registerOperatorApi<E extends Env>(
     logger,
     alerts: deps.alerts,
     assets,
+    maxClients: config.limits.sse_streams,
+    maxPerClient: config.limits.sse_streams_per_client,
   });
 }
