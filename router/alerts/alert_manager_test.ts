@@ -79,7 +79,7 @@ Deno.test("AlertManager fires, logs, stores and resolves a hot expert with hyste
       state: "resolved",
       fired_at: T0 + 1000,
       resolved_at: T0 + 6000,
-      value: 0.883,
+      value: 3.479,
       threshold: 0.8,
       message: records[0]!.message,
     }]);
@@ -192,11 +192,12 @@ Deno.test("Alertmanager format: one grouped POST per evaluation; a restart resol
       webhook: { url: "http://receiver.test/hook", fetch, format: "alertmanager" },
       externalUrl: "http://localhost:8080/dashboard",
     });
-  // One hot expert per layer: two alerts of one group (an expert is hot only above its fair
-  // share, so an evenly loaded layer fires none).
+  // One hot expert in each of four layers: four alerts in one evaluation.
   const allHot = poolLoadOf(oneSecondSample("h:1", [
     [17_000, 100, 100, 100],
-    [17_000, 100, 100, 100],
+    [100, 17_000, 100, 100],
+    [100, 100, 17_000, 100],
+    [100, 100, 100, 17_000],
   ]));
   let kv = await Deno.openKv(path);
   try {
@@ -204,11 +205,11 @@ Deno.test("Alertmanager format: one grouped POST per evaluation; a restart resol
     first.onRound(allHot);
     first.onRound(allHot);
     await first.settled();
-    assert.equal(first.active().length, 2, "two experts fire in one evaluation");
-    assert.equal(posts.length, 1, "one notification for the group, not two");
+    assert.equal(first.active().length, 4, "four experts fire in one evaluation");
+    assert.equal(posts.length, 1, "one notification for the group, not four");
     const fired = WebhookV4Schema.parse(posts[0]);
     assert.equal(fired.status, "firing");
-    assert.equal(fired.alerts.length, 2);
+    assert.equal(fired.alerts.length, 4);
     // The router stops while they fire; the experts cool down meanwhile.
     kv.close();
     kv = await Deno.openKv(path);
@@ -223,7 +224,7 @@ Deno.test("Alertmanager format: one grouped POST per evaluation; a restart resol
     const resolved = WebhookV4Schema.parse(posts[1]);
     assert.equal(resolved.status, "resolved");
     assert.equal(resolved.groupKey, fired.groupKey);
-    assert.equal(resolved.alerts.length, 2);
+    assert.equal(resolved.alerts.length, 4);
     assert.ok(resolved.alerts.every((a) => a.status === "resolved" && a.endsAt !== ZERO_TIME));
     assert.deepEqual(
       resolved.alerts.map((a) => a.fingerprint),
