@@ -63,9 +63,18 @@ import {
 } from "./workload.ts";
 
 /** Placement strategies compared. */
-export type PlacementPolicy = "static" | "eplb" | "sglang" | "switchyard" | "switchyard-prewarm";
+export type PlacementPolicy =
+  | "static"
+  | "eplb"
+  | "sglang"
+  | "switchyard"
+  | "switchyard-prewarm"
+  | "switchyard-tuned";
 
-/** Every placement strategy, in report order. */
+/**
+ * The placement strategies `--policy all` runs, in report order (`switchyard-tuned`, a
+ * labelled non-default variant, only when named).
+ */
 export const PLACEMENT_POLICIES: readonly PlacementPolicy[] = [
   "static",
   "eplb",
@@ -657,7 +666,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   const first = nextArrival(0);
   if (first !== null) events.push(first, { kind: "arrival" });
   events.push(sampleMs, { kind: "sample" });
-  if (o.policy === "switchyard" || o.policy === "switchyard-prewarm") {
+  if (o.policy.startsWith("switchyard")) {
     events.push(o.balancer.adjustIntervalMs / C, { kind: "tick" });
   }
   if (o.policy === "eplb") events.push(o.eplbEveryMs / C, { kind: "eplb" });

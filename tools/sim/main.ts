@@ -85,6 +85,8 @@ const { values } = parseCli({
     "  sglang              EPLB greedy every 1,000 steps, applied synchronously",
     "  switchyard          Switchyard's balancer, default config",
     "  switchyard-prewarm  the same plus the pre-warm job (forecast + scheduled events)",
+    "  switchyard-tuned    TUNED, not the default: the balancer with threshold 0.95 (name it",
+    "                      explicitly; `all` does not include it)",
   ],
 });
 
@@ -92,16 +94,18 @@ const list = (value: string, all: readonly string[]) =>
   value === "all" ? [...all] : value.split(",").map((v) => v.trim()).filter(Boolean);
 const scaleNames = list(values.scale, SCALE_NAMES.filter((n) => n !== "demo"));
 const scenarioNames = list(values.scenario, Object.keys(SCENARIOS));
+const KNOWN_POLICIES: readonly string[] = [...PLACEMENT_POLICIES, "switchyard-tuned"];
 const policies = [
   "static",
-  ...list(values.policy, PLACEMENT_POLICIES).filter((p) => p !== "static"),
+  ...values.policy.split(",").map((p) => p.trim()).filter((p) => p !== "" && p !== "static")
+    .flatMap((p) => (p === "all" ? PLACEMENT_POLICIES.filter((q) => q !== "static") : [p])),
 ] as PlacementPolicy[];
 const memories = values.memory === "both" ? ["ample", "tight"] : [values.memory];
 const seed = Number(values.seed);
 const problems = [
   ...scaleNames.filter((n) => !SCALE_NAMES.includes(n)).map((n) => `unknown scale "${n}"`),
   ...scenarioNames.filter((n) => !(n in SCENARIOS)).map((n) => `unknown scenario "${n}"`),
-  ...policies.filter((p) => !PLACEMENT_POLICIES.includes(p)).map((p) => `unknown policy "${p}"`),
+  ...policies.filter((p) => !KNOWN_POLICIES.includes(p)).map((p) => `unknown policy "${p}"`),
   ...memories.filter((m) => m !== "ample" && m !== "tight").map((m) => `unknown memory "${m}"`),
   ...(Number.isInteger(seed) ? [] : [`--seed must be an integer, got "${values.seed}"`]),
   ...(values.day !== undefined && !(Number(values.day) > 0)

@@ -20,6 +20,11 @@ export const COMPARISON = {
   gateTokens: assumed(128, "tokens", "sampled per type, epoch and layer for the affinity"),
   queueLimit: assumed(1024, "requests", "admission queue bound; beyond it arrivals are shed"),
   tightMemory: assumed(1.05, "× hosted experts", "memory-tight variant: 5 % spare"),
+  tunedThreshold: assumed(
+    0.95,
+    "pool balancedness",
+    "switchyard-tuned only: a TUNED threshold, not the default",
+  ),
 } as const;
 
 /** Options of {@linkcode runComparison}. */
@@ -93,6 +98,7 @@ export function simOptions(
       adjustIntervalMs: config.expert_balancer.adjust_interval,
       windowMs: config.expert_balancer.window,
       redundancy,
+      ...(policy === "switchyard-tuned" ? { threshold: COMPARISON.tunedThreshold.value } : {}),
       ...options.balancerOverride,
     },
     prewarm: {
