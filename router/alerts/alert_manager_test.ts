@@ -79,7 +79,7 @@ Deno.test("AlertManager fires, logs, stores and resolves a hot expert with hyste
       state: "resolved",
       fired_at: T0 + 1000,
       resolved_at: T0 + 6000,
-      value: 3.479,
+      value: 0.883,
       threshold: 0.8,
       message: records[0]!.message,
     }]);
