@@ -13,6 +13,7 @@ import { HEADER_LENGTH_HEADER, REQUEST_TYPE_HEADER } from "../shared/oip.ts";
 import { forwardInfer, noHealthyBackend } from "./forward/forward_infer.ts";
 import { parseHeaderLength } from "../shared/header_length.ts";
 import { checkContentLength, readLimitedBody } from "../shared/read_body.ts";
+import type { InputFaults } from "../shared/input_faults.ts";
 import { REQUEST_ID_HEADER, requestIdFrom } from "./http/request_id.ts";
 import type { Logger } from "../shared/logger.ts";
 import { createGuards, type RouterGuards } from "./admission/guards.ts";
@@ -24,6 +25,7 @@ import {
 } from "./load/load_api.ts";
 import type { InferenceObserver } from "./observe/inference_event.ts";
 import type { MetricsEndpoint } from "./metrics/router_metrics.ts";
+import type { StateReadiness } from "./startup/state_kv.ts";
 import { type InferVariables, observeInference } from "./observe/observe_inference.ts";
 import { backendHeaders } from "./pool/backend_client.ts";
 import type { BackendPool } from "./pool/backend_pool.ts";
@@ -47,8 +49,12 @@ export interface AppDeps {
   observers?: readonly InferenceObserver[];
   /** Serves `GET /metrics` (Prometheus text) when present; see docs/METRICS.md. */
   metrics?: MetricsEndpoint;
+  /** Counts clients that disconnect mid-body and bodies past `limits.body_timeout`. */
+  inputFaults?: InputFaults;
   /** Admission and retry budget; default built from `config` (metrics read the same). */
   guards?: RouterGuards;
+  /** Whether the state KV can be read (readiness); absent: not part of readiness. */
+  state?: () => Promise<StateReadiness>;
 }
 
 /** Hono environment of the router app. */
@@ -113,13 +119,16 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
 
   app.get("/v2/health/live", (c) => c.json({ live: true }));
 
-  app.get("/v2/health/ready", (c) => {
+  app.get("/v2/health/ready", async (c) => {
     const views = pool.views();
     const healthy = views.filter((view) => view.healthy).length;
-    const ready = healthy > 0;
+    // A router whose state KV is unavailable is not ready (plans, series, alerts are off).
+    const state = await deps.state?.();
+    const ready = healthy > 0 && (state?.ok ?? true);
     return c.json({
       ready,
       details: {
+        ...(state ? { state } : {}),
         healthy_backends: healthy,
         total_backends: views.length,
         backends: views.map((view) => ({
@@ -207,9 +216,12 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
     checkContentLength(raw.headers, config.limits.max_body_bytes);
     const model = await resolveModel(pool, c.req.param("model")!);
     c.set("inferModel", model.name);
-    // Step 2: read (bounded) and check the structure as a backend would; values are the
-    // backend's to check (once), so this hop does no work per tensor element.
-    const body = await readLimitedBody(raw, config.limits.max_body_bytes);
+    // Step 2: read (bounded in size and time) and check the structure as a backend would;
+    // values are the backend's to check (once), so this hop does no work per tensor element.
+    const body = await readLimitedBody(raw, config.limits.max_body_bytes, {
+      timeoutMs: config.limits.body_timeout,
+      faults: deps.inputFaults,
+    });
     const headerLength = parseHeaderLength(raw.headers);
     const decoded = checkInferRequest(body, {
       model: { name: model.name, dModel: model.dModel },

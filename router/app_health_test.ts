@@ -144,3 +144,19 @@ Deno.test("an unexpected error becomes a generic 500, logged with its request id
   assert.equal((logged?.fields["error"] as Error).message, "policy bug with internal detail");
   await h.close();
 });
+
+Deno.test("GET /v2/health/ready is 503 naming the state KV when it cannot be read", async () => {
+  let state = { ok: false, kv: "data/x.kv", error: 'Cannot open state KV "data/x.kv": broken' };
+  const h = await createHarness({ state: () => Promise.resolve(state) });
+  const down = await h.app.request("/v2/health/ready");
+  assert.equal(down.status, 503);
+  const body = await down.json();
+  assert.equal(body.ready, false);
+  assert.deepEqual(body.details.state, state);
+  assert.equal(body.details.healthy_backends, 2);
+  state = { ok: true, kv: "data/x.kv" } as typeof state;
+  const up = await h.app.request("/v2/health/ready");
+  assert.equal(up.status, 200);
+  assert.deepEqual((await up.json()).details.state, { ok: true, kv: "data/x.kv" });
+  await h.close();
+});

@@ -37,7 +37,23 @@ Deno.test("GET /api/load serves per-backend rates, per-layer expert load and bal
   const body = await response.json();
   assert.deepEqual(body, {
     at: T0 + 1250,
-    pool: { backends_reporting: 1, balancedness: 1, cv: 0, tokens_s_balancedness: 1 },
+    pool: {
+      backends_reporting: 1,
+      balancedness: 1,
+      cv: 0,
+      tokens_s_balancedness: 1,
+      // The load signal: an older report (no host section) saturates by device time only.
+      saturation: 0.3,
+      saturation_max: 0.3,
+      capacity_tokens_s_per_backend: round(40 / 0.3),
+      scale: {
+        backends: 1,
+        recommended: 1,
+        direction: "none",
+        demand: 0.3,
+        reason: "demand 0.30 backend-equivalents fits 1 backends (pool saturation 0.30)",
+      },
+    },
     backends: [
       {
         id: "127.0.0.1:9001",
@@ -62,6 +78,19 @@ Deno.test("GET /api/load serves per-backend rates, per-layer expert load and bal
         net_tx_bytes_s: null,
         accelerator: null,
         power_w: null,
+        saturation: {
+          value: 0.3,
+          bottleneck: "device",
+          device_busy: 0.3,
+          host_busy: null,
+          queue_share: null,
+          shed_share: 0,
+          queue_wait_ms: null,
+          service_ms: null,
+          shed_s: 0,
+        },
+        capacity_tokens_s: round(40 / 0.3),
+        capacity_source: "extrapolated",
       },
       {
         id: "127.0.0.1:9002",
@@ -85,6 +114,9 @@ Deno.test("GET /api/load serves per-backend rates, per-layer expert load and bal
         net_tx_bytes_s: null,
         accelerator: null,
         power_w: null,
+        saturation: null,
+        capacity_tokens_s: null,
+        capacity_source: null,
       },
     ],
     models: [{

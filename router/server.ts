@@ -25,13 +25,16 @@ import { LoopLagMonitor } from "./health/loop_lag.ts";
 import { createPolicy } from "./routing/create_policy.ts";
 import { type Clock, systemClock } from "./runtime/clock.ts";
 import type { FetchLike } from "./runtime/fetch_like.ts";
+import { backendFetch } from "./forward/backend_fetch.ts";
 import { type Balancing, wireBalancing } from "./startup/balancing.ts";
 import { registerPrewarmCron } from "./prewarm/prewarm_job.ts";
 import type { AssetSource } from "./dashboard/static_assets.ts";
 import { registerOperatorApi } from "./startup/operator_api.ts";
 import { createFleet, type Fleet } from "./startup/fleet.ts";
 import { createRouterSeries } from "./startup/series.ts";
-import { openStateKv } from "./startup/state_kv.ts";
+import { openStateKv, StateHealth } from "./startup/state_kv.ts";
+import { InputFaults } from "../shared/input_faults.ts";
+import { closeWhenAsked, serveErrorHandler } from "../shared/serve_hooks.ts";
 import { publicHost, readTls } from "./startup/tls.ts";
 
 /** Options of {@linkcode startRouter}; every field has a real default. */
@@ -48,8 +51,9 @@ export interface StartRouterOptions {
   random?: () => number;
   /**
    * KV store for shared state such as the load history (the caller closes it). Default:
-   * `state.kv` opened and closed with the router; if it cannot be opened, the router
-   * logs a warning and runs without history.
+   * `state.kv` opened and closed with the router; if it cannot be opened or read, the
+   * router stops at start (`StateUnavailableError`), or with `state.required: false` runs
+   * without state and answers not ready.
    */
   kv?: Deno.Kv;
   /** Time between load-report rounds; default 1000 ms. */
@@ -116,7 +120,13 @@ export async function buildRouter(
     lagSince: (since) => lag.maxSince(since),
   });
   const guards = createGuards(config, { clock, logger });
-  const state = await openStateKv(config, options.kv, logger);
+  const opened = await openStateKv(config, options.kv, logger);
+  const state = opened.state;
+  // Readiness says when the KV is unavailable (state.required: false) or stops reading.
+  const stateHealth = new StateHealth(opened, {
+    location: options.kv === undefined ? config.state.kv : "(provided)",
+    clock,
+  });
   // Assigned once the app exists (it registers routes); rounds and metrics use it then.
   // deno-lint-ignore prefer-const
   let balancing: Balancing | undefined;
@@ -151,9 +161,12 @@ export async function buildRouter(
   // Alert rules over every round; KV records and webhook POSTs never block the round.
   // Every router evaluates (its dashboard shows them); only the leader announces.
   const alertStore = state && new AlertStore(state.kv, { logger });
+  // The doctor's latency variation and token rate through this router; the latency SLO.
+  const requests = new RequestWindow();
   const alerts = new AlertManager({
     settings: alertSettingsFromConfig(config),
     views: () => pool.views(),
+    latency: (now) => requests.latency(now, config.alerts.latency_window),
     clock,
     logger,
     store: alertStore,
@@ -169,6 +182,8 @@ export async function buildRouter(
     logger,
     internalToken: config.auth.internal_token,
     intervalMs: loadIntervalMs,
+    scaleTarget: config.prewarm.threshold,
+    maxBackends: config.prewarm.max_backends,
     onRound: async (load) => {
       alerts.onRound(load);
       timeline.record(load);
@@ -186,8 +201,11 @@ export async function buildRouter(
     loadOf: (id) => collector.loadOf(id),
   });
   const loadNow = () => collector.snapshot();
+  // Clients that vanish mid-body or send too slowly: counted, never logged as errors.
+  const inputFaults = new InputFaults();
   // `/metrics`: everything but the request counters is read when Prometheus scrapes.
   const metrics = new RouterMetrics({
+    inputFaults,
     version: ROUTER_VERSION,
     views: () => pool.views(),
     knownModel: (model) => pool.model(model) !== undefined,
@@ -195,9 +213,11 @@ export async function buildRouter(
     plans: state && {
       models: () => [...pool.catalog().keys()],
       currentVersion: (model) => balancing?.store.currentVersion(model) ?? Promise.resolve(null),
+      reconciliations: () => balancing?.reconciler.counts ?? { reconciled: 0, failed: 0 },
     },
     alerts,
     logShipping: options.logShipping,
+    prewarm: () => balancing?.prewarm,
     overload: {
       ejections: () => pool.outlier.ejections(),
       excused: () => pool.outlier.excused,
@@ -209,25 +229,29 @@ export async function buildRouter(
       inFlight: () => guards.admission.inFlight,
     },
   });
-  // The doctor's latency variation and token rate through this router.
-  const requests = new RequestWindow();
   const observers = [
     ...(config.log.requests ? [requestLogObserver(logger)] : []),
     metrics.observer,
     requests.observe,
     ...series.observers,
   ];
+  // The inference hop's client (`router.backend_protocol`); injected fetches win (tests).
+  const hop = options.fetch
+    ? { fetch: options.fetch, close: () => {} }
+    : backendFetch(config.router.backend_protocol);
   app = createApp({
     config,
     pool,
     policy,
     logger,
-    fetch,
+    fetch: hop.fetch,
     clock,
     load: { snapshot: loadNow, ewma: (model, layer) => series.history?.ewma(model, layer) },
     observers,
     metrics,
+    inputFaults,
     guards,
+    state: () => stateHealth.check(),
   });
   // Before the operator routes: followers answer the leader's views and refuse switches.
   fleet.register(app);
@@ -276,6 +300,7 @@ export async function buildRouter(
       await series.close();
       await fleet.stop();
       await pool.stop();
+      hop.close();
       lag.stop();
       if (state?.owned) state.kv.close();
     })();
@@ -326,7 +351,9 @@ export async function startRouter(
       port: config.router.port,
       ...(tls ?? {}),
       onListen: () => {},
-    }, router.app.fetch);
+      // Deliberate closes (408 on a slow body) log nothing; other errors one JSON line.
+      onError: serveErrorHandler(logger),
+    }, closeWhenAsked(router.app.fetch));
   } catch (error) {
     await router.stop();
     throw error;

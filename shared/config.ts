@@ -39,6 +39,11 @@ export const ConfigSchema = z.object({
     admission: AdmissionSchema,
     retry: RetrySchema,
     /**
+     * HTTP version of the inference hop to backends: `http1` (keep-alive) or `http2`
+     * (h2c with prior knowledge on `http://` backends). `deno task bench:hop` measures both.
+     */
+    backend_protocol: z.enum(["http1", "http2"]).default("http1"),
+    /**
      * HTTPS: certificate and key files (PEM). `ca`: the CA certificate that signed `cert`,
      * for this router's clients (launcher probe, CLIs, `deno task traffic`); unset, they
      * trust `cert` itself (self-signed). The router does not read `ca`.
@@ -65,7 +70,7 @@ export const ConfigSchema = z.object({
      */
     execution: z.enum(["layer", "expert"]).default("layer"),
     /**
-     * `onnx` runs the model. `simulated` spends a calibrated device time per execution
+     * `onnx` runs the model. `simulated` spends a configured device time per execution
      * instead of computing — for pool-scale benchmarks only; responses say so.
      */
     executor: z.enum(["onnx", "simulated"]).default("onnx"),
@@ -109,6 +114,12 @@ export const ConfigSchema = z.object({
   limits: z.object({
     max_body_bytes: z.int().positive().default(16 * 1024 * 1024),
     max_tokens: z.int().positive().default(2048),
+    /**
+     * A request body must arrive whole within this time of the handler reading it; beyond
+     * it: 408 with `Connection: close` (slow-body clients). `Deno.serve` has no header read
+     * timeout: put a proxy with one in front of an exposed router (see README).
+     */
+    body_timeout: DurationSchema.default(10_000),
   }).prefault({}),
   auth: z.object({
     /** Bearer token for state-changing admin endpoints. */
@@ -125,7 +136,14 @@ export const ConfigSchema = z.object({
      */
     strategy: z.enum(["dynamic", "static", "off"]).default("dynamic"),
     threshold: z.number().gt(0).max(1).default(0.75),
+    /** At most one plan switch per interval, unless the worst layer gains `switch_gain`. */
     adjust_interval: DurationSchema.default(60_000),
+    /** How often the balancer evaluates (detection; switching is bounded by adjust_interval). */
+    evaluate_interval: DurationSchema.default(2_000),
+    /** Time constant of the short load window the balancer detects and plans on. */
+    detect_window: DurationSchema.default(5_000),
+    /** A predicted worst-layer gain this large switches even within adjust_interval. */
+    switch_gain: z.number().gt(0).max(1).default(0.15),
     /** Extra slots per backend beyond `ceil(experts / backends)`, as a fraction (replicas). */
     redundancy: z.number().min(0).max(4).default(0.25),
     /** Load window the planner sees (EWMA time constant of expert load). */
@@ -144,6 +162,12 @@ export const ConfigSchema = z.object({
      * `deploy`: Deno Deploy's managed KV (`Deno.openKv()` with no argument).
      */
     kv: z.string().default("data/switchyard.kv"),
+    /**
+     * When the KV cannot be opened or read: `true` stops the router at start with the
+     * reason; `false` runs without plans, history, series, events and alerts, and
+     * readiness answers 503 saying why.
+     */
+    required: z.boolean().default(true),
   }).prefault({}),
   /** One router among many runs the control loops, elected by a lease in `state.kv`. */
   leader: LeaderSchema,
@@ -171,8 +195,19 @@ export const ConfigSchema = z.object({
     bias_deviation_budget: z.number().min(0).max(1).default(0.05),
   }).prefault({}),
   alerts: z.object({
-    /** An expert using more than this share of its backend's executor capacity alerts. */
+    /**
+     * An expert whose routed load exceeds this share of the pool's capacity for it
+     * (its replicas × each replica backend's per-expert share) alerts.
+     */
     expert_load_threshold: z.number().gt(0).max(1).default(0.8),
+    /** Router request latency p99 (ms, over `latency_window`) above which the SLO alert fires. */
+    latency_p99_ms: z.number().positive().default(1000),
+    /** Window of the latency SLO. */
+    latency_window: DurationSchema.default(60_000),
+    /** Share of requests backends refuse (503) above which the shedding alert fires. */
+    shed_ratio: z.number().min(0).max(1).default(0.01),
+    /** Pool saturation (mean over backends) at or above which the saturation alert fires. */
+    saturation: z.number().gt(0).max(1).default(0.9),
     /** Consecutive load rounds (~1 s each) a condition must hold before it fires. */
     raise_after: z.int().min(1).default(3),
     /** Consecutive rounds it must be gone before the alert resolves (no flapping). */

@@ -18,6 +18,9 @@ Deno.test("resolveConfig() applies defaults, including the operator blocks", () 
     strategy: "dynamic",
     threshold: 0.75,
     adjust_interval: 60_000,
+    evaluate_interval: 2_000,
+    detect_window: 5_000,
+    switch_gain: 0.15,
     redundancy: 0.25,
     window: 60_000,
     on_unreachable: "load_local",
@@ -25,6 +28,10 @@ Deno.test("resolveConfig() applies defaults, including the operator blocks", () 
   assert.equal(config.state.kv, "data/switchyard.kv");
   assert.equal(config.gate.temperature, 1);
   assert.equal(config.alerts.expert_load_threshold, 0.8);
+  assert.equal(config.alerts.latency_p99_ms, 1000);
+  assert.equal(config.alerts.latency_window, 60_000);
+  assert.equal(config.alerts.shed_ratio, 0.01);
+  assert.equal(config.alerts.saturation, 0.9);
 });
 
 Deno.test("resolveConfig() reads YAML and env overrides win over the file", () => {

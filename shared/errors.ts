@@ -11,9 +11,12 @@ export const ERROR_STATUS = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  request_timeout: 408,
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  /** The client went away mid-request (nginx's 499): nobody reads it, logs and metrics do. */
+  client_closed_request: 499,
   overloaded: 503,
   too_many_requests: 429,
   no_healthy_backend: 503,
@@ -34,16 +37,25 @@ export const ErrorBodySchema = z.object({
 /** The JSON error body type. */
 export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
-/** An error a handler raises to answer with a given code; `retryAfterS` adds `Retry-After`. */
+/**
+ * An error a handler raises to answer with a given code; `retryAfterS` adds `Retry-After`,
+ * `closeConnection` closes the connection after the answer (see {@linkcode errorResponse}).
+ */
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly retryAfterS: number | undefined;
+  readonly closeConnection: boolean;
 
-  constructor(code: ErrorCode, message: string, options: { retryAfterS?: number } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { retryAfterS?: number; closeConnection?: boolean } = {},
+  ) {
     super(message);
     this.name = "ApiError";
     this.code = code;
     this.retryAfterS = options.retryAfterS;
+    this.closeConnection = options.closeConnection ?? false;
   }
 
   /** HTTP status of this error. */
@@ -57,9 +69,13 @@ export class ApiError extends Error {
   }
 }
 
-/** Builds the `Response` for an error (JSON body, status, optional `Retry-After`). */
+/**
+ * Builds the `Response` for an error (JSON body, status, optional `Retry-After`); with
+ * `closeConnection`, `Connection: close`, which the servers' `closeWhenAsked` enforces.
+ */
 export function errorResponse(error: ApiError): Response {
   const headers = new Headers({ "content-type": "application/json" });
   if (error.retryAfterS !== undefined) headers.set("retry-after", String(error.retryAfterS));
+  if (error.closeConnection) headers.set("connection", "close");
   return new Response(JSON.stringify(error.toBody()), { status: error.status, headers });
 }

@@ -17,6 +17,8 @@ import {
   tensorBytes,
 } from "./binary_tensor.ts";
 import { type InferRequest, InferRequestSchema, INPUT_TENSOR, OUTPUT_TENSORS } from "./oip.ts";
+import { jsonDepthExceeded, jsonTooDeepMessage, MAX_JSON_DEPTH } from "./json_depth.ts";
+import { flattenFp32, TensorValueError } from "./tensor_values.ts";
 
 /** What a decoder needs to know about the model. */
 export interface ModelShape {
@@ -75,6 +77,10 @@ function parseHeader(body: Uint8Array, headerLength: number | null) {
   } catch (error) {
     throw bad((error as Error).message);
   }
+  // Depth first, on the bytes: nothing below recurses on what the sender nested.
+  const header = body.subarray(0, headerLength ?? body.byteLength);
+  const tooDeep = jsonDepthExceeded(header, MAX_JSON_DEPTH);
+  if (tooDeep >= 0) throw bad(jsonTooDeepMessage(MAX_JSON_DEPTH, tooDeep));
   let raw: unknown;
   try {
     raw = JSON.parse(json);
@@ -92,23 +98,12 @@ function parseHeader(body: Uint8Array, headerLength: number | null) {
 }
 
 function flatten(data: unknown[], field: string, expected: number): Float32Array {
-  const flat = (data as unknown[]).flat(Infinity as 1) as unknown[];
-  if (flat.length !== expected) {
-    throw bad(`${field} has ${flat.length} values, expected ${expected} (product of shape)`);
+  try {
+    return flattenFp32(data, field, expected);
+  } catch (error) {
+    if (error instanceof TensorValueError) throw bad(error.message);
+    throw error;
   }
-  const out = new Float32Array(expected);
-  for (let i = 0; i < expected; i++) {
-    const value = flat[i];
-    if (typeof value !== "number" || !Number.isFinite(value)) {
-      throw bad(
-        `${field}[${i}] must be a finite number, got ${
-          typeof value === "number" ? String(value) : JSON.stringify(value)
-        }`,
-      );
-    }
-    out[i] = value;
-  }
-  return out;
 }
 
 function requestType(request: InferRequest, header: string | null | undefined): string | undefined {

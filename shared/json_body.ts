@@ -1,10 +1,12 @@
 /**
  * @module Bounded, zod-validated JSON request bodies for every admin and internal route
  * of router and backend: 413 past the size limit, 400 for invalid JSON, and a 400 that
- * names the offending field (`a.b[0].c`).
+ * names the offending field (`a.b[0].c`); nesting beyond `MAX_JSON_DEPTH` is refused
+ * before parsing.
  */
 import type { z } from "zod";
 import { ApiError } from "./errors.ts";
+import { jsonDepthExceeded, jsonTooDeepMessage, MAX_JSON_DEPTH } from "./json_depth.ts";
 import { readLimitedBody } from "./read_body.ts";
 
 /** `a.b[0].c` for a zod issue path. */
@@ -30,7 +32,16 @@ export async function readJsonBody<T>(
   action: string,
   options: JsonBodyOptions = {},
 ): Promise<T> {
-  const text = new TextDecoder().decode(await readLimitedBody(request, maxBytes));
+  const bytes = await readLimitedBody(request, maxBytes);
+  // Bounded nesting before anything recursive (JSON.parse, zod) sees the body.
+  const tooDeep = jsonDepthExceeded(bytes, MAX_JSON_DEPTH);
+  if (tooDeep >= 0) {
+    throw new ApiError(
+      "bad_request",
+      `Cannot ${action}: ${jsonTooDeepMessage(MAX_JSON_DEPTH, tooDeep)}`,
+    );
+  }
+  const text = new TextDecoder().decode(bytes);
   let raw: unknown = {};
   if (!(options.allowEmpty && text.trim() === "")) {
     try {

@@ -60,6 +60,39 @@ export const ResourceReportSchema = z.object({
   powerW: z.number().min(0).nullable(),
 });
 
+/**
+ * The backend's host side and queues, cumulative like the other counters (the router's
+ * saturation signal diffs two reports): event-loop lateness from a timer probe, and for
+ * every batching queue together the time groups waited and the time executions took.
+ */
+export const HostReportSchema = z.object({
+  /** Σ lateness of the event-loop probe timer (ms): the main thread was busy. */
+  loopLagMs: z.number().min(0),
+  /** Σ time the probe covered (ms). */
+  loopElapsedMs: z.number().min(0),
+  /** Groups that left a batching queue (all queues). */
+  groups: z.number().min(0),
+  /** Σ time those groups waited in their queue (ms). */
+  queueDelayMs: z.number().min(0),
+  /** Executions the batching queues dispatched. */
+  executions: z.number().min(0),
+  /** Σ time those executions took (ms). */
+  executionMs: z.number().min(0),
+  /** The batching window now (ms): waiting up to it is deliberate, not queueing. */
+  windowMs: z.number().min(0),
+});
+
+/**
+ * Routed-expert residency: the memory budget (`null` unlimited), the bytes of warm
+ * routed experts now, and the largest routed expert's bytes (what the router's planner
+ * sizes slots with, so no plan exceeds the budget).
+ */
+export const ResidencyReportSchema = z.object({
+  budgetBytes: z.number().min(0).nullable(),
+  usedBytes: z.number().min(0),
+  expertBytes: z.number().min(0),
+});
+
 /** One backend's load report. */
 export const LoadReportSchema = z.object({
   backend: z.string(),
@@ -82,6 +115,17 @@ export const LoadReportSchema = z.object({
   parts: z.array(PartLoadSchema),
   /** Node resources; optional so reports of older backends still parse. */
   resources: ResourceReportSchema.optional(),
+  /** Host side and queues; optional so reports of older backends still parse. */
+  host: HostReportSchema.optional(),
+  /** Routed-expert residency; optional so reports of older backends still parse. */
+  residency: ResidencyReportSchema.optional(),
+  /**
+   * Placement plan versions this backend runs (`active`) and has loaded for a switch
+   * (`staged`), `null` when none; the router reconciles them with its current plan.
+   * Optional so reports of older backends still parse.
+   */
+  plan: z.object({ active: z.int().min(1).nullable(), staged: z.int().min(1).nullable() })
+    .optional(),
 });
 
 /** A backend's load report. */
@@ -89,6 +133,12 @@ export type LoadReport = z.infer<typeof LoadReportSchema>;
 
 /** Node resources in a load report. */
 export type ResourceReport = z.infer<typeof ResourceReportSchema>;
+
+/** Routed-expert residency in a load report. */
+export type ResidencyReport = z.infer<typeof ResidencyReportSchema>;
+
+/** Host side and queues in a load report. */
+export type HostReport = z.infer<typeof HostReportSchema>;
 
 /** Accelerator readings in a load report. */
 export type AcceleratorReading = z.infer<typeof AcceleratorReadingSchema>;

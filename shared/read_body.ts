@@ -1,14 +1,37 @@
 /**
- * @module Reading a request body under `limits.max_body_bytes`: rejected up front from
- * `content-length`, and again while reading, so a lying or absent header cannot get
- * more bytes into memory than the limit.
+ * @module Reading a request body under `limits.max_body_bytes` and `limits.body_timeout`:
+ * rejected up front from `content-length`, and again while reading, so a lying or absent
+ * header cannot get more bytes into memory than the limit; a body that has not fully
+ * arrived within the timeout is answered 408 (`Deno.serve` has no read timeout of its
+ * own); a client that disconnects mid-body is counted, not logged as an error.
+ *
+ * Closing: both rejections ask for the connection to be closed after the answer (see
+ * `shared/serve_hooks.ts`). Deno 2.9 honours that when no body read is pending (an oversized
+ * body), but keeps the socket of a client that has sent nothing since the last read
+ * until that client sends or hangs up: a pending read of the request body cannot be
+ * cancelled from JavaScript. The handler, its buffers and timer are released at the
+ * timeout either way; the socket itself is for a proxy's client-body timeout to close.
  */
 import { ApiError } from "./errors.ts";
+import type { InputFaults } from "./input_faults.ts";
 
-function tooLarge(detail: string, maxBytes: number): ApiError {
+/** Default of `limits.body_timeout`: the whole body must arrive within it. */
+export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
+
+/** Options of {@linkcode readLimitedBody}. */
+export interface ReadBodyOptions {
+  /** The whole body must arrive within this many ms of the handler starting to read it. */
+  timeoutMs?: number;
+  /** Where disconnects and timeouts are counted. */
+  faults?: InputFaults;
+}
+
+function tooLarge(detail: string, maxBytes: number, closeConnection = false): ApiError {
   return new ApiError(
     "payload_too_large",
     `Cannot read request body: ${detail} exceeds limits.max_body_bytes (${maxBytes} bytes)`,
+    // Mid-body: close rather than let the server drain the rest of an oversized body.
+    { closeConnection },
   );
 }
 
@@ -19,25 +42,59 @@ export function checkContentLength(headers: Headers, maxBytes: number): void {
   if (Number(declared) > maxBytes) throw tooLarge(`content-length ${declared.trim()}`, maxBytes);
 }
 
-/** Reads the whole body, throwing 413 as soon as it passes `maxBytes`. */
+/**
+ * Reads the whole body: 413 as soon as it passes `maxBytes`, 408 (connection closed after
+ * the answer) when it has not arrived within the timeout, 499 when the client went away.
+ */
 export async function readLimitedBody(
   request: Request,
   maxBytes: number,
+  options: ReadBodyOptions = {},
 ): Promise<Uint8Array<ArrayBuffer>> {
   checkContentLength(request.headers, maxBytes);
   if (request.body === null) return new Uint8Array(0);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
   const reader = request.body.getReader();
+  let timedOut = false;
+  // Cancelling ends the pending read at once; the flag tells it from a real end.
+  const timer = setTimeout(() => {
+    timedOut = true;
+    reader.cancel().catch(() => {});
+  }, timeoutMs);
   const chunks: Uint8Array<ArrayBuffer>[] = [];
   let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge("body", maxBytes);
+  try {
+    for (;;) {
+      let result: ReadableStreamReadResult<Uint8Array<ArrayBuffer>>;
+      try {
+        result = await reader.read();
+      } catch {
+        if (timedOut) break;
+        options.faults?.record("client_disconnected");
+        throw new ApiError(
+          "client_closed_request",
+          "Cannot read request body: the client closed the connection mid-body",
+        );
+      }
+      if (timedOut || result.done) break;
+      const value = result.value;
+      total += value.byteLength;
+      if (total > maxBytes) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge("body", maxBytes, true);
+      }
+      chunks.push(value);
     }
-    chunks.push(value);
+  } finally {
+    clearTimeout(timer);
+  }
+  if (timedOut) {
+    options.faults?.record("body_timeout");
+    throw new ApiError(
+      "request_timeout",
+      `Cannot read request body: it did not arrive within limits.body_timeout (${timeoutMs} ms)`,
+      { closeConnection: true },
+    );
   }
   if (chunks.length === 1) return chunks[0]!;
   const body = new Uint8Array(total);

@@ -205,7 +205,9 @@ Deno.test({
       assert.equal(doctor.status, 200);
       assert.equal(doctor.body.checks.length, 5);
       assert.equal(doctor.body.checks.find((c: { id: string }) => c.id === "experts").value, 8);
-      assert.match(doctor.body.verdict, /^(deploy now|pilot|not needed)$/);
+      // A short test rarely reaches the doctor's minimum (100 requests over 60 s).
+      assert.match(doctor.body.verdict, /^(deploy now|pilot|not needed|not enough data)$/);
+      assert.equal(doctor.body.verdict === "not enough data", doctor.body.insufficient !== null);
       const advice = await get("/api/advice");
       assert.equal(advice.status, 200);
       assert.ok(advice.body.advice.length > 0);

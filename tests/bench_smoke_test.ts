@@ -1,6 +1,6 @@
 /**
  * The before/after benchmark in smoke mode (seconds-long phases, tiny model): it runs
- * both configurations on real processes and writes well-formed `throughput.csv`,
+ * both baselines and the default configuration on real processes and writes well-formed `throughput.csv`,
  * `latency.csv` and `summary.md`. Speed is the benchmark's business, not this test's.
  */
 import assert from "node:assert/strict";
@@ -42,15 +42,20 @@ Deno.test("deno task bench --smoke writes throughput.csv, latency.csv and summar
       assert.ok(rows.length >= 4, `${file} has too few rows`);
       for (const row of rows) {
         assert.equal(row.length, 5, `${file}: ${row.join(",")}`);
-        assert.ok(["baseline", "switchyard"].includes(row[0]!));
+        assert.ok(["no-plan", "static", "switchyard"].includes(row[0]!));
         assert.ok(["saturation", "schedule"].includes(row[1]!));
         for (const cell of row.slice(2)) assert.ok(cell === "" || Number.isFinite(Number(cell)));
       }
-      // Both configurations and both phases are there.
-      assert.deepEqual(new Set(rows.map((r) => `${r[0]}/${r[1]}`)).size, 4);
+      // Every configuration (two baselines, the defaults) and both phases are there.
+      assert.deepEqual(new Set(rows.map((r) => `${r[0]}/${r[1]}`)).size, 6);
     }
     const summary = await Deno.readTextFile(join(out, "summary.md"));
-    assert.match(summary, /\| throughput at saturation \(tokens\/s\) \| \d+ \| \d+ \| [\d.]+× \|/);
+    assert.match(
+      summary,
+      /\| throughput at saturation \(tokens\/s\) \| \d+ \| \d+ \| \d+ \| [\d.]+× \| [\d.]+× \|/,
+    );
+    assert.match(summary, /switchyard: the DEFAULT configuration/);
+    assert.match(summary, /command: `deno task bench /);
     assert.match(summary, /\| p99 latency under the schedule \(ms\) \|/);
     assert.match(summary, /real onnxruntime CPU executors/);
   } finally {

@@ -155,7 +155,24 @@ Deno.test("log queries read back what a real pool wrote, through the API and the
 
 Deno.test("with loki.url set, the pool ships to Loki and GET /api/logs forwards there", async () => {
   const modelDir = await makeTinyModel();
-  const loki = startLokiTestServer();
+  // The one query this test sends, answered by hand from the pushed request lines.
+  const loki = startLokiTestServer({
+    answer: (params, entries) => {
+      if (params["query"] !== REQUEST_LINES) return undefined;
+      const result = entries.flatMap((entry) => {
+        const fields = JSON.parse(entry.line);
+        if (entry.labels["service"] !== "router" || fields.msg !== "request") return [];
+        return [{
+          stream: entry.labels,
+          values: [[
+            String(entry.ns),
+            `${fields.request_id} ${fields.status} ${fields.request_type}`,
+          ]],
+        }];
+      });
+      return { status: "success", data: { resultType: "streams", result } };
+    },
+  });
   const pool = await startPool({
     modelDir,
     backends: 1,

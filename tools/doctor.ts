@@ -24,7 +24,7 @@ const { values } = parseCli({
 
 const target = await routerTargetOrReport(values, Deno.env.toObject(), console.error);
 if (target === undefined) Deno.exit(1);
-let body: { checks: Check[]; yes: number; verdict: string };
+let body: { checks: Check[]; yes: number; verdict: string; insufficient?: string | null };
 try {
   body = await getJson(target, "/api/doctor", "ask the doctor");
 } catch (error) {
@@ -43,5 +43,6 @@ const advice: Record<string, string> = {
   "deploy now": "3 or more yes: deploy expert balancing now.",
   "pilot": "1–2 yes: run a pilot on part of the traffic.",
   "not needed": "no yes: expert balancing is not needed for this load.",
+  "not enough data": body.insufficient ?? "too little traffic yet to judge.",
 };
 console.log(`\nVerdict: ${body.verdict} (${body.yes} yes) — ${advice[body.verdict] ?? ""}`);

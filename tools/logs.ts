@@ -14,12 +14,16 @@
  * `SWITCHYARD_AUTH__ADMIN_TOKEN`, else from the file `data/admin_token` that
  * `deno task start` writes (override with `--token-file`). The token is never printed.
  *
+ * A metric query (`rate(…)`, `sum by (…) (count_over_time(…))`, `quantile_over_time(…
+ * | unwrap ms …)`) prints a table: one row per `--step`, one column per series.
+ *
  * Other options: `--start`, `--end` (RFC3339 or unix time), `--forward` (the oldest
  * `limit` lines instead of the newest); the router is found like `deno task start` finds
  * it (`--url`, `--config`, `SWITCHYARD_ROUTER__PORT`, `router.tls`). Exit code 1 on any
  * error, with the API's message; 2 on a bad command line.
  */
 import { labelsKey, type StreamsResponse } from "../router/logs/streams_result.ts";
+import type { MatrixResponse } from "../router/logs/matrix_result.ts";
 import { helpText, parseCliArgs } from "./cli/cli_args.ts";
 import { ROUTER_OPTIONS, routerProblem, routerTargetOrReport } from "./client/router_target.ts";
 import { ADMIN_TOKEN_FILE, readAdminToken } from "./token_files.ts";
@@ -57,6 +61,30 @@ function streamLabels(labels: Record<string, string>): Record<string, string> {
   return out;
 }
 
+/**
+ * A metric query's matrix as a table: one row per step, one column per series (named by
+ * its labels), `-` where a series has no point at that step.
+ *
+ * ```
+ * time                      {service="backend"}  {service="router"}
+ * 2024-05-01T10:00:03.000Z  2                    4
+ * ```
+ */
+export function formatMatrix(response: MatrixResponse): string[] {
+  const series = response.data.result;
+  if (series.length === 0) return ["(no series: nothing matched in the range)"];
+  const times = [...new Set(series.flatMap((s) => s.values.map(([t]) => t)))].sort((a, b) => a - b);
+  const header = ["time", ...series.map((s) => labelsKey(s.metric))];
+  const rows = times.map((t) => [
+    new Date(Math.round(t * 1000)).toISOString(),
+    ...series.map((s) => s.values.find(([at]) => at === t)?.[1] ?? "-"),
+  ]);
+  const widths = header.map((_, i) => Math.max(...[header, ...rows].map((row) => row[i]!.length)));
+  return [header, ...rows].map((row) =>
+    row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ")
+  );
+}
+
 function isoTime(ns: bigint): string {
   return new Date(Number(ns / 1_000_000n)).toISOString();
 }
@@ -75,6 +103,11 @@ export const LOGS_CLI = {
     start: { type: "string", value: "<time>", description: "range start (RFC3339 or unix time)" },
     end: { type: "string", value: "<time>", description: "range end (RFC3339 or unix time)" },
     forward: { type: "boolean", description: "the oldest --limit lines instead of the newest" },
+    step: {
+      type: "string",
+      value: "<duration>",
+      description: "metric queries: time between points (default: range / 250, at least 1s)",
+    },
     "all-labels": { type: "boolean", description: "show every label, not only the stream labels" },
     "token-file": {
       type: "string",
@@ -84,7 +117,10 @@ export const LOGS_CLI = {
     },
     ...ROUTER_OPTIONS,
   },
-  epilog: [`Example: deno task logs '{service="router"} | json | status >= 500'`],
+  epilog: [
+    `Example: deno task logs '{service="router"} | json | status >= 500'`,
+    `Metric:  deno task logs --since 10m --step 1m 'sum by (request_type) (rate({service="router"} | json | msg="request" [1m]))'`,
+  ],
 } as const;
 
 /** Runs the CLI; returns the exit code. */
@@ -117,6 +153,7 @@ export async function main(args: string[], env: Record<string, string>): Promise
   });
   if (values.start) params.set("start", values.start);
   if (values.end) params.set("end", values.end);
+  if (values.step) params.set("step", values.step);
   let response: Response;
   try {
     response = await target.fetch(`${target.url}/api/logs?${params}`, {
@@ -140,9 +177,10 @@ export async function main(args: string[], env: Record<string, string>): Promise
   for (const warning of (body as StreamsResponse).warnings ?? []) {
     console.error(`warning: ${warning}`);
   }
-  for (const line of formatEntries(body as StreamsResponse, { allLabels: values["all-labels"] })) {
-    console.log(line);
-  }
+  const lines = body?.data?.resultType === "matrix"
+    ? formatMatrix(body as MatrixResponse)
+    : formatEntries(body as StreamsResponse, { allLabels: values["all-labels"] });
+  for (const line of lines) console.log(line);
   return 0;
 }
 

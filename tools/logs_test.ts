@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { StreamsResponse } from "../router/logs/streams_result.ts";
-import { formatEntries } from "./logs.ts";
+import { formatEntries, formatMatrix } from "./logs.ts";
 import { randomToken, readAdminToken, writeTokenFile } from "./token_files.ts";
 
 Deno.test("formatEntries() prints oldest first with the stream labels as prefix", () => {
@@ -54,4 +54,23 @@ Deno.test("writeTokenFile() writes an owner-only file that readAdminToken() read
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("formatMatrix() prints one row per step and one column per series", () => {
+  const t0 = Date.UTC(2024, 4, 1, 10, 0, 0) / 1000;
+  const lines = formatMatrix({
+    status: "success",
+    data: {
+      resultType: "matrix",
+      result: [
+        { metric: { service: "backend" }, values: [[t0 + 6, "4"]] },
+        { metric: { service: "router" }, values: [[t0 + 3, "4"], [t0 + 6, "5"]] },
+      ],
+    },
+  });
+  assert.deepEqual(lines, [
+    'time                      {service="backend"}  {service="router"}',
+    "2024-05-01T10:00:03.000Z  -                    4",
+    "2024-05-01T10:00:06.000Z  4                    5",
+  ]);
 });

@@ -3,7 +3,7 @@
  * (a gate, a routed expert or a shared expert) on a batch of rows.
  *
  * Implementations: per-part onnxruntime sessions on the Workers or the main thread
- * (`ort_part_executor.ts`), the simulated executor (benchmarks: calibrated device time,
+ * (`ort_part_executor.ts`), the simulated executor (benchmarks: configured device time,
  * not model outputs) and the pure-TypeScript reference executor (tests). All pass
  * `executor_contract_test.ts`. The composed layer executables (`gpu-backend/layer/`)
  * run on the same onnxruntime runner but have an interface of their own.

@@ -2,13 +2,14 @@
  * @module A SIMULATED executor for pool-scale experiments. ITS RESULTS ARE NOT MODEL OUTPUTS.
  *
  * For benchmarks only, never a default (`backend.executor: simulated`). It spends a
- * calibrated device time per execution instead of computing, so many backends can share a
+ * configured device time per execution instead of computing, so many backends can share a
  * small machine and still behave like separate accelerators.
  *
  * Design. Each of `slots` simulated devices runs one job at a time; a job of `rows` rows
- * occupies its device for `fixedMs + perRowMs·rows` ms (the service curve of a real
- * accelerator, measured by `calibrate.ts`). Jobs beyond `slots` wait in one FIFO. Waiting
- * is timer-based, so a simulated device costs no CPU while it is "busy".
+ * occupies its device for `fixedMs + perRowMs·rows` ms (the shape of a real
+ * accelerator's service curve; `calibrate.ts` can measure one, the CLI defaults are
+ * assumed). Jobs beyond `slots` wait in one FIFO. Waiting is timer-based, so a simulated
+ * device costs no CPU while it is "busy".
  *
  * Invariant: a device's busy periods never overlap and never start before their job
  * arrived: `start = max(arrival, device free at)`, `end = start + duration`. A device's

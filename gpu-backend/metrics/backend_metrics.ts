@@ -273,6 +273,27 @@ export class BackendMetrics {
       "Experts loaded on demand because rows arrived before their plan was staged.",
       (s) => [{ labels: {}, value: s.placement.coldStarts }],
     );
+    // Residency under backend.memory_budget_mb: budget, warm bytes and any excess.
+    const residency = (s: BackendSnapshot) => s.report.residency;
+    this.#gauge(
+      "switchyard_residency_budget_bytes",
+      "backend.memory_budget_mb in bytes (absent: unlimited).",
+      (s) => reading(residency(s)?.budgetBytes ?? undefined),
+    );
+    this.#gauge(
+      "switchyard_residency_used_bytes",
+      "Bytes of the routed experts warm on this backend now.",
+      (s) => reading(residency(s)?.usedBytes),
+    );
+    this.#gauge(
+      "switchyard_residency_excess_bytes",
+      "Warm routed-expert bytes above the budget (pinned or busy experts); 0 within it.",
+      (s) => {
+        const r = residency(s);
+        if (r === undefined || r.budgetBytes === null) return [];
+        return [{ labels: {}, value: Math.max(0, r.usedBytes - r.budgetBytes) }];
+      },
+    );
   }
   /** Node resources from the load report; each absent when not readable (never guessed). */
   #resources(): void {

@@ -35,19 +35,25 @@ function declaredLength(headers: Headers): number | undefined {
   return Number(text);
 }
 
-/** `body` passed through unchanged, each chunk's size handed to `count`. */
+/**
+ * `body` passed through unchanged, each chunk's size handed to `count`. Pulled on demand
+ * (high-water mark 0), never read ahead: a request body the handler stops reading (413,
+ * 408) has no read left pending, so the server can close that connection.
+ */
 function counted(
   body: ReadableStream<Uint8Array>,
   count: (bytes: number) => void,
 ): ReadableStream<Uint8Array> {
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        count(chunk.byteLength);
-        controller.enqueue(chunk);
-      },
-    }),
-  );
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) return controller.close();
+      count(value.byteLength);
+      controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  }, { highWaterMark: 0 });
 }
 
 /** A handler counting request and response body bytes of `handler` into `counter`. */

@@ -10,6 +10,7 @@ import { ApiError, errorResponse } from "../../shared/errors.ts";
 import { hasBearerToken } from "../../shared/bearer_token.ts";
 import { parseHeaderLength } from "../../shared/header_length.ts";
 import { readLimitedBody } from "../../shared/read_body.ts";
+import type { InputFaults } from "../../shared/input_faults.ts";
 import { decodeInferRequest } from "../../shared/infer_request_codec.ts";
 import { encodeInferResponse, type OutputTensor } from "../../shared/infer_response_codec.ts";
 import {
@@ -56,6 +57,8 @@ export interface BackendAppDeps {
   metrics?: Pick<BackendMetrics, "contentType" | "render">;
   /** Samples served input rows for the gate-bias evaluation; default a 256-row recorder. */
   inputRecorder?: InputRecorder;
+  /** Counts clients that disconnect mid-body and bodies past `limits.body_timeout`. */
+  inputFaults?: InputFaults;
 }
 
 /** Model metadata for `GET /v2/models/{model}`. */
@@ -176,7 +179,10 @@ export function createBackendApp(deps: BackendAppDeps): Hono {
     const started = performance.now();
     requireModel(c);
     const headers = c.req.raw.headers;
-    const body = await readLimitedBody(c.req.raw, config.limits.max_body_bytes);
+    const body = await readLimitedBody(c.req.raw, config.limits.max_body_bytes, {
+      timeoutMs: config.limits.body_timeout,
+      faults: deps.inputFaults,
+    });
     const request = decodeInferRequest(body, {
       model: { name: manifest.name, dModel: manifest.d_model },
       headerLength: parseHeaderLength(headers),

@@ -6,7 +6,13 @@
  * Every hosted part is listed (by default every part of the manifest), with zero
  * counters until it first runs, so a consumer sees complete per-layer expert vectors.
  */
-import type { LoadReport, PartLoad, ResourceReport } from "../../shared/load_report.ts";
+import type {
+  HostReport,
+  LoadReport,
+  PartLoad,
+  ResidencyReport,
+  ResourceReport,
+} from "../../shared/load_report.ts";
 import {
   listModelParts,
   type ModelManifest,
@@ -39,6 +45,12 @@ export interface LoadReportSources {
   memory: MemoryReading;
   /** Node resources (CPU, network, accelerator); omitted from the report when absent. */
   resources?: ResourceReport;
+  /** Host side and queues (event-loop probe, queue delay, execution time). */
+  host?: HostReport;
+  /** Routed-expert residency (budget, used, largest expert). */
+  residency?: ResidencyReport;
+  /** Plan versions active and staged here; omitted from the report when absent. */
+  plan?: { active: number | null; staged: number | null };
   /** Cold starts of a routed expert by key; when given, every expert part reports them. */
   coldStarts?: (key: string) => { count: number; msSum: number; msMax: number } | undefined;
 }
@@ -113,5 +125,35 @@ export function buildLoadReport(sources: LoadReportSources): LoadReport {
     memory: { rssBytes: sources.memory.rssBytes, heapUsedBytes: sources.memory.heapUsedBytes },
     parts,
     ...(sources.resources !== undefined ? { resources: sources.resources } : {}),
+    ...(sources.host !== undefined ? { host: sources.host } : {}),
+    ...(sources.residency !== undefined ? { residency: sources.residency } : {}),
+    ...(sources.plan !== undefined ? { plan: sources.plan } : {}),
+  };
+}
+
+/** The host section from the loop probe and the batching queues' counters. */
+export function hostReport(
+  loop: { lagMs: number; elapsedMs: number },
+  queues: readonly Pick<
+    PartBatchStats,
+    "groups" | "queueDelayMsSum" | "executions" | "executionMsSum"
+  >[],
+  windowMs: number,
+): HostReport {
+  let groups = 0, queueDelayMs = 0, executions = 0, executionMs = 0;
+  for (const queue of queues) {
+    groups += queue.groups;
+    queueDelayMs += queue.queueDelayMsSum;
+    executions += queue.executions;
+    executionMs += queue.executionMsSum;
+  }
+  return {
+    loopLagMs: loop.lagMs,
+    loopElapsedMs: loop.elapsedMs,
+    groups,
+    queueDelayMs,
+    executions,
+    executionMs,
+    windowMs: Math.max(0, windowMs),
   };
 }

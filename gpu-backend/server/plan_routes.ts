@@ -3,10 +3,12 @@
  * `PUT /v2/plan` stages a plan (loads and warms this backend's experts),
  * `POST /v2/plan/activate` switches to it, `PUT /v2/plan/weights` updates the active
  * plan's replica weights, `POST /v2/plan/release` unloads what the active plan no longer
- * places here, `GET /v2/plan` says which versions are where. Also registers the
+ * places here, `GET /v2/plan` says which versions are where, `GET /v2/plan/active` returns
+ * the active plan itself (404 when none: a router with an empty KV adopts it). Also registers the
  * residency endpoints (`/v2/residency`, see `gpu-backend/residency/residency_routes.ts`).
  */
 import type { Hono } from "hono";
+import { ApiError } from "../../shared/errors.ts";
 import { readJsonBody } from "../../shared/json_body.ts";
 import {
   PlacementPlanSchema,
@@ -35,6 +37,13 @@ export function registerPlanRoutes(
       cold_starts: placement.coldStarts,
       peers: peers.stats(),
     }));
+  app.get("/v2/plan/active", (c) => {
+    const active = placement.active;
+    if (active === null) {
+      throw new ApiError("not_found", "Cannot find the active plan: this backend has none");
+    }
+    return c.json(active);
+  });
   app.put("/v2/plan", async (c) => {
     const plan = await readJsonBody(c.req.raw, MAX_BODY_BYTES, PlacementPlanSchema, "stage plan");
     peers.update(plan.backends);

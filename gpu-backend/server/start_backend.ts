@@ -21,8 +21,12 @@ import type { LayerDispatcher } from "../layer/layer_dispatcher.ts";
 import type { MoeEngine } from "../moe/engine.ts";
 import type { PlacementState } from "../placement/placement_state.ts";
 import { createBackendApp } from "./app.ts";
-import { buildLoadReport } from "./load_report.ts";
+import { buildLoadReport, hostReport } from "./load_report.ts";
+import { LoopMonitor } from "../resources/loop_monitor.ts";
 import { BackendMetrics } from "../metrics/backend_metrics.ts";
+import { InputFaults } from "../../shared/input_faults.ts";
+import { inputFaultMetrics } from "../../shared/metrics/input_fault_metrics.ts";
+import { closeWhenAsked, serveErrorHandler } from "../../shared/serve_hooks.ts";
 import { ROUTER_VERSION as SWITCHYARD_VERSION } from "../../shared/version.ts";
 import { startupResidency } from "../residency/startup_residency.ts";
 import { countingHandler, NetCounter } from "../resources/net_counter.ts";
@@ -107,6 +111,9 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
   const net = new NetCounter();
   const accelerator = new NvidiaSmiSampler({ logger });
   void accelerator.start();
+  // The main thread's busy share (event-loop probe) for the router's saturation signal.
+  const loop = new LoopMonitor();
+  loop.start();
   const peers = new PeerRegistry({
     selfId: backendId,
     token: config.auth.internal_token,
@@ -128,6 +135,13 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     peer: (id) => peers.get(id),
   });
   const { engine, placement, batcher, dispatcher, layers } = built;
+  // The largest routed expert: the router's planner sizes slots within the budget by it.
+  let largestExpert = 0;
+  for (let layer = 0; layer < manifest.layers; layer++) {
+    for (let expert = 0; expert < manifest.experts; expert++) {
+      largestExpert = Math.max(largestExpert, placement.residency.bytesOf(layer, expert));
+    }
+  }
   // What the load report, metrics and readiness read: both paths' counters together.
   const executorView = { provider: executor.provider, stats: built.executorStats };
   const loadReport = () => {
@@ -143,6 +157,20 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
       memory: { rssBytes: rss, heapUsedBytes: heapUsed },
       coldStarts: (key) => placement.coldStartsOf(key),
       resources: readResources({ net, accelerator }),
+      residency: {
+        budgetBytes: placement.residency.budgetBytes,
+        usedBytes: placement.residency.usedBytes,
+        expertBytes: largestExpert,
+      },
+      host: hostReport(
+        loop.counters(),
+        built.queueStats(),
+        (layers?.batcher ?? batcher).windowMs(),
+      ),
+      plan: {
+        active: placement.active?.version ?? null,
+        staged: placement.staged?.version ?? null,
+      },
     });
   };
   // `/metrics`: every value is read from the counters above when Prometheus scrapes.
@@ -162,7 +190,11 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
       },
     }),
   });
+  // Clients that vanish mid-body or send too slowly: counted, never logged as errors.
+  const inputFaults = new InputFaults();
+  inputFaultMetrics(metrics.registry, inputFaults);
   const app = createBackendApp({
+    inputFaults,
     config,
     backendId,
     engine,
@@ -232,7 +264,9 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     hostname: config.backend.host,
     port: config.backend.port,
     onListen: () => {},
-  }, handler);
+    // Deliberate closes (408 on a slow body) log nothing; other errors one JSON line.
+    onError: serveErrorHandler(logger),
+  }, closeWhenAsked(handler));
   const url = `http://${config.backend.host}:${server.addr.port}`;
   logger.info("backend listening", {
     event: "start",
@@ -253,6 +287,7 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
     engine,
     async close() {
       peers.closeAll();
+      loop.stop();
       await accelerator.stop();
       await server.shutdown();
       await executor.close();

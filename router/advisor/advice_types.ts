@@ -4,7 +4,12 @@
  */
 
 /** The topics the advisor covers. */
-export type AdviceId = "replacement" | "batching" | "gate_temperature" | "gate_bias";
+export type AdviceId =
+  | "replacement"
+  | "batching"
+  | "gate_temperature"
+  | "gate_bias"
+  | "scaling";
 
 /** One recommendation (or the finding that nothing should change). */
 export interface Advice {

@@ -15,6 +15,8 @@ import { type BackendBatching, batchingAdvice, type PartMeasure } from "./batchi
 import { evaluateBias, setBias } from "./bias_client.ts";
 import { biasAdvice, temperatureAdvice } from "./gate_advice.ts";
 import { replacementAdvice } from "./replacement_advice.ts";
+import { scalingAdvice } from "./scaling_advice.ts";
+import type { PoolLoad } from "../load/pool_load.ts";
 import { expertWeightBytes } from "../../shared/model_manifest.ts";
 
 /** What the advisor reads and calls. */
@@ -25,6 +27,8 @@ export interface AdvisorDeps {
   views(): readonly BackendView[];
   /** `d_model`/`d_ff` of the served model, when known (expert weight bytes). */
   modelShape(): { dModel: number; dFf: number; kind?: "mlp" | "swiglu" } | undefined;
+  /** The pool's load now (the load signal); absent: no scaling advice data. */
+  load?: () => PoolLoad;
   fetch: FetchLike;
   clock: Clock;
   logger: Logger;
@@ -83,6 +87,7 @@ export class Advisor {
       batchingAdvice(this.#deps.views().flatMap((v) => batchingOf(v) ?? []), config.batching),
       temperatureAdvice(config.gate.temperature),
       biasAdvice(bias, config.gate.bias_deviation_budget),
+      scalingAdvice(this.#deps.load?.()),
     ];
     this.#cached = { at: now, advice };
     return this.#cached;

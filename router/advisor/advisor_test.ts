@@ -92,6 +92,7 @@ Deno.test("a flat load yields no re-placement, and non-live advice cannot be app
     "batching",
     "gate_temperature",
     "gate_bias",
+    "scaling",
   ]);
 });
 
@@ -121,7 +122,7 @@ Deno.test("advice routes: read-only GET, admin-only apply with an audit line", a
   });
   registerAdviceRoutes(app, { advisor, adminToken: ADMIN, logger });
   const get = await (await app.request("/api/advice")).json();
-  assert.equal(get.advice.length, 4);
+  assert.equal(get.advice.length, 5);
   assert.ok(
     get.advice.every((a: { expected_effect: string; risk: string }) =>
       a.expected_effect.length > 0 && a.risk.length > 0

@@ -2,8 +2,10 @@
  * @module Re-placement advice: the plan the balancer would apply now (its preview under
  * the observed load), the predicted balancedness before and after, and what moving
  * there costs (replicas and bytes to load). Recommended, as the balancer would act,
- * when the current plan is below `expert_balancer.threshold` and the planned one gains
- * at least `minGain` — useful when the balancer is `static` or pinned. Pure.
+ * when the current plan's worst layer is below `expert_balancer.threshold` and the
+ * planned one gains at least `minGain` there — useful when the balancer is disabled
+ * (operator-driven placement). When not recommended the expected effect lists every
+ * reason that holds, so the text never contradicts the numbers beside it. Pure.
  */
 import type { PlanPreview } from "../balancer/balancer_types.ts";
 import type { Advice } from "./advice_types.ts";
@@ -25,6 +27,10 @@ function fixed(value: number | null): string {
   return value === null ? "n/a" : value.toFixed(3);
 }
 
+function signed(value: number): string {
+  return `${value >= 0 ? "+" : ""}${value.toFixed(3)}`;
+}
+
 /** Whether, and why, to re-place experts now. */
 export function replacementAdvice(inputs: ReplacementInputs): Advice {
   const title = "Re-place experts (replicate hot experts, repack replicas)";
@@ -41,32 +47,43 @@ export function replacementAdvice(inputs: ReplacementInputs): Advice {
     };
   }
   const { current, proposed, moved } = inputs.preview;
-  const before = current.balancedness;
-  const after = proposed.balancedness;
+  // Judged as the balancer judges: on the worst layer (the pool's value when a preview
+  // has no per-layer figures).
+  const before = current.worstLayer ?? current.balancedness;
+  const after = proposed.worstLayer ?? proposed.balancedness;
   const gain = before === null ? after : after - before;
   const minGain = inputs.minGain ?? 0.05;
-  // As the balancer would: only below the threshold, and only for a real gain.
-  const recommended = moved > 0 && gain >= minGain &&
-    (before === null || before < inputs.threshold);
+  // Every reason not to act that holds, so the text never contradicts the numbers.
+  const against = [
+    ...(moved > 0 ? [] : ["no replica would move"]),
+    ...(gain >= minGain ? [] : [`the gain ${signed(gain)} is below ${minGain}`]),
+    ...(before === null || before < inputs.threshold
+      ? []
+      : [`the worst layer ${fixed(before)} is at or above the threshold ${inputs.threshold}`]),
+  ];
+  const recommended = against.length === 0;
   const bytes = moved * inputs.expertBytes;
   return {
     id: "replacement",
     title,
     recommended,
     evidence: [
-      `current plan v${current.version ?? "none"}: predicted balancedness ${
+      `current plan v${current.version ?? "none"}: predicted worst-layer balancedness ${
         fixed(before)
-      } under the observed expert load (threshold ${inputs.threshold})`,
-      `planned placement: predicted balancedness ${fixed(after)} (${gain >= 0 ? "+" : ""}${
-        gain.toFixed(3)
-      })`,
+      } (pool ${
+        fixed(current.balancedness)
+      }) under the observed expert load (threshold ${inputs.threshold})`,
+      `planned placement: predicted worst-layer balancedness ${fixed(after)} (${
+        signed(gain)
+      }; pool ${fixed(proposed.balancedness)})`,
     ],
     expectedEffect: recommended
-      ? `balancedness ${fixed(before)} → ${fixed(after)}: the busiest backend's share of ` +
-        `expert work drops, so saturation throughput and tail latency improve by up to ` +
-        `${before === null || before <= 0 ? "n/a" : ((after / before - 1) * 100).toFixed(0) + " %"}`
-      : `no change: the current plan is at or above the threshold ${inputs.threshold}, ` +
-        `the gain ${gain.toFixed(3)} is below ${minGain}, or nothing would move`,
+      ? `worst-layer balancedness ${fixed(before)} → ${fixed(after)}: the busiest backend's ` +
+        `share of that layer's expert work drops, so saturation throughput and tail latency ` +
+        `improve by up to ${
+          before === null || before <= 0 ? "n/a" : ((after / before - 1) * 100).toFixed(0) + " %"
+        }`
+      : `no change: ${against.join("; ")}`,
     risk: `${moved} replica(s) to load and warm (${(bytes / 2 ** 20).toFixed(1)} MiB) before an ` +
       "atomic switch; requests keep being served by the current plan until then",
     apply: recommended ? "live" : "none",

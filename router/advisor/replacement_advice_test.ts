@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { replacementAdvice } from "./replacement_advice.ts";
 
 const preview = (before: number | null, after: number, moved: number) => ({
@@ -30,7 +31,10 @@ Deno.test("a flat load (no gain) recommends nothing", () => {
   });
   assert.equal(advice.recommended, false);
   assert.equal(advice.apply, "none");
-  assert.match(advice.expectedEffect, /at or above the threshold 0\.75/);
+  assert.equal(
+    advice.expectedEffect,
+    "no change: the gain +0.010 is below 0.05; the worst layer 0.970 is at or above the threshold 0.75",
+  );
 });
 
 Deno.test("without a preview the advice says why", () => {
@@ -42,4 +46,42 @@ Deno.test("without a preview the advice says why", () => {
   });
   assert.equal(advice.recommended, false);
   assert.deepEqual(advice.evidence, ["no expert load observed yet"]);
+});
+
+Deno.test("replacement advice: the verdict and its text agree with its numbers (all inputs)", () => {
+  const unit = fc.double({ min: 0, max: 1, noNaN: true });
+  fc.assert(fc.property(
+    fc.option(unit, { nil: null }),
+    unit,
+    fc.integer({ min: 0, max: 20 }),
+    fc.double({ min: 0.1, max: 1, noNaN: true }),
+    (before, after, moved, threshold) => {
+      const advice = replacementAdvice({
+        preview: {
+          model: "m",
+          current: { version: 1, balancedness: before, worstLayer: before },
+          proposed: { phy2log: [[0]], slotsPerBackend: 1, balancedness: after, worstLayer: after },
+          moved,
+        },
+        expertBytes: 1,
+        threshold,
+      });
+      const gain = before === null ? after : after - before;
+      const should = moved > 0 && gain >= 0.05 && (before === null || before < threshold);
+      assert.equal(advice.recommended, should);
+      assert.equal(advice.apply, should ? "live" : "none");
+      if (should) {
+        assert.match(advice.expectedEffect, /→/);
+      } else {
+        // Each stated reason holds.
+        if (/no replica would move/.test(advice.expectedEffect)) assert.equal(moved, 0);
+        if (/is below 0\.05/.test(advice.expectedEffect)) assert.ok(gain < 0.05);
+        if (/at or above the threshold/.test(advice.expectedEffect)) {
+          assert.ok(before !== null && before >= threshold);
+        }
+      }
+      assert.equal(advice.details["balancedness_before"], before);
+      assert.equal(advice.details["balancedness_after"], after);
+    },
+  ));
 });

@@ -1,25 +1,51 @@
 /**
  * @module The alert rules, evaluated on one load round: which conditions hold now.
- * Pure over the pool's load and the pool's backend views; hysteresis is applied
- * afterwards ({@linkcode evaluateAlerts}).
+ * Pure over the pool's load, the pool's backend views and the router's recent request
+ * latency; hysteresis is applied afterwards ({@linkcode evaluateAlerts}).
  *
- * - `expert_hot`: on a fresh backend, a routed expert's device time per second over
- *   the backend's executor capacity, `busyMsPerS ÷ (1000 · slots)`, is above
- *   `expertLoadThreshold`. One condition per (backend, layer, expert).
- * - `balance_low`: a layer's balancedness (pool-wide expert tokens/s) is below
+ * - `expert_hot`: a routed expert's pool-wide tokens/s over the pool's capacity for it,
+ *   `L_e ÷ Σ_{b serving e} (C_{b,l} ÷ n_{b,l})` — per backend `b` serving it (tokens/s > 0
+ *   there), `C_{b,l}` = the expert tokens/s `b` ran in that layer ÷ `b`'s saturation (its
+ *   layer capacity, `router/load/saturation.ts`) and `n_{b,l}` the experts it served in
+ *   that layer: replicas × share — above `expertLoadThreshold`, while the expert also
+ *   carries more than {@linkcode HOT_EXPERT_MIN_OVER_SHARE} × its replicas' fair share of
+ *   the layer. One condition per (model, layer, expert). Backends below saturation 0.05
+ *   do not count (their capacity is unknown).
+ * - `balance_low`: any layer's balancedness (pool-wide expert tokens/s) is below
  *   `balanceThreshold` while the layer carries at least
  *   {@linkcode MIN_LAYER_TOKENS_S_PER_EXPERT} tokens/s per expert on average.
  * - `backend_down`: a configured backend is unhealthy in the pool, or its load report
  *   is stale or failing (never arrived, last poll failed, or too old).
+ * - `latency_slo`: the router's request latency p99 over `alerts.latency_window` (at
+ *   least {@linkcode MIN_LATENCY_REQUESTS} answered requests) above `latencyP99Ms`.
+ * - `shedding`: backends refused (503) more than `shedRatio` of the requests offered to
+ *   them, summed over fresh backends.
+ * - `saturation`: the pool's saturation (mean of fresh backends) at or above `saturation`.
  */
 import type { AlertKind } from "./alert_types.ts";
 import type { BackendView } from "../pool/backend_view.ts";
 import type { PoolLoad } from "../load/pool_load.ts";
-import { type AlertSettings, MIN_LAYER_TOKENS_S_PER_EXPERT } from "./alert_settings.ts";
+import {
+  type AlertSettings,
+  HOT_EXPERT_MIN_OVER_SHARE,
+  MIN_LAYER_TOKENS_S_PER_EXPERT,
+} from "./alert_settings.ts";
+import { MIN_SATURATION_FOR_CAPACITY } from "../load/saturation.ts";
+
+/** The latency SLO needs at least this many answered requests in its window. */
+export const MIN_LATENCY_REQUESTS = 20;
+
+/** The router's recent request latency, for the SLO rule. */
+export interface LatencyReading {
+  /** p99 of answered requests' latency (ms) over the window. */
+  p99Ms: number;
+  /** Requests in the window. */
+  count: number;
+}
 
 /** A condition that holds in one round. */
 export interface AlertCondition {
-  /** Stable per condition, e.g. `expert_hot:backend-1:L0/E3`. */
+  /** Stable per condition, e.g. `expert_hot:demo-moe:L0/E3`. */
   id: string;
   kind: AlertKind;
   subject: string;
@@ -32,28 +58,58 @@ function percent(share: number): string {
   return `${Math.round(share * 1000) / 10}%`;
 }
 
+/** Per (model, layer): expert → Σ over serving backends of capacity share; and replicas. */
+function expertCapacities(load: PoolLoad, model: string, layer: number, width: number) {
+  const capacity = new Array<number>(width).fill(0);
+  const replicas = new Array<number>(width).fill(0);
+  for (const backend of load.backends) {
+    const saturation = backend.saturation?.value;
+    if (backend.stale || backend.model !== model || saturation === undefined) continue;
+    if (saturation < MIN_SATURATION_FOR_CAPACITY) continue;
+    const own = backend.expertLayers?.find((l) => l.layer === layer)?.expertTokensPerS;
+    if (own === undefined) continue;
+    const served = own.filter((rate) => rate > 0);
+    if (served.length === 0) continue;
+    const share = served.reduce((a, b) => a + b, 0) / saturation / served.length;
+    own.forEach((rate, expert) => {
+      if (rate > 0 && expert < width) {
+        capacity[expert]! += share;
+        replicas[expert]!++;
+      }
+    });
+  }
+  return { capacity, replicas };
+}
+
 function hotExperts(load: PoolLoad, settings: AlertSettings): AlertCondition[] {
   const threshold = settings.expertLoadThreshold;
   const conditions: AlertCondition[] = [];
-  for (const backend of load.backends) {
-    if (backend.stale || backend.slots === undefined) continue;
-    const capacityMsPerS = 1000 * backend.slots;
-    for (const { layer, expertBusyMsPerS } of backend.expertLayers ?? []) {
-      for (const [expert, busyMsPerS] of expertBusyMsPerS.entries()) {
-        const share = busyMsPerS / capacityMsPerS;
-        if (!(share > threshold)) continue;
+  for (const { model, layers } of load.models) {
+    for (const { layer, expertTokensPerS: vector } of layers) {
+      const total = vector.reduce((a, b) => a + b, 0);
+      if (!(total > 0)) continue;
+      const { capacity, replicas } = expertCapacities(load, model, layer, vector.length);
+      const allReplicas = replicas.reduce((a, b) => a + b, 0);
+      vector.forEach((rate, expert) => {
+        const cap = capacity[expert]!;
+        if (!(cap > 0) || !(rate > 0)) return;
+        const value = rate / cap;
+        const fair = replicas[expert]! / allReplicas;
+        if (!(value > threshold) || !(rate / total > HOT_EXPERT_MIN_OVER_SHARE * fair)) return;
         const part = `L${layer}/E${expert}`;
+        const r = replicas[expert]!;
         conditions.push({
-          id: `expert_hot:${backend.name}:${part}`,
+          id: `expert_hot:${model}:${part}`,
           kind: "expert_hot",
-          subject: `${backend.name} ${part}`,
-          value: share,
+          subject: `${model} ${part}`,
+          value,
           threshold,
-          message: `Expert ${part} uses ${percent(share)} of ${backend.name}'s executor ` +
-            `capacity (${backend.slots} slot${backend.slots === 1 ? "" : "s"}), above ` +
-            `${percent(threshold)}`,
+          message: `Expert ${part} of ${model} carries ${Math.round(rate)} tokens/s, ` +
+            `${percent(value)} of the pool's capacity for it (${r} replica${
+              r === 1 ? "" : "s"
+            } × share ${Math.round(cap / r)} tokens/s), above ${percent(threshold)}`,
         });
-      }
+      });
     }
   }
   return conditions;
@@ -110,15 +166,70 @@ function downBackends(load: PoolLoad, views: readonly BackendView[]): AlertCondi
   return conditions;
 }
 
+function latencySlo(latency: LatencyReading | undefined, settings: AlertSettings) {
+  const threshold = settings.latencyP99Ms;
+  if (threshold === undefined || latency === undefined) return [];
+  if (latency.count < MIN_LATENCY_REQUESTS || !(latency.p99Ms > threshold)) return [];
+  return [{
+    id: "latency_slo:router",
+    kind: "latency_slo" as const,
+    subject: "router",
+    value: latency.p99Ms,
+    threshold,
+    message: `Request latency p99 is ${Math.round(latency.p99Ms)} ms over the last ` +
+      `${latency.count} requests, above the ${threshold} ms objective`,
+  }];
+}
+
+function shedding(load: PoolLoad, settings: AlertSettings): AlertCondition[] {
+  const threshold = settings.shedRatio;
+  if (threshold === undefined) return [];
+  const fresh = load.backends.filter((b) => !b.stale);
+  const shed = fresh.reduce((sum, b) => sum + (b.shedPerS ?? 0), 0);
+  const admitted = fresh.reduce((sum, b) => sum + (b.requestsPerS ?? 0), 0);
+  if (!(shed > 0)) return [];
+  const share = shed / (shed + admitted);
+  if (!(share > threshold)) return [];
+  return [{
+    id: "shedding:pool",
+    kind: "shedding",
+    subject: "pool",
+    value: share,
+    threshold,
+    message: `Backends refuse ${percent(share)} of requests (${shed.toFixed(1)}/s shed, ` +
+      `${admitted.toFixed(1)}/s admitted), above ${percent(threshold)}`,
+  }];
+}
+
+function saturation(load: PoolLoad, settings: AlertSettings): AlertCondition[] {
+  const threshold = settings.saturation;
+  const value = load.pool.saturation;
+  if (threshold === undefined || value === undefined || !(value >= threshold)) return [];
+  const by = load.backends.filter((b) => !b.stale && b.saturation !== undefined)
+    .map((b) => `${b.name} ${b.saturation!.value.toFixed(2)} (${b.saturation!.bottleneck})`);
+  return [{
+    id: "saturation:pool",
+    kind: "saturation",
+    subject: "pool",
+    value,
+    threshold,
+    message: `Pool saturation ${value.toFixed(2)} (at or above ${threshold}): ${by.join(", ")}`,
+  }];
+}
+
 /** Every condition that holds in this round, in rule order. */
 export function observeConditions(
   load: PoolLoad,
   views: readonly BackendView[],
   settings: AlertSettings,
+  latency?: LatencyReading,
 ): AlertCondition[] {
   return [
     ...hotExperts(load, settings),
     ...lowBalance(load, settings),
     ...downBackends(load, views),
+    ...latencySlo(latency, settings),
+    ...shedding(load, settings),
+    ...saturation(load, settings),
   ];
 }

@@ -18,23 +18,105 @@ function views(...ids: string[]): BackendView[] {
   return ids.map((id) => ({ ...backendView(id), name: `backend-${id.slice(-1)}` }));
 }
 
-Deno.test("observeConditions(): an expert over its share of executor capacity is hot", () => {
-  // fakeLoadReport books 0.1 ms per token: 17 000 tokens → 1700 ms/s of 2 × 1000 ms/s.
+Deno.test("observeConditions(): an expert over the pool's capacity for it is hot", () => {
+  // 0.1 ms per token on 2 slots: 17 700 tokens → saturation 0.885. Layer 0's capacity
+  // on backend-1 is 17 300 ÷ 0.885 tokens/s, a quarter of it per served expert; E0 carries
+  // 17 000 of it on its one replica: 3.48 × its share.
   const load = poolLoad(sample("h:1", [[17_000, 100, 100, 100], [100, 100, 100, 100]]));
   const hot = observeConditions(load, views("h:1"), SETTINGS).filter((c) =>
     c.kind === "expert_hot"
   );
   assert.equal(hot.length, 1);
-  assert.equal(hot[0]!.id, "expert_hot:backend-1:L0/E0");
-  assert.equal(hot[0]!.subject, "backend-1 L0/E0");
-  assert.equal(hot[0]!.value, 0.85);
+  assert.equal(hot[0]!.id, "expert_hot:tiny:L0/E0");
+  assert.equal(hot[0]!.subject, "tiny L0/E0");
+  const share = 17_300 / 0.885 / 4;
+  assert.ok(Math.abs(hot[0]!.value - 17_000 / share) < 1e-9);
   assert.equal(hot[0]!.threshold, 0.8);
-  assert.match(hot[0]!.message, /L0\/E0 uses 85% of backend-1's executor capacity \(2 slots\)/);
-  // The same expert on one slot only would be over capacity; at 15 000 tokens on two, not hot.
-  const cooler = poolLoad(sample("h:1", [[15_000, 100, 100, 100], [1, 1, 1, 1]]));
-  assert.equal(
-    observeConditions(cooler, views("h:1"), SETTINGS).some((c) => c.kind === "expert_hot"),
-    false,
+  assert.match(
+    hot[0]!.message,
+    /L0\/E0 of tiny carries 17000 tokens\/s, 347.9% of the pool's capacity for it \(1 replica × share 4887 tokens\/s\)/,
+  );
+});
+
+Deno.test("observeConditions(): the same skew on a lightly loaded pool is not hot", () => {
+  // The issue's opposite case: skewed but far from capacity (saturation 0.11).
+  const load = poolLoad(sample("h:1", [[1_500, 100, 100, 100], [100, 100, 100, 100]]));
+  assert.equal(load.backends[0]!.saturation!.value, 0.11);
+  const kinds = observeConditions(load, views("h:1"), SETTINGS).map((c) => c.kind);
+  assert.equal(kinds.includes("expert_hot"), false);
+});
+
+Deno.test("observeConditions(): a second replica halves an expert's heat", () => {
+  // E0 served on both backends: its capacity is two shares.
+  const one = poolLoad(
+    sample("h:1", [[6_000, 1_000, 1_000, 1_000], [1, 1, 1, 1]]),
+    sample("h:2", [[0, 1_000, 1_000, 1_000], [1, 1, 1, 1]]),
+  );
+  const two = poolLoad(
+    sample("h:1", [[3_000, 1_000, 1_000, 1_000], [1, 1, 1, 1]]),
+    sample("h:2", [[3_000, 1_000, 1_000, 1_000], [1, 1, 1, 1]]),
+  );
+  const heat = (load: ReturnType<typeof poolLoad>) =>
+    observeConditions(load, views("h:1", "h:2"), { ...SETTINGS, expertLoadThreshold: 0.01 })
+      .find((c) => c.id === "expert_hot:tiny:L0/E0")?.value ?? 0;
+  assert.ok(heat(one) > 1.5 * heat(two), `${heat(one)} vs ${heat(two)}`);
+});
+
+Deno.test("observeConditions(): a balanced, saturated pool raises saturation, not hot experts", () => {
+  const busy = { busyMs: 1_900 };
+  const load = poolLoad(
+    sample("h:1", [[4_000, 4_000, 4_000, 4_000], [1, 1, 1, 1]], busy),
+    sample("h:2", [[4_000, 4_000, 4_000, 4_000], [1, 1, 1, 1]], busy),
+  );
+  const kinds = observeConditions(load, views("h:1", "h:2"), {
+    ...SETTINGS,
+    saturation: 0.9,
+  }).map((c) => c.kind);
+  assert.deepEqual(kinds, ["saturation"]);
+});
+
+Deno.test("observeConditions(): latency SLO, shedding and saturation fire in overload", () => {
+  const settings = { ...SETTINGS, latencyP99Ms: 1000, shedRatio: 0.01, saturation: 0.9 };
+  // The issue's overload: executor 3–9 % busy, host saturated, queues deep, 503s.
+  const overloaded = poolLoad(
+    sample("h:1", [[200, 200, 200, 200], [200, 200, 200, 200]], {
+      requests: 50,
+      rejected: 20,
+      host: { loopLagMs: 400, queueWaitMs: 900, serviceMs: 5 },
+    }),
+  );
+  const conditions = observeConditions(overloaded, views("h:1"), settings, {
+    p99Ms: 5_200,
+    count: 300,
+  });
+  const byKind = new Map(conditions.map((c) => [c.kind, c]));
+  assert.deepEqual([...byKind.keys()].sort(), ["latency_slo", "saturation", "shedding"]);
+  assert.match(byKind.get("latency_slo")!.message, /p99 is 5200 ms .* above the 1000 ms/);
+  assert.ok(Math.abs(byKind.get("shedding")!.value - 20 / 70) < 1e-12);
+  assert.ok(byKind.get("saturation")!.value >= 0.9);
+  assert.match(byKind.get("saturation")!.message, /backend-1 \d\.\d\d \(queue\)/);
+});
+
+Deno.test("observeConditions(): a healthy pool stays silent on every rule", () => {
+  const settings = { ...SETTINGS, latencyP99Ms: 1000, shedRatio: 0.01, saturation: 0.9 };
+  const healthy = poolLoad(
+    sample("h:1", [[400, 350, 300, 380], [300, 320, 340, 360]], {
+      requests: 50,
+      host: { loopLagMs: 30, queueWaitMs: 0.2, serviceMs: 4 },
+    }),
+    sample("h:2", [[390, 360, 310, 370], [310, 330, 330, 350]], {
+      requests: 50,
+      host: { loopLagMs: 25, queueWaitMs: 0.1, serviceMs: 4 },
+    }),
+  );
+  assert.deepEqual(
+    observeConditions(healthy, views("h:1", "h:2"), settings, { p99Ms: 80, count: 500 }),
+    [],
+  );
+  // Too few requests for a p99: no latency alert either way.
+  assert.deepEqual(
+    observeConditions(healthy, views("h:1", "h:2"), settings, { p99Ms: 9_000, count: 19 }),
+    [],
   );
 });
 

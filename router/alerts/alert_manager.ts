@@ -13,7 +13,7 @@ import type { PoolLoad } from "../load/pool_load.ts";
 import type { BackendView } from "../pool/backend_view.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { FetchLike } from "../runtime/fetch_like.ts";
-import { observeConditions } from "./alert_conditions.ts";
+import { type LatencyReading, observeConditions } from "./alert_conditions.ts";
 import { type AlertState, evaluateAlerts } from "./alert_evaluator.ts";
 import type { AlertSettings } from "./alert_settings.ts";
 import type { AlertStore } from "./alert_store.ts";
@@ -25,6 +25,8 @@ export interface AlertManagerOptions {
   settings: AlertSettings;
   /** The pool's backends now (health and names). */
   views: () => readonly BackendView[];
+  /** The router's recent request latency (the SLO rule); none: no latency alert. */
+  latency?: (now: number) => LatencyReading | undefined;
   clock: Clock;
   logger: Logger;
   /** Where records are kept; none: memory only. */
@@ -118,9 +120,15 @@ export class AlertManager implements AlertSource {
 
   #evaluate(load: PoolLoad): void {
     const { settings, clock } = this.#options;
-    const conditions = observeConditions(load, this.#options.views(), settings);
+    const now = clock.now();
+    const conditions = observeConditions(
+      load,
+      this.#options.views(),
+      settings,
+      this.#options.latency?.(now),
+    );
     const round = evaluateAlerts(this.#state, conditions, {
-      now: clock.now(),
+      now,
       raiseAfter: settings.raiseAfter,
       clearAfter: settings.clearAfter,
     });

@@ -36,7 +36,7 @@ Deno.test("AlertManager fires, logs, stores and resolves a hot expert with hyste
     await round(HOT);
     assert.equal(manager.active().length, 1);
     const [alert] = manager.active();
-    assert.equal(alert?.id, "expert_hot:backend-1:L0/E0");
+    assert.equal(alert?.id, "expert_hot:tiny:L0/E0");
     assert.equal(alert?.firedAt, T0 + 1000);
     const fired = logger.find("alert firing");
     assert.equal(fired.length, 1);
@@ -71,13 +71,13 @@ Deno.test("AlertManager fires, logs, stores and resolves a hot expert with hyste
     const body = await (await app.request("/api/alerts")).json();
     assert.deepEqual(body.active, []);
     assert.deepEqual(body.recent, [{
-      id: "expert_hot:backend-1:L0/E0",
+      id: "expert_hot:tiny:L0/E0",
       kind: "expert_hot",
-      subject: "backend-1 L0/E0",
+      subject: "tiny L0/E0",
       state: "resolved",
       fired_at: T0 + 1000,
       resolved_at: T0 + 6000,
-      value: 0.85,
+      value: 3.479,
       threshold: 0.8,
       message: records[0]!.message,
     }]);
@@ -129,7 +129,7 @@ Deno.test("AlertManager.resume() continues another router's firing alert: no sec
     // The first leader dies; the next one reads the records and keeps evaluating.
     const next = new AlertManager({ ...options, store });
     next.resume(await store.list());
-    assert.deepEqual(next.active().map((a) => a.id), ["expert_hot:backend-1:L0/E0"]);
+    assert.deepEqual(next.active().map((a) => a.id), ["expert_hot:tiny:L0/E0"]);
     next.onRound(HOT);
     assert.equal(next.counts.fired, 0, "still firing: not announced again");
     for (let i = 0; i < 3; i++) next.onRound(CALM);

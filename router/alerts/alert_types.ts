@@ -5,12 +5,18 @@
 
 /** What an alert is about. */
 export type AlertKind =
-  /** An expert uses more than `alerts.expert_load_threshold` of its backend's capacity. */
+  /** An expert uses more than `alerts.expert_load_threshold` of the pool's capacity for it. */
   | "expert_hot"
   /** A layer's (or the pool's) balancedness is below `expert_balancer.threshold`. */
   | "balance_low"
   /** A configured backend fails its health checks or load reports. */
-  | "backend_down";
+  | "backend_down"
+  /** Request latency p99 over `alerts.latency_p99_ms`. */
+  | "latency_slo"
+  /** Backends refuse more than `alerts.shed_ratio` of requests. */
+  | "shedding"
+  /** The pool's saturation is at or above `alerts.saturation`. */
+  | "saturation";
 
 /** One alert, firing or resolved. */
 export interface Alert {

@@ -9,6 +9,8 @@ import { Balancer } from "./balancer.ts";
 import type { BalancerSettings } from "./balancer_types.ts";
 import { FakePlanBackends } from "./_fake_plan_backends.ts";
 import { PlanClient } from "./plan_client.ts";
+import { PlanAdoption } from "./plan_adoption.ts";
+import { PlanReconciler } from "./plan_reconciler.ts";
 import { PlanStore } from "./plan_store.ts";
 import type { ModelShape } from "./rebalancer.ts";
 
@@ -27,6 +29,7 @@ export const HOT = [[10, 10, 100, 10, 10, 10, 10, 10], [10, 10, 100, 10, 10, 10,
 /** What a test drives. */
 export interface BalancerFixture {
   balancer: Balancer;
+  reconciler: PlanReconciler;
   backends: FakePlanBackends;
   store: PlanStore;
   kv: Deno.Kv;
@@ -41,7 +44,11 @@ export interface BalancerFixture {
 /** A balancer over two fake backends; dispose it to stop it and close the KV. */
 export async function balancerFixture(
   settings: Partial<BalancerSettings> = {},
-  options: { backends?: string[]; decisionsKept?: number } = {},
+  options: {
+    backends?: string[];
+    decisionsKept?: number;
+    budgets?: ReadonlyMap<string, { budgetBytes: number | null; expertBytes: number }>;
+  } = {},
 ): Promise<BalancerFixture> {
   const kv = await Deno.openKv(":memory:");
   const store = new PlanStore(kv);
@@ -52,9 +59,13 @@ export async function balancerFixture(
     { internalToken: INTERNAL_TOKEN },
   );
   const load: { current: number[][] | null } = { current: UNIFORM };
+  const client = new PlanClient({ fetch: backends.fetch, clock, internalToken: INTERNAL_TOKEN });
+  const reconciler = new PlanReconciler({ store, client, clock, logger });
   const balancer = new Balancer({
     store,
-    client: new PlanClient({ fetch: backends.fetch, clock, internalToken: INTERNAL_TOKEN }),
+    client,
+    reconciler,
+    adoption: new PlanAdoption({ store, client, logger }),
     logger,
     clock,
     settings: {
@@ -69,9 +80,11 @@ export async function balancerFixture(
     backends: () => backends.backends(),
     modelShape: () => MODEL,
     ...(options.decisionsKept === undefined ? {} : { decisionsKept: options.decisionsKept }),
+    ...(options.budgets === undefined ? {} : { budgets: () => options.budgets! }),
   });
   return {
     balancer,
+    reconciler,
     backends,
     store,
     kv,

@@ -1,6 +1,6 @@
 /**
- * @module Test fakes: backends implementing the four plan endpoints in memory
- * (`PUT /v2/plan`, `POST /v2/plan/activate`, `POST /v2/plan/release`, `GET /v2/plan`)
+ * @module Test fakes: backends implementing the plan endpoints in memory (`PUT /v2/plan`,
+ * `POST /v2/plan/activate`, `POST /v2/plan/release`, `GET /v2/plan`, `GET /v2/plan/active`)
  * behind one `fetch` that dispatches by host, recording every call in order.
  */
 import { Hono } from "hono";
@@ -61,6 +61,15 @@ export class FakePlanBackends {
     }
   }
 
+  /** Forgets everything backend `id` held, as a restarted process would. */
+  restart(id: string): void {
+    const state = this.state.get(id)!;
+    state.active = null;
+    state.staged = null;
+    state.plans.clear();
+    state.loaded.clear();
+  }
+
   /** The backends as a plan names them. */
   backends(): PlanBackend[] {
     return [...this.state.keys()].map((id) => ({ id, url: `http://${id}` }));
@@ -86,7 +95,7 @@ export class FakePlanBackends {
 
   #app(id: string, state: FakePlanState): Hono {
     const app = new Hono();
-    const error = (message: string, status: 400 | 401 | 409 | 500) =>
+    const error = (message: string, status: 400 | 401 | 404 | 409 | 500) =>
       new Response(JSON.stringify({ error: message, code: "x" }), {
         status,
         headers: { "content-type": "application/json" },
@@ -103,6 +112,11 @@ export class FakePlanBackends {
       const version = parsed.success ? parsed.data.version : null;
       await this.#record({ backend: id, method: "PUT", path: "/v2/plan", version });
       if (!parsed.success) return error("bad plan", 400);
+      // As a real backend: the slots must be those of every backend the plan names.
+      const slots = parsed.data.backends.length * parsed.data.slotsPerBackend;
+      if (parsed.data.layers.some((layer) => layer.phy2log.length !== slots)) {
+        return error(`phy2log must have ${slots} slots`, 400);
+      }
       if (this.failStage.has(id)) return error("Cannot load experts: out of memory", 500);
       const plan = parsed.data;
       const loaded: string[] = [];
@@ -138,6 +152,11 @@ export class FakePlanBackends {
       const unloaded = [...state.loaded].filter((part) => !keep.has(part));
       for (const part of unloaded) state.loaded.delete(part);
       return c.json({ unloaded });
+    });
+    app.get("/v2/plan/active", async (c) => {
+      await this.#record({ backend: id, method: "GET", path: "/v2/plan/active", version: null });
+      const plan = state.active === null ? undefined : state.plans.get(state.active);
+      return plan === undefined ? error("no active plan", 404) : c.json(plan);
     });
     app.get("/v2/plan", async (c) => {
       await this.#record({ backend: id, method: "GET", path: "/v2/plan", version: null });

@@ -9,8 +9,10 @@
  * are kept in memory for `GET /api/plan`.
  *
  * Scheduling is a timer re-armed after each tick on the injected clock, so ticks never
- * overlap and tests drive time; Deno.cron's one-minute granularity is too coarse for
- * `adjust_interval`s of seconds.
+ * overlap and tests drive time; Deno.cron's one-minute granularity is too coarse. A tick
+ * (an evaluation) runs every `evaluate_interval` (default 2 s) — detection is fast — and
+ * the trigger's hysteresis state ({@linkcode nextTrigger}) and the time of the last
+ * switch bound switching to one per `adjust_interval` unless the gain is `switch_gain`.
  */
 import type { PlacementPlan, PlanBackend } from "../../shared/placement_plan.ts";
 import type { TimerHandle } from "../runtime/clock.ts";
@@ -24,7 +26,14 @@ import {
   type PlanPreview,
   type SwitchResult,
 } from "./balancer_types.ts";
-import { poolBalanceOrNull, predictedBalance, replicasMoved } from "./plan_math.ts";
+import type { ReconcileResult, ReportedPlan } from "./plan_reconciler.ts";
+import {
+  poolBalanceOrNull,
+  predictedBalance,
+  replicasMoved,
+  slotsPerBackend,
+} from "./plan_math.ts";
+import { limitSlots } from "./budget_slots.ts";
 import {
   completeActivation,
   type PendingActivation,
@@ -35,9 +44,12 @@ import {
   decideRebalance,
   loadShapeProblem,
   type ModelShape,
+  nextTrigger,
   proposePlacement,
   sameBackends,
+  type TriggerState,
   type UnversionedPlan,
+  worstLayer,
 } from "./rebalancer.ts";
 
 interface State {
@@ -58,6 +70,10 @@ export class Balancer {
   /** Bumped by start(): a tick loop from before a stop() does not re-arm. */
   #generation = 0;
   #pending: PendingActivation | undefined;
+  #trigger: TriggerState = { below: 0, armed: false };
+  /** When the last switch (any trigger) happened; null: none since start. */
+  #lastSwitchAt: number | null = null;
+  #reconcileQueued = false;
 
   constructor(options: BalancerOptions) {
     this.#options = options;
@@ -103,6 +119,27 @@ export class Balancer {
     await this.#queue;
   }
 
+  /**
+   * Brings backends whose reported plan is not the current one back onto it (see
+   * `plan_reconciler.ts`), one at a time with ticks and admin actions; at most one call
+   * waits, later ones return `[]` at once. Off with the balancer (disabled, strategy off).
+   */
+  reconcile(reported: readonly ReportedPlan[]): Promise<ReconcileResult[]> {
+    const { reconciler, settings } = this.#options;
+    const model = this.#options.modelShape();
+    if (
+      reconciler === undefined || model === null || !settings.enabled ||
+      settings.strategy === "off" || this.#reconcileQueued
+    ) {
+      return Promise.resolve([]);
+    }
+    this.#reconcileQueued = true;
+    return this.#exclusive(() => {
+      this.#reconcileQueued = false;
+      return reconciler.reconcile(model.name, reported);
+    });
+  }
+
   /** One balancing round: decide, and switch when the decision says so. Never throws. */
   tick(): Promise<DecisionRecord> {
     return this.#exclusive(() => this.#tick());
@@ -113,7 +150,10 @@ export class Balancer {
    * one, to the planner's placement for the observed load. Throws {@linkcode BalancerError},
    * or `PlanStageError` when backends fail to stage (nothing changes then).
    */
-  apply(request: { phy2log?: number[][] } = {}): Promise<SwitchResult> {
+  apply(
+    request: { phy2log?: number[][] } = {},
+    trigger: "admin" | "prewarm" = "admin",
+  ): Promise<SwitchResult> {
     return this.#exclusive(async () => {
       const state = await this.#state("apply plan", { needBackends: true });
       if (state.pinned !== null) {
@@ -124,10 +164,18 @@ export class Balancer {
       }
       const { model, backends } = state;
       let plan: UnversionedPlan;
+      const slots = this.#slotLimit(model, backends, "apply plan");
       if (request.phy2log !== undefined) {
         const built = planFromPhy2log(request.phy2log, { model, backends });
         if (typeof built === "string") {
           throw new BalancerError("invalid", `Cannot apply plan: ${built}`);
+        }
+        if (built.slotsPerBackend > slots) {
+          throw new BalancerError(
+            "invalid",
+            `Cannot apply plan: it holds ${built.slotsPerBackend} experts per layer per backend; ` +
+              `the backends' memory budgets fit ${slots}`,
+          );
         }
         plan = built;
       } else {
@@ -142,10 +190,11 @@ export class Balancer {
           model,
           backends,
           redundancy: this.settings.redundancy,
+          slots,
           reason: "admin apply: planned on observed load",
         });
       }
-      return await this.#switch(plan, state, { action: "apply", trigger: "admin" })
+      return await this.#switch(plan, state, { action: "apply", trigger })
         .catch(rethrowCause);
     });
   }
@@ -210,19 +259,30 @@ export class Balancer {
       model,
       backends,
       redundancy: this.settings.redundancy,
+      slots: this.#slotLimit(model, backends, "preview plan"),
       reason: "preview",
     });
     const proposed: PlacementPlan = { ...plan, version: 1, createdAt: 0 };
+    let currentWorst: number | null = null;
+    if (current !== null) {
+      try {
+        currentWorst = worstLayer(current, loads);
+      } catch {
+        currentWorst = null;
+      }
+    }
     return {
       model: model.name,
       current: {
         version: current?.version ?? null,
         balancedness: current === null ? null : poolBalanceOrNull(current, loads),
+        worstLayer: currentWorst,
       },
       proposed: {
         phy2log: plan.layers.map((layer) => layer.phy2log),
         slotsPerBackend: plan.slotsPerBackend,
         balancedness: predictedBalance(proposed, loads).pool,
+        worstLayer: worstLayer(proposed, loads),
       },
       moved: replicasMoved(current, proposed),
     };
@@ -232,7 +292,7 @@ export class Balancer {
     const { settings, clock } = this.#options;
     const model = this.#options.modelShape();
     const kept = {
-      trigger: "tick" as const,
+      trigger: "balancer" as const,
       model: model?.name ?? null,
       action: "none" as const,
       outcome: "kept" as const,
@@ -250,22 +310,57 @@ export class Balancer {
         this.#pending = backends.length === 0 ? undefined : { ...this.#pending, backends };
       }
       const state = await this.#state("rebalance");
+      // An empty KV must not push a static plan over the placement the pool runs.
+      const adoption = this.#options.adoption;
+      if (state.current === null && adoption !== undefined && state.backends.length > 0) {
+        const adopted = await adoption.adopt(model, state.backends);
+        if (adopted !== null) {
+          return this.#record({
+            ...kept,
+            at: clock.now(),
+            action: "adopt",
+            outcome: "adopted",
+            version: adopted.version,
+            reason: `no current plan in KV: adopted version ${adopted.version} from the backends`,
+          });
+        }
+      }
+      const loads = this.#options.loadSource(model.name);
+      // The trigger's hysteresis runs on the current plan's worst layer.
+      const usable = state.current !== null && loads !== null &&
+        loadShapeProblem(loads, model) === null &&
+        sameBackends(state.current.backends, state.backends);
+      let worst: number | null = null;
+      if (usable) {
+        try {
+          worst = worstLayer(state.current!, loads!);
+        } catch {
+          worst = null;
+        }
+      }
+      this.#trigger = nextTrigger(this.#trigger, worst, settings.threshold);
       const decision = decideRebalance({
         enabled: settings.enabled,
         strategy: settings.strategy,
         threshold: settings.threshold,
         pinned: state.pinned,
         current: state.current,
-        loads: this.#options.loadSource(model.name),
+        loads,
         model,
         backends: state.backends,
         redundancy: settings.redundancy,
+        budgets: this.#budgets(),
+        armed: this.#trigger.armed,
+        sinceLastSwitchMs: this.#lastSwitchAt === null ? null : clock.now() - this.#lastSwitchAt,
+        adjustIntervalMs: settings.adjust_interval,
+        ...(settings.switch_gain !== undefined ? { switchGain: settings.switch_gain } : {}),
       });
       if (decision.action === "none" || decision.plan === undefined) {
         return this.#record({
           ...kept,
           at: clock.now(),
           reason: decision.reason,
+          ...(decision.failed ? { outcome: "error" as const, error: decision.failed } : {}),
           before: decision.predicted.before,
           after: decision.predicted.after,
         });
@@ -273,7 +368,7 @@ export class Balancer {
       await this.#switch(
         { ...decision.plan, reason: `${decision.action}: ${decision.reason}` },
         state,
-        { action: decision.action, trigger: "tick", predicted: decision.predicted },
+        { action: decision.action, trigger: "balancer", predicted: decision.predicted },
       );
       if (state.pinned !== null) {
         // Only an unusable plan (backends changed) overrides a pin; see decideRebalance.
@@ -337,6 +432,8 @@ export class Balancer {
     if (outcome.pending.length > 0) {
       this.#pending = { model: plan.model, version: plan.version, backends: outcome.pending };
     }
+    // The initial (static) placement does not count against adjust_interval.
+    if (context.action !== "initial") this.#lastSwitchAt = this.#options.clock.now();
     this.#options.logger.info("plan switched", {
       event: "plan_switch",
       model: plan.model,
@@ -370,6 +467,25 @@ export class Balancer {
       this.#options.store.pinned(model.name),
     ]);
     return { model, backends, current, pinned };
+  }
+
+  #budgets() {
+    return this.#options.budgets?.() ?? new Map();
+  }
+
+  /** Slots per backend within the memory budgets; throws when not even one replica fits. */
+  #slotLimit(model: ModelShape, backends: readonly PlanBackend[], action: string): number {
+    const limit = limitSlots(
+      slotsPerBackend(model.experts, backends.length, this.settings.redundancy),
+      {
+        experts: model.experts,
+        layers: model.layers,
+        backends: backends.map((b) => b.id),
+        budgets: this.#budgets(),
+      },
+    );
+    if (!limit.ok) throw new BalancerError("conflict", `Cannot ${action}: ${limit.reason}`);
+    return limit.slots;
   }
 
   #model(action: string): ModelShape {
@@ -408,7 +524,7 @@ export class Balancer {
     this.#timer = this.#options.clock.setTimeout(() => {
       this.#timer = undefined;
       void this.#scheduledTick(generation);
-    }, this.#options.settings.adjust_interval);
+    }, this.#options.settings.evaluate_interval ?? this.#options.settings.adjust_interval);
   }
 }
 
@@ -436,5 +552,6 @@ const OUTCOME_LEVEL = {
   stage_failed: "warn",
   conflict: "warn",
   activate_partial: "error",
+  adopted: "info",
   error: "error",
 } as const satisfies Record<DecisionOutcome, "debug" | "info" | "warn" | "error">;

@@ -71,6 +71,7 @@ Deno.test("Balancer.tick() rebalances a hot expert onto both backends", async ()
   await using f = await balancerFixture();
   await f.balancer.tick();
   f.load.current = HOT;
+  assert.equal((await f.balancer.tick()).action, "none", "confirming (hysteresis)");
   const record = await f.balancer.tick();
   assert.equal(record.action, "rebalance");
   assert.equal(record.outcome, "switched");
@@ -104,6 +105,7 @@ Deno.test("a stage failure on one backend keeps the old plan and activates nothi
   await using f = await balancerFixture();
   await f.balancer.tick();
   f.load.current = HOT;
+  assert.equal((await f.balancer.tick()).action, "none", "confirming (hysteresis)");
   f.backends.failStage.add(B);
   const record = await f.balancer.tick();
   assert.equal(record.action, "rebalance");
@@ -132,6 +134,7 @@ Deno.test("an activation failure switches, skips release and retries on the next
   await using f = await balancerFixture();
   await f.balancer.tick();
   f.load.current = HOT;
+  assert.equal((await f.balancer.tick()).action, "none", "confirming (hysteresis)");
   f.backends.failActivate.add(B);
   const record = await f.balancer.tick();
   assert.equal(record.outcome, "activate_partial");
@@ -155,6 +158,7 @@ Deno.test("a backend that lost the staged plan is staged again before activation
   await using f = await balancerFixture();
   await f.balancer.tick();
   f.load.current = HOT;
+  assert.equal((await f.balancer.tick()).action, "none", "confirming (hysteresis)");
   f.backends.failActivate.add(B);
   await f.balancer.tick();
   // The backend restarts: nothing staged any more.
@@ -187,6 +191,7 @@ Deno.test("a router that loses the race to switch activates nothing", async () =
   await using f = await balancerFixture();
   await f.balancer.tick();
   f.load.current = HOT;
+  assert.equal((await f.balancer.tick()).action, "none", "confirming (hysteresis)");
   let raced = false;
   let other = 0;
   // Another router switches from version 1 while this one stages its plan.
@@ -272,6 +277,7 @@ Deno.test("Balancer.pin() of an older version restores its placement as a new ve
   await using f = await balancerFixture();
   await f.balancer.tick();
   f.load.current = HOT;
+  await f.balancer.tick(); // confirming (hysteresis)
   await f.balancer.tick();
   assert.equal((await f.current())?.version, 2);
   assert.deepEqual(await f.balancer.pin(2), { pinned: 2, restoredFrom: null });
@@ -314,4 +320,16 @@ Deno.test("modelShapeFromMetadata() reads layers, experts and groups", () => {
     modelShapeFromMetadata({ ...metadata, parameters: { layers: 2, experts: 8 } })?.groups,
     1,
   );
+});
+
+Deno.test("Balancer records a clear error when the budgets cannot hold every expert once", async () => {
+  const MiB = 1048576;
+  const budgets = new Map([["127.0.0.1:9001", { budgetBytes: 4 * MiB, expertBytes: MiB }]]);
+  await using f = await balancerFixture({}, { budgets });
+  const record = await f.balancer.tick();
+  assert.equal(record.outcome, "error");
+  assert.match(record.error!, /fits 2 experts per layer .* not even one replica per expert fits/);
+  assert.equal(await f.current(), null, "no plan is made");
+  assert.equal(f.logger.find("balancer decision").at(-1)!.level, "error");
+  await assert.rejects(() => f.balancer.apply(), /Cannot apply plan: the memory budget/);
 });

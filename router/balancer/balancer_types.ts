@@ -6,7 +6,10 @@ import type { Logger } from "../../shared/logger.ts";
 import type { PlanBackend } from "../../shared/placement_plan.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { PlanClient } from "./plan_client.ts";
+import type { PlanAdoption } from "./plan_adoption.ts";
+import type { PlanReconciler } from "./plan_reconciler.ts";
 import type { PlanStore } from "./plan_store.ts";
+import type { BackendBudget } from "./budget_slots.ts";
 import type { BalancerStrategy, ModelShape, RebalanceDecision } from "./rebalancer.ts";
 
 /** The `expert_balancer` settings the balancer reads (the resolved config block fits). */
@@ -14,8 +17,12 @@ export interface BalancerSettings {
   enabled: boolean;
   strategy: BalancerStrategy;
   threshold: number;
-  /** Milliseconds between ticks. */
+  /** At most one switch per this many milliseconds, unless the gain is `switch_gain`. */
   adjust_interval: number;
+  /** Milliseconds between ticks (evaluations); default `adjust_interval`. */
+  evaluate_interval?: number;
+  /** Worst-layer gain that switches within `adjust_interval`; default never. */
+  switch_gain?: number;
   redundancy: number;
 }
 
@@ -31,11 +38,20 @@ export interface BalancerOptions {
   loadSource: (model: string) => number[][] | null;
   /** Pool members in slot order (configured members, healthy or not). */
   backends: () => PlanBackend[];
+  /** Each backend's memory budget by id, from its load report; absent: unlimited. */
+  budgets?: () => ReadonlyMap<string, BackendBudget>;
   /** The served model's shape, or null before any backend described it. */
   modelShape: () => ModelShape | null;
   /** Decisions kept for the API; default 20. */
   decisionsKept?: number;
+  /** Repairs backends that drifted off the current plan ({@linkcode Balancer.reconcile}). */
+  reconciler?: PlanReconciler;
+  /** With no current plan in KV, adopts the newest plan the backends run (before any static one). */
+  adoption?: PlanAdoption;
 }
+
+/** Who a plan decision is for (the audit trail names it). */
+export type DecisionTrigger = "balancer" | "prewarm" | "admin";
 
 /** How a decision ended. */
 export type DecisionOutcome =
@@ -44,14 +60,17 @@ export type DecisionOutcome =
   | "stage_failed"
   | "conflict"
   | "activate_partial"
+  /** The KV had no current plan; the newest plan the backends run was made current. */
+  | "adopted"
   | "error";
 
 /** One decision, as `GET /api/plan` lists it. */
 export interface DecisionRecord {
   at: number;
-  trigger: "tick" | "admin";
+  /** Who switched: the balancer's own evaluation, the pre-warm job, or an operator. */
+  trigger: DecisionTrigger;
   model: string | null;
-  action: RebalanceDecision["action"] | "apply" | "restore";
+  action: RebalanceDecision["action"] | "apply" | "restore" | "adopt";
   reason: string;
   outcome: DecisionOutcome;
   /** Version created for the switch, if any. */
@@ -79,8 +98,14 @@ export interface SwitchResult {
 /** Result of {@linkcode Balancer.preview}. */
 export interface PlanPreview {
   model: string;
-  current: { version: number | null; balancedness: number | null };
-  proposed: { phy2log: number[][]; slotsPerBackend: number; balancedness: number };
+  /** `balancedness`: the pool's; `worstLayer`: the worst layer's (what the balancer judges). */
+  current: { version: number | null; balancedness: number | null; worstLayer?: number | null };
+  proposed: {
+    phy2log: number[][];
+    slotsPerBackend: number;
+    balancedness: number;
+    worstLayer?: number;
+  };
   moved: number;
 }
 

@@ -6,7 +6,11 @@
  * configured. Errors name backends and reasons, never the token.
  */
 import { z } from "zod";
-import type { PlacementPlan, PlanBackend } from "../../shared/placement_plan.ts";
+import {
+  type PlacementPlan,
+  PlacementPlanSchema,
+  type PlanBackend,
+} from "../../shared/placement_plan.ts";
 import { callJson, type JsonCallResult } from "../runtime/call_json.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { FetchLike } from "../runtime/fetch_like.ts";
@@ -106,10 +110,14 @@ export class PlanClient {
     this.#options = options;
   }
 
-  /** Stages `plan` on every backend; throws {@linkcode PlanStageError} naming those that failed. */
-  async stage(plan: PlacementPlan): Promise<StageResult[]> {
+  /**
+   * Stages `plan` on every backend (or those named in `only`); throws
+   * {@linkcode PlanStageError} naming those that failed.
+   */
+  async stage(plan: PlacementPlan, only?: readonly string[]): Promise<StageResult[]> {
     const answers = await this.#each(
       plan,
+      only,
       (backend) =>
         this.#call(backend, "PUT", "/v2/plan", plan, this.#options.stageTimeoutMs ?? 120_000)
           .then((answer) => parseAnswer(answer, StageBodySchema)),
@@ -125,10 +133,11 @@ export class PlanClient {
     return answers.flatMap((a) => a.ok ? [{ backend: a.backend, ...a.value }] : []);
   }
 
-  /** Activates `plan.version` on every backend; throws {@linkcode PlanCallError} on failures. */
-  async activate(plan: PlacementPlan): Promise<void> {
+  /** Activates `plan.version` on every backend (or `only` those); throws {@linkcode PlanCallError}. */
+  async activate(plan: PlacementPlan, only?: readonly string[]): Promise<void> {
     const answers = await this.#each(
       plan,
+      only,
       (backend) =>
         this.#call(backend, "POST", "/v2/plan/activate", { version: plan.version })
           .then((answer) => parseAnswer(answer, z.unknown())),
@@ -136,16 +145,31 @@ export class PlanClient {
     throwFailures("activate", plan.version, answers);
   }
 
-  /** Asks every backend to unload what `plan` (their active version) does not need. */
-  async release(plan: PlacementPlan): Promise<ReleaseResult[]> {
+  /** Asks every backend (or `only` those) to unload what `plan` (their active version) does not need. */
+  async release(plan: PlacementPlan, only?: readonly string[]): Promise<ReleaseResult[]> {
     const answers = await this.#each(
       plan,
+      only,
       (backend) =>
         this.#call(backend, "POST", "/v2/plan/release", { version: plan.version })
           .then((answer) => parseAnswer(answer, ReleaseBodySchema)),
     );
     throwFailures("release", plan.version, answers);
     return answers.flatMap((a) => a.ok ? [{ backend: a.backend, ...a.value }] : []);
+  }
+
+  /**
+   * The plan backend `backend` runs (`GET /v2/plan/active`), or null when it has none
+   * (404); throws {@linkcode PlanCallError} when it cannot be read.
+   */
+  async activePlan(backend: PlanBackend): Promise<PlacementPlan | null> {
+    const answer = await this.#call(backend, "GET", "/v2/plan/active");
+    if (!answer.ok && answer.reason.startsWith("HTTP 404")) return null;
+    const parsed = parseAnswer(answer, PlacementPlanSchema);
+    if (!parsed.ok) {
+      throw new PlanCallError("status", 0, [{ backend: backend.id, reason: parsed.reason }], []);
+    }
+    return parsed.value;
   }
 
   /** One backend's active and staged versions; throws {@linkcode PlanCallError} on failure. */
@@ -157,12 +181,17 @@ export class PlanClient {
     return answer.value;
   }
 
+  /** Calls the plan's backends (those in `only`, when given) in parallel; the whole plan goes to each. */
   #each<T>(
     plan: PlacementPlan,
+    only: readonly string[] | undefined,
     call: (backend: PlanBackend) => Promise<Parsed<T>>,
   ): Promise<(Parsed<T> & { backend: string })[]> {
+    const targets = only === undefined
+      ? plan.backends
+      : plan.backends.filter((backend) => only.includes(backend.id));
     return Promise.all(
-      plan.backends.map(async (backend) => ({ ...(await call(backend)), backend: backend.id })),
+      targets.map(async (backend) => ({ ...(await call(backend)), backend: backend.id })),
     );
   }
 

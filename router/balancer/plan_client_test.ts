@@ -35,10 +35,15 @@ Deno.test("PlanClient stages, activates, releases and reads status with the toke
 });
 
 Deno.test("PlanClient.stage() names every backend that failed, and why", async () => {
-  const { backends, client, plan } = setup(["a:1", "b:1", "c:1"]);
+  const { backends, client } = setup(["a:1", "b:1", "c:1"]);
   backends.failStage.add("b:1");
-  const gone = { ...plan, backends: [...plan.backends, { id: "d:1", url: "http://d:1" }] };
-  const error = await client.stage({ ...gone, slotsPerBackend: 1 }).catch((e) => e);
+  const gone = staticPlan({
+    model: "m",
+    layers: 1,
+    experts: 4,
+    backends: [...backends.backends(), { id: "d:1", url: "http://d:1" }],
+  });
+  const error = await client.stage(gone).catch((e) => e);
   assert.ok(error instanceof PlanStageError);
   assert.deepEqual(error.failures, [
     { backend: "b:1", reason: "HTTP 500: Cannot load experts: out of memory" },

@@ -145,6 +145,35 @@ export class PlanStore {
     return result.ok;
   }
 
+  /**
+   * Makes `plan` (one a backend runs) current when `model` has no current plan at all —
+   * an empty or replaced KV — saving it under its own version and moving `next_version`
+   * up to it, so later versions stay above what backends have seen. Fenced like
+   * {@linkcode PlanStore.setCurrent}; false when a current plan exists or the fence fails.
+   */
+  adopt(plan: PlacementPlan): Promise<boolean> {
+    return withKvRetry(async () => {
+      const [current, next] = await this.#kv.getMany<[number, number]>([
+        metaKey(plan.model, "current"),
+        metaKey(plan.model, "next_version"),
+      ]);
+      if (current.value !== null) return false;
+      const operation = this.#kv.atomic().check(current).check(next)
+        .set(planKey(plan.model, plan.version), plan)
+        .set(metaKey(plan.model, "next_version"), Math.max(next.value ?? 0, plan.version));
+      if (this.#fence !== undefined) {
+        const fence = await this.#fence();
+        if (fence === null) return false;
+        operation.check(fence.check).set(metaKey(plan.model, "term"), {
+          term: fence.term,
+          holder: fence.holder,
+          version: plan.version,
+        });
+      }
+      return (await operation.set(metaKey(plan.model, "current"), plan.version).commit()).ok;
+    });
+  }
+
   /** The lease term (and holder) that switched the current plan, when fenced. */
   async term(model: string): Promise<{ term: number; holder: string; version: number } | null> {
     return (await this.#kv.get<{ term: number; holder: string; version: number }>(

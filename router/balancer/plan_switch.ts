@@ -105,17 +105,16 @@ export async function completeActivation(
 ): Promise<string[]> {
   const plan = await deps.store.current(pending.model);
   if (plan === null || plan.version !== pending.version) return [];
-  const subset = {
-    ...plan,
-    backends: plan.backends.filter((b) => pending.backends.includes(b.id)),
-  };
+  // The whole plan goes to the pending backends only (a subset of its backends would not
+  // be a valid plan: its slots are counted over all of them).
+  const only = pending.backends;
   try {
-    await deps.client.activate(subset);
+    await deps.client.activate(plan, only);
   } catch (error) {
     if (!(error instanceof PlanCallError)) throw error;
     try {
-      await deps.client.stage(subset);
-      await deps.client.activate(subset);
+      await deps.client.stage(plan, only);
+      await deps.client.activate(plan, only);
     } catch (retryError) {
       if (!(retryError instanceof PlanCallError)) throw retryError;
       deps.logger.warn("plan activation still pending", {

@@ -5,20 +5,39 @@
  *
  * Design.
  * - Idea: a plan is only worth switching to when it is predicted to spread the *observed*
- *   load better. Both plans are scored with {@linkcode predictedBalance} (pool
- *   balancedness: mean ÷ max of backend loads summed over layers); the balancer acts when
- *   the current plan scores below `threshold` and the planned one scores higher.
+ *   load better **in its worst layer**. Plans are scored per layer with
+ *   {@linkcode predictedBalance} (`perLayer`: mean ÷ max of the backends' loads in that
+ *   layer); the score is the worst layer's — a mean over layers hid a hot layer (0.70)
+ *   behind 0.85–0.88.
+ * - Trigger with hysteresis ({@linkcode nextTrigger}): armed once the worst layer stayed
+ *   below `threshold` for {@linkcode TRIGGER_CONFIRM} consecutive evaluations, disarmed
+ *   once it is back at `threshold` + {@linkcode TRIGGER_HYSTERESIS} or above. Without a
+ *   trigger state (`armed` absent) a plan below `threshold` counts as armed.
+ * - Bounded switching: when the last switch was less than `adjust_interval` ago the
+ *   balancer switches only if the worst layer is predicted to gain at least
+ *   `switch_gain` (a large gain); otherwise it waits.
+ * - Only the layers that need it: the planner's placement for every layer is compared
+ *   with the current plan where only the layers below the trigger line (threshold, or
+ *   threshold + hysteresis while armed above it) take the planner's placement; the
+ *   partial plan is used when it moves no more replicas (bytes: every routed expert of a
+ *   model has the same size; on a tie it also leaves the other layers' executables
+ *   alone) and its worst layer is within {@linkcode PARTIAL_TOLERANCE} of the full
+ *   plan's or at least threshold + hysteresis (the trigger would not fire on it).
  * - Rules, first match wins:
  *   1. disabled or strategy `off` → none;
- *   2. no backends → none;
- *   3. no current plan, its backends differ from the live pool (ids and urls, in order), or
- *      it does not fit the model → `initial` with the static plan (this overrides a pin:
+ *   2. no backends → none; slots per backend capped by every backend's memory budget
+ *      (`budget_slots.ts`); when not even one replica per expert fits → none, `failed`;
+ *   3. no current plan, its backends differ from the live pool (ids and urls, in order),
+ *      it does not fit the model, or it holds more slots than a budget fits → `initial`
+ *      with the static plan (this overrides a pin:
  *      a plan naming gone backends cannot be kept);
  *   4. pinned → none;
  *   5. strategy `static` → none, or `initial` when the current plan is not the static one;
  *   6. no usable load (absent, wrong shape, all zero) → none;
- *   7. current balancedness ≥ threshold → none;
- *   8. planned balancedness > current → `rebalance`, else none.
+ *   7. not armed (worst layer ≥ threshold, or not yet confirmed) → none;
+ *   8. planned worst layer > current → go on, else none;
+ *   9. last switch < `adjust_interval` ago and gain < `switch_gain` → none (held);
+ *      else `rebalance`.
  * - Knobs: `threshold`, `redundancy` (spare slots per backend, {@linkcode slotsPerBackend}).
  */
 import type { ModelMetadata } from "../../shared/oip.ts";
@@ -29,7 +48,13 @@ import {
   staticPlan,
 } from "../../shared/placement_plan.ts";
 import { planPlacement } from "./eplb_planner.ts";
-import { planFromPlacement, predictedBalance, slotsPerBackend } from "./plan_math.ts";
+import { type BackendBudget, limitSlots } from "./budget_slots.ts";
+import {
+  planFromPlacement,
+  predictedBalance,
+  replicasMoved,
+  slotsPerBackend,
+} from "./plan_math.ts";
 
 /** What the balancer needs to know about a model. */
 export interface ModelShape {
@@ -75,6 +100,52 @@ export interface RebalanceInput {
   backends: readonly PlanBackend[];
   /** Spare slots per backend as a fraction of `experts / backends`. */
   redundancy: number;
+  /** Each backend's memory budget by id (`budget_slots.ts`); absent: unlimited. */
+  budgets?: ReadonlyMap<string, BackendBudget>;
+  /** The trigger's state after this evaluation ({@linkcode nextTrigger}); absent: below = armed. */
+  armed?: boolean;
+  /** Milliseconds since the last switch (null: none yet); absent: never held. */
+  sinceLastSwitchMs?: number | null;
+  /** `expert_balancer.adjust_interval` (ms): at most one switch per interval… */
+  adjustIntervalMs?: number;
+  /** …unless the worst layer gains at least this (`expert_balancer.switch_gain`). */
+  switchGain?: number;
+}
+
+/** Consecutive evaluations the worst layer must stay below the threshold to arm. */
+export const TRIGGER_CONFIRM = 2;
+/** The worst layer must be this far above the threshold to disarm. */
+export const TRIGGER_HYSTERESIS = 0.05;
+/** A partial plan may be this much worse in its worst layer than the full one. */
+export const PARTIAL_TOLERANCE = 0.02;
+
+/** The trigger's hysteresis state. */
+export interface TriggerState {
+  /** Consecutive evaluations with the worst layer below the threshold. */
+  below: number;
+  armed: boolean;
+}
+
+/** The trigger after one evaluation with worst-layer balancedness `worst`; pure. */
+export function nextTrigger(
+  state: TriggerState,
+  worst: number | null,
+  threshold: number,
+): TriggerState {
+  if (worst === null) return { below: 0, armed: state.armed };
+  const below = worst < threshold ? state.below + 1 : 0;
+  const armed = state.armed ? worst < threshold + TRIGGER_HYSTERESIS : below >= TRIGGER_CONFIRM;
+  return { below, armed };
+}
+
+/** The worst layer's predicted balancedness of `plan` under `loads` (layers with load). */
+export function worstLayer(
+  plan: PlacementPlan,
+  loads: readonly (readonly number[])[],
+): number {
+  const perLayer = predictedBalance(plan, loads).perLayer;
+  const loaded = perLayer.filter((_, l) => loads[l]!.some((v) => v > 0));
+  return loaded.length === 0 ? 1 : Math.min(...loaded);
 }
 
 /** What to do, why, and the predicted pool balancedness before and after. */
@@ -85,6 +156,8 @@ export interface RebalanceDecision {
   plan?: UnversionedPlan;
   /** Pool balancedness of the current and the new plan under the observed load, when known. */
   predicted: { before: number | null; after: number | null };
+  /** Set when no plan can be made (the memory budgets cannot hold every expert once). */
+  failed?: string;
 }
 
 /** Improvements smaller than this are noise, not a reason to move experts. */
@@ -110,10 +183,28 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
     plan === null || loads === null || !hasLoad(loads)
       ? null
       : predictedBalance(asPlan(plan), loads).pool;
-  const fixed = staticPlacement(input);
+  // Step 2b: slots per backend within every memory budget (fewer replicas when tight).
+  const limit = limitSlots(
+    slotsPerBackend(model.experts, input.backends.length, input.redundancy),
+    {
+      experts: model.experts,
+      layers: model.layers,
+      backends: input.backends.map((b) => b.id),
+      budgets: input.budgets ?? new Map(),
+    },
+  );
+  if (!limit.ok) {
+    return { ...none(`cannot place experts: ${limit.reason}`), failed: limit.reason };
+  }
+  const slots = limit.slots;
+  const fixed = staticPlacement(input, slots);
 
   // Step 3: a plan that cannot be used as it is.
-  const unusable = unusableReason(current, input);
+  const unusable = unusableReason(current, input) ??
+    (current !== null && current.slotsPerBackend > slots
+      ? `version ${current.version} holds ${current.slotsPerBackend} experts per layer per ` +
+        `backend, the memory budget of ${limit.limitedBy} fits ${slots}`
+      : null);
   if (unusable !== null) {
     const pin = pinned === null ? "" : ` (drops the pin of version ${pinned})`;
     return {
@@ -142,38 +233,95 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
   // Step 6: nothing observed to plan on.
   if (loads === null) return none(`no usable expert load: ${loadProblem}`);
   if (!hasLoad(loads)) return none("no expert load observed yet");
-  // Step 7: good enough.
-  const before = predictedBalance(plan, loads).pool;
-  if (before >= input.threshold) {
-    return none(
-      `balancedness ${fmt(before)} ≥ threshold ${fmt(input.threshold)} (version ${plan.version})`,
-      before,
-    );
+  // Step 7: good enough, or not confirmed yet (hysteresis).
+  const before = worstLayer(plan, loads);
+  const armed = input.armed ?? before < input.threshold;
+  if (!armed) {
+    const why = before >= input.threshold
+      ? `worst layer balancedness ${fmt(before)} ≥ threshold ${fmt(input.threshold)}`
+      : `worst layer balancedness ${fmt(before)} < threshold ${
+        fmt(input.threshold)
+      }, confirming (${TRIGGER_CONFIRM} evaluations)`;
+    return none(`${why} (version ${plan.version})`, before);
   }
-  // Step 8: re-plan on the observed load; switch only when it is predicted to help.
-  const proposed = proposePlacement(loads, {
+  // Step 8: re-plan on the observed load — every layer, or only those that need it.
+  const perLayer = predictedBalance(plan, loads).perLayer;
+  const line = perLayer.some((b) => b < input.threshold)
+    ? input.threshold
+    : input.threshold + TRIGGER_HYSTERESIS;
+  const needy = perLayer.flatMap((b, l) => b < line && loads[l]!.some((v) => v > 0) ? [l] : []);
+  const layersText = `layer${needy.length === 1 ? "" : "s"} ${needy.join(", ")}`;
+  const full = proposePlacement(loads, {
     model,
     backends: input.backends,
     redundancy: input.redundancy,
-    reason: `rebalance: balancedness ${fmt(before)} < threshold ${fmt(input.threshold)}`,
+    slots,
+    reason: `rebalance: worst layer ${fmt(before)} < ${fmt(line)} (${layersText})`,
   });
-  const after = predictedBalance(asPlan(proposed), loads).pool;
+  const proposed = choosePartial(plan, full, needy, loads, {
+    layersText,
+    good: input.threshold + TRIGGER_HYSTERESIS,
+  });
+  const after = worstLayer(asPlan(proposed), loads);
   if (after <= before + MIN_GAIN) {
     return {
       action: "none",
-      reason: `balancedness ${fmt(before)} < threshold ${fmt(input.threshold)}, but the planned ` +
+      reason: `worst layer balancedness ${fmt(before)} < ${fmt(line)}, but the planned ` +
         `placement would reach only ${fmt(after)}`,
+      predicted: { before, after },
+    };
+  }
+  // Step 9: at most one switch per adjust_interval unless the gain is large.
+  const gain = after - before;
+  const since = input.sinceLastSwitchMs;
+  const interval = input.adjustIntervalMs ?? 0;
+  const large = input.switchGain ?? Number.POSITIVE_INFINITY;
+  if (since !== undefined && since !== null && since < interval && gain < large) {
+    return {
+      action: "none",
+      reason: `held: last switch ${(since / 1000).toFixed(1)} s ago < adjust_interval ${
+        (interval / 1000).toFixed(0)
+      } s and gain ${fmt(gain)} < switch_gain ${fmt(large)} (worst layer ${fmt(before)} → ${
+        fmt(after)
+      })`,
       predicted: { before, after },
     };
   }
   return {
     action: "rebalance",
-    reason: `balancedness ${fmt(before)} < threshold ${fmt(input.threshold)}; planned ${
-      fmt(after)
-    }`,
+    reason: `worst layer balancedness ${fmt(before)} < threshold ${fmt(input.threshold)} ` +
+      `(${layersText}); planned ${fmt(after)}${proposed === full ? "" : " re-placing only those"}`,
     plan: proposed,
     predicted: { before, after },
   };
+}
+
+/**
+ * The current plan with only the `needy` layers taken from `full`, when that moves no more
+ * replicas and its worst layer is within {@linkcode PARTIAL_TOLERANCE} of `full`'s or at
+ * least `good`; else `full`.
+ */
+export function choosePartial(
+  current: PlacementPlan,
+  full: UnversionedPlan,
+  needy: readonly number[],
+  loads: readonly (readonly number[])[],
+  options: { layersText: string; good: number },
+): UnversionedPlan {
+  const { layersText } = options;
+  if (needy.length === 0 || current.slotsPerBackend !== full.slotsPerBackend) return full;
+  if (needy.length === full.layers.length) return full;
+  const partial: UnversionedPlan = {
+    ...full,
+    layers: full.layers.map((layer, l) => needy.includes(l) ? layer : current.layers[l]!),
+    reason: `${full.reason}; only ${layersText} re-placed`,
+  };
+  const movedFull = replicasMoved(current, asPlan(full));
+  const movedPartial = replicasMoved(current, asPlan(partial));
+  const worstFull = worstLayer(asPlan(full), loads);
+  const worstPartial = worstLayer(asPlan(partial), loads);
+  const goodEnough = worstPartial >= Math.min(worstFull - PARTIAL_TOLERANCE, options.good);
+  return movedPartial <= movedFull && goodEnough ? partial : full;
 }
 
 /** Options of {@linkcode proposePlacement}. */
@@ -181,6 +329,8 @@ export interface ProposePlacementOptions {
   model: ModelShape;
   backends: readonly PlanBackend[];
   redundancy: number;
+  /** Slots per backend (within the memory budgets); default from `redundancy`. */
+  slots?: number;
   reason: string;
 }
 
@@ -193,7 +343,8 @@ export function proposePlacement(
   options: ProposePlacementOptions,
 ): UnversionedPlan {
   const { model, backends } = options;
-  const perBackend = slotsPerBackend(model.experts, backends.length, options.redundancy);
+  const perBackend = options.slots ??
+    slotsPerBackend(model.experts, backends.length, options.redundancy);
   const groups = model.groups >= 1 && model.experts % model.groups === 0 ? model.groups : 1;
   const placement = planPlacement({
     weight: loads.map((row) => [...row]),
@@ -224,13 +375,13 @@ function unusableReason(current: PlacementPlan | null, input: RebalanceInput): s
   return null;
 }
 
-function staticPlacement(input: RebalanceInput): UnversionedPlan {
+function staticPlacement(input: RebalanceInput, slots: number): UnversionedPlan {
   const { version: _version, createdAt: _createdAt, ...plan } = staticPlan({
     model: input.model.name,
     layers: input.model.layers,
     experts: input.model.experts,
     backends: input.backends.map(({ id, url }) => ({ id, url })),
-    slotsPerBackend: slotsPerBackend(input.model.experts, input.backends.length, input.redundancy),
+    slotsPerBackend: slots,
   });
   return { ...plan, reason: "static placement" };
 }

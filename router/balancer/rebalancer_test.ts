@@ -1,8 +1,17 @@
 /** @module decideRebalance(): the balancer's decision table on crafted loads. */
 import assert from "node:assert/strict";
 import { type PlacementPlan, planProblem, staticPlan } from "../../shared/placement_plan.ts";
-import { predictedBalance } from "./plan_math.ts";
-import { decideRebalance, type RebalanceInput } from "./rebalancer.ts";
+import fc from "fast-check";
+import { predictedBalance, replicasMoved } from "./plan_math.ts";
+import {
+  decideRebalance,
+  nextTrigger,
+  type RebalanceInput,
+  TRIGGER_CONFIRM,
+  TRIGGER_HYSTERESIS,
+  type TriggerState,
+  worstLayer,
+} from "./rebalancer.ts";
 
 const backends = [
   { id: "127.0.0.1:9001", url: "http://127.0.0.1:9001" },
@@ -86,7 +95,10 @@ Deno.test("decideRebalance() re-plans around one hot expert", () => {
   assert.equal(decision.predicted.before, before);
   assert.ok(decision.predicted.after! > before);
   assert.ok(decision.predicted.after! >= 0.95, `after ${decision.predicted.after}`);
-  assert.match(decision.reason, /^balancedness 0\.680 < threshold 0\.750; planned /);
+  assert.match(
+    decision.reason,
+    /^worst layer balancedness 0\.680 < threshold 0\.750 \(layers 0, 1\); planned /,
+  );
   const plan = { ...decision.plan!, version: 4, createdAt: 0 };
   assert.equal(planProblem(plan, model), null);
   assert.equal(plan.slotsPerBackend, 5);
@@ -94,7 +106,7 @@ Deno.test("decideRebalance() re-plans around one hot expert", () => {
   // The hot expert is on both backends.
   const perBackend = plan.layers[0]!.phy2log;
   assert.ok(perBackend.slice(0, 5).includes(2) && perBackend.slice(5).includes(2));
-  assert.equal(predictedBalance(plan, hot).pool, decision.predicted.after);
+  assert.equal(worstLayer(plan, hot), decision.predicted.after);
 });
 
 Deno.test("decideRebalance() keeps the plan when planning cannot improve it", () => {
@@ -146,4 +158,169 @@ Deno.test("decideRebalance() plans with groups that do not divide the experts", 
   assert.equal(decision.action, "rebalance");
   const grouped = decideRebalance(input({ loads: hot, model: { ...model, groups: 4 } }));
   assert.equal(grouped.action, "rebalance");
+});
+
+/** Layer 0 as uniform, layer 1 with one hot expert: the mean over layers hides it. */
+const oneHotLayer = [Array(8).fill(10), [10, 10, 80, 10, 10, 10, 10, 10]];
+
+Deno.test("decideRebalance() rebalances a single hot layer the pool mean hides", () => {
+  const balance = predictedBalance(current, oneHotLayer);
+  assert.ok(balance.pool >= 0.75, `pool ${balance.pool}`);
+  assert.ok(balance.perLayer[1]! < 0.75, `layer 1 ${balance.perLayer[1]}`);
+  const decision = decideRebalance(input({ loads: oneHotLayer }));
+  assert.equal(decision.action, "rebalance");
+  assert.match(decision.reason, /\(layer 1\); planned .* re-placing only those/);
+  const plan = { ...decision.plan!, version: 4, createdAt: 0 };
+  // Only layer 1 moved: layer 0 is the current plan's.
+  assert.deepEqual(plan.layers[0], current.layers[0]);
+  assert.ok(worstLayer(plan, oneHotLayer) >= 0.75);
+  // No more replicas moved than re-placing every layer.
+  const full = decideRebalance(input({ loads: [oneHotLayer[1]!, oneHotLayer[1]!] }));
+  assert.ok(
+    replicasMoved(current, plan) <
+      replicasMoved(current, { ...full.plan!, version: 5, createdAt: 0 }),
+  );
+});
+
+Deno.test("decideRebalance() holds a switch within adjust_interval unless the gain is large", () => {
+  const bounded = { adjustIntervalMs: 10_000, switchGain: 0.15 };
+  const held = decideRebalance(
+    input({ loads: hot, ...bounded, sinceLastSwitchMs: 4_000, switchGain: 0.5 }),
+  );
+  assert.equal(held.action, "none");
+  assert.match(
+    held.reason,
+    /^held: last switch 4\.0 s ago < adjust_interval 10 s and gain 0\.320 < switch_gain 0\.500/,
+  );
+  // The same gain is large against switch_gain 0.15: it switches at once.
+  assert.equal(
+    decideRebalance(input({ loads: hot, ...bounded, sinceLastSwitchMs: 4_000 })).action,
+    "rebalance",
+  );
+  // After the interval, or with no switch yet, any gain switches.
+  const later = { ...bounded, switchGain: 0.5 };
+  assert.equal(
+    decideRebalance(input({ loads: hot, ...later, sinceLastSwitchMs: 10_000 })).action,
+    "rebalance",
+  );
+  assert.equal(
+    decideRebalance(input({ loads: hot, ...later, sinceLastSwitchMs: null })).action,
+    "rebalance",
+  );
+  // Not armed (still confirming): nothing, with the reason.
+  const confirming = decideRebalance(input({ loads: hot, armed: false }));
+  assert.equal(confirming.action, "none");
+  assert.match(confirming.reason, /confirming \(2 evaluations\)/);
+});
+
+Deno.test("nextTrigger(): arms after the confirmations, disarms above threshold + hysteresis", () => {
+  let state: TriggerState = { below: 0, armed: false };
+  state = nextTrigger(state, 0.7, 0.75);
+  assert.equal(state.armed, TRIGGER_CONFIRM <= 1);
+  state = nextTrigger(state, 0.7, 0.75);
+  assert.equal(state.armed, true);
+  // Just above the threshold: still armed (hysteresis band).
+  state = nextTrigger(state, 0.76, 0.75);
+  assert.equal(state.armed, true);
+  state = nextTrigger(state, 0.75 + TRIGGER_HYSTERESIS, 0.75);
+  assert.equal(state.armed, false);
+  // One dip is not enough to arm again.
+  state = nextTrigger(state, 0.5, 0.75);
+  assert.equal(state.armed, false);
+});
+
+Deno.test("nextTrigger(): never flaps — armed ⇔ the rule, for every sequence", () => {
+  fc.assert(fc.property(
+    fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 40 }),
+    fc.double({ min: 0.1, max: 0.95, noNaN: true }),
+    (worsts, threshold) => {
+      let state: TriggerState = { below: 0, armed: false };
+      let flips = 0;
+      let run = 0;
+      for (const worst of worsts) {
+        const next = nextTrigger(state, worst, threshold);
+        run = worst < threshold ? run + 1 : 0;
+        if (!state.armed && next.armed) assert.ok(run >= TRIGGER_CONFIRM);
+        if (state.armed && !next.armed) assert.ok(worst >= threshold + TRIGGER_HYSTERESIS);
+        if (worst < threshold && state.armed) assert.ok(next.armed);
+        if (next.armed !== state.armed) flips++;
+        state = next;
+      }
+      assert.ok(flips <= worsts.length);
+    },
+  ));
+});
+
+Deno.test("decideRebalance(): a switch never makes the worst layer worse (all loads)", () => {
+  const row = fc.array(fc.integer({ min: 0, max: 1000 }), { minLength: 8, maxLength: 8 });
+  fc.assert(
+    fc.property(fc.tuple(row, row), (loads) => {
+      const decision = decideRebalance(input({ loads }));
+      if (decision.action !== "rebalance") return;
+      const plan = { ...decision.plan!, version: 4, createdAt: 0 };
+      assert.equal(planProblem(plan, model), null);
+      assert.ok(worstLayer(plan, loads) > worstLayer(current, loads));
+    }),
+    { numRuns: 60 },
+  );
+});
+
+const MiB = 1048576;
+/** Budgets by backend id: `mb` MiB each for 1 MiB experts over 2 layers. */
+function budgets(mbA: number | null, mbB: number | null) {
+  return new Map([
+    [backends[0]!.id, { budgetBytes: mbA === null ? null : mbA * MiB, expertBytes: MiB }],
+    [backends[1]!.id, { budgetBytes: mbB === null ? null : mbB * MiB, expertBytes: MiB }],
+  ]);
+}
+
+Deno.test("decideRebalance() places within the tightest memory budget: fewer replicas", () => {
+  // 5 slots × 2 layers × 1 MiB = 10 MiB wanted; backend a allows 8 MiB → 4 slots (no spare).
+  const first = decideRebalance(input({ current: null, loads: null, budgets: budgets(8, null) }));
+  assert.equal(first.action, "initial");
+  assert.equal(first.plan!.slotsPerBackend, 4);
+  // The current 5-slot plan exceeds it: re-placed at once.
+  const over = decideRebalance(input({ budgets: budgets(8, 40) }));
+  assert.equal(over.action, "initial");
+  assert.match(
+    over.reason,
+    /version 3 holds 5 experts per layer per backend, the memory budget of 127\.0\.0\.1:9001 fits 4/,
+  );
+  // Without spare slots a hot expert cannot be replicated: nothing better to switch to.
+  const static4 = { ...first.plan!, version: 4, createdAt: 0 };
+  const tight = decideRebalance(input({ current: static4, loads: hot, budgets: budgets(8, 8) }));
+  assert.equal(tight.action, "none");
+  assert.match(tight.reason, /would reach only/);
+  // At exactly the budget (10 MiB = 5 slots) the hot expert gets its replica.
+  const hotPlan = decideRebalance(input({ loads: hot, budgets: budgets(10, 10) }));
+  assert.equal(hotPlan.action, "rebalance");
+  assert.equal(hotPlan.plan!.slotsPerBackend, 5);
+});
+
+Deno.test("decideRebalance() fails clearly when not even one replica per expert fits", () => {
+  const decision = decideRebalance(input({ budgets: budgets(6, null) }));
+  assert.equal(decision.action, "none");
+  assert.match(
+    decision.failed!,
+    /fits 3 experts per layer .* 2 backends × 3 < 8 experts: not even one replica/,
+  );
+  assert.match(decision.reason, /^cannot place experts: /);
+});
+
+Deno.test("decideRebalance(): every plan fits every budget (all budgets and loads)", () => {
+  const row = fc.array(fc.integer({ min: 0, max: 1000 }), { minLength: 8, maxLength: 8 });
+  const mb = fc.option(fc.integer({ min: 1, max: 24 }), { nil: null });
+  fc.assert(
+    fc.property(fc.tuple(row, row), mb, mb, fc.boolean(), (loads, a, b, fresh) => {
+      const decision = decideRebalance(
+        input({ loads, budgets: budgets(a, b), ...(fresh ? { current: null } : {}) }),
+      );
+      if (decision.plan === undefined) return;
+      for (const limit of [a, b]) {
+        if (limit !== null) assert.ok(decision.plan.slotsPerBackend * 2 * MiB <= limit * MiB);
+      }
+      assert.ok(decision.plan.slotsPerBackend * 2 >= 8, "every expert has a replica");
+    }),
+    { numRuns: 80 },
+  );
 });

@@ -6,6 +6,7 @@
 import { topShare } from "../analysis/load_stats.ts";
 import type { PoolLoad } from "../load/pool_load.ts";
 import type { DoctorInputs } from "./doctor.ts";
+import type { LoadWindowMeans } from "./utilisation_window.ts";
 
 /** Live sources of {@linkcode doctorInputs}. */
 export interface DoctorSources {
@@ -14,11 +15,15 @@ export interface DoctorSources {
   load(): PoolLoad;
   /** Mean executor utilisation while serving, over recent rounds (else the latest round's). */
   utilisation?(now: number): number | undefined;
+  /** Means of the load signal while serving, over recent rounds (else the latest round's). */
+  loadSignal?(now: number): LoadWindowMeans | undefined;
   /** Smoothed expert tokens/s of a layer, when history is kept. */
   ewma?(model: string, layer: number): readonly number[] | undefined;
   requests: {
     latencyCv(now: number): number | undefined;
     tokensPerS(now: number): number | undefined;
+    /** Requests answered in the window and the time they span (ms). */
+    volume?(now: number): { requests: number; spanMs: number };
   };
 }
 
@@ -41,10 +46,17 @@ export function doctorInputs(sources: DoctorSources, now: number): DoctorInputs 
   // Pool token rate: every router's traffic as the backends count it, else this router's.
   const reported = fresh.flatMap((b) => b.tokensPerS === undefined ? [] : [b.tokensPerS]);
   const poolRate = reported.length > 0 ? reported.reduce((a, b) => a + b, 0) : undefined;
+  const signal = sources.loadSignal?.(now);
+  const worst = fresh.filter((b) => b.saturation !== undefined)
+    .sort((a, b) => b.saturation!.value - a.saturation!.value)[0];
   return {
     experts: sources.experts(),
     // An idle pool says nothing about utilisation under load: unknown, not 0 %.
-    utilisation: sources.utilisation ? sources.utilisation(now) : mean(utilisations),
+    utilisation: signal?.utilisation ??
+      (sources.utilisation ? sources.utilisation(now) : mean(utilisations)),
+    saturation: signal ? signal.saturation : load.pool.saturation,
+    bottleneck: signal ? signal.bottleneck : worst?.saturation?.bottleneck,
+    traffic: sources.requests.volume?.(now),
     latencyCv: sources.requests.latencyCv(now),
     top10Share: mean(shares),
     tokensPerS: poolRate !== undefined && poolRate > 0

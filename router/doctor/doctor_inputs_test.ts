@@ -30,7 +30,11 @@ function sources(overrides: Partial<DoctorSources> = {}): DoctorSources {
   return {
     experts: () => 10,
     load: () => load,
-    requests: { latencyCv: () => 0.42, tokensPerS: () => 7 },
+    requests: {
+      latencyCv: () => 0.42,
+      tokensPerS: () => 7,
+      volume: () => ({ requests: 500, spanMs: 120_000 }),
+    },
     ...overrides,
   };
 }

@@ -7,9 +7,16 @@
  * memory_total_bytes}` from `nvidia-smi`, or `null` where none is readable) and `power_w`
  * (or `null`). `?detail=replicas` adds per backend `layers: [{layer, expert_tokens_s}]`,
  * the routed-expert tokens/s it served (0 for experts it does not host).
+ *
+ * The load signal (`saturation.ts`): per backend `saturation` — `{value, bottleneck,
+ * device_busy, host_busy, queue_share, shed_share, queue_wait_ms, service_ms, shed_s}`
+ * or `null` — and `capacity_tokens_s` (with `capacity_source`); for the pool
+ * `saturation` (mean), `saturation_max`, `capacity_tokens_s_per_backend` and `scale`
+ * (`{backends, recommended, direction, demand, reason}`).
  */
 import type { AcceleratorReading } from "../../shared/load_report.ts";
 import type { BackendLoad, PoolLoad } from "./pool_load.ts";
+import type { ScaleAdvice } from "./saturation.ts";
 
 /** What the `/api/load` endpoint reads. */
 export interface LoadSource {
@@ -51,6 +58,33 @@ function replicasBody(backend: BackendLoad) {
   };
 }
 
+function saturationBody(backend: BackendLoad) {
+  const s = backend.saturation;
+  if (s === undefined) return null;
+  return {
+    value: round(s.value),
+    bottleneck: s.bottleneck,
+    device_busy: round(s.deviceBusy),
+    host_busy: roundOrNull(s.hostBusy),
+    queue_share: roundOrNull(s.queueShare),
+    shed_share: round(s.shedShare),
+    queue_wait_ms: roundOrNull(backend.queueWaitMs),
+    service_ms: roundOrNull(backend.serviceMs),
+    shed_s: roundOrNull(backend.shedPerS),
+  };
+}
+
+function scaleBody(scale: ScaleAdvice | undefined) {
+  if (scale === undefined) return null;
+  return {
+    backends: scale.backends,
+    recommended: scale.recommended,
+    direction: scale.direction,
+    demand: round(scale.demand),
+    reason: scale.reason,
+  };
+}
+
 /** The `/api/load` body for `load`; `detail` adds optional sections. */
 export function loadApiBody(
   load: PoolLoad,
@@ -64,6 +98,10 @@ export function loadApiBody(
       balancedness: round(load.pool.balancedness),
       cv: round(load.pool.cv),
       tokens_s_balancedness: round(load.pool.tokensBalancedness),
+      saturation: roundOrNull(load.pool.saturation),
+      saturation_max: roundOrNull(load.pool.saturationMax),
+      capacity_tokens_s_per_backend: roundOrNull(load.pool.capacityPerBackend),
+      scale: scaleBody(load.pool.scale),
     },
     backends: load.backends.map((backend) => ({
       id: backend.id,
@@ -87,6 +125,9 @@ export function loadApiBody(
       net_tx_bytes_s: roundOrNull(backend.netTxBytesPerS),
       accelerator: acceleratorBody(backend.accelerator),
       power_w: roundOrNull(backend.powerW),
+      saturation: saturationBody(backend),
+      capacity_tokens_s: roundOrNull(backend.capacity?.tokensPerS),
+      capacity_source: backend.capacity?.source ?? null,
       ...(detail === "replicas" ? replicasBody(backend) : {}),
     })),
     models: load.models.map(({ model, layers }) => ({

@@ -19,6 +19,7 @@ import type { BackendLoadSignal } from "../routing/load_weighted.ts";
 import { type ReportRates, reportRates, sameRun } from "./load_rates.ts";
 import { aggregatePoolLoad, type BackendLoadSample, isFresh, type PoolLoad } from "./pool_load.ts";
 import { PeriodicRounds } from "../runtime/periodic_rounds.ts";
+import { type CapacityMemory, rememberCapacity } from "./saturation.ts";
 
 /** Options of {@linkcode LoadCollector}. */
 export interface LoadCollectorOptions {
@@ -33,6 +34,12 @@ export interface LoadCollectorOptions {
   staleAfterMs?: number;
   /** Bearer token backends require; never logged. */
   internalToken?: string | undefined;
+  /** Utilisation the scaling advice plans for (`prewarm.threshold`); default 0.8. */
+  scaleTarget?: number;
+  /** Most backends the scaling advice recommends (`prewarm.max_backends`); default 8. */
+  maxBackends?: number;
+  /** How long a capacity measured at saturation is remembered; default 10 minutes. */
+  capacityMemoryMs?: number;
   /** Called with the aggregate after every round; errors are logged, never thrown. */
   onRound?: (load: PoolLoad) => void | Promise<void>;
 }
@@ -60,6 +67,7 @@ export class LoadCollector {
   readonly #timeoutMs: number;
   readonly #states = new Map<string, BackendLoadState>();
   readonly #rounds: PeriodicRounds;
+  #capacity: CapacityMemory = new Map();
 
   constructor(pool: { views(): readonly BackendView[] }, options: LoadCollectorOptions) {
     this.#pool = pool;
@@ -108,7 +116,17 @@ export class LoadCollector {
   }
 
   #aggregateOptions() {
-    return { now: this.#options.clock.now(), staleAfterMs: this.staleAfterMs };
+    return {
+      now: this.#options.clock.now(),
+      staleAfterMs: this.staleAfterMs,
+      capacityMemory: this.#capacity,
+      ...(this.#options.scaleTarget !== undefined
+        ? { scaleTarget: this.#options.scaleTarget }
+        : {}),
+      ...(this.#options.maxBackends !== undefined
+        ? { maxBackends: this.#options.maxBackends }
+        : {}),
+    };
   }
 
   #sample(state: BackendLoadState): BackendLoadSample {
@@ -147,7 +165,20 @@ export class LoadCollector {
 
   async #runRound(): Promise<void> {
     await Promise.all(this.#pool.views().map((view) => this.#poll(view)));
-    if (this.#rounds.signal.aborted || this.#options.onRound === undefined) return;
+    if (this.#rounds.signal.aborted) return;
+    // Capacities measured at saturation outlive the round that measured them.
+    const load = this.snapshot();
+    this.#capacity = rememberCapacity(
+      this.#capacity,
+      load.backends.filter((b) => !b.stale).map((b) => ({
+        id: b.id,
+        saturation: b.saturation?.value,
+        tokensPerS: b.tokensPerS,
+      })),
+      load.at,
+      this.#options.capacityMemoryMs ?? 600_000,
+    );
+    if (this.#options.onRound === undefined) return;
     try {
       await this.#options.onRound(this.snapshot());
     } catch (error) {

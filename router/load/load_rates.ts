@@ -44,12 +44,30 @@ export interface ResourceRates {
   netTxBytesPerS: number;
 }
 
+/**
+ * Host-side rates over the interval (reports with a `host` section): the main thread's
+ * busy share and, per group leaving a batching queue, its wait against the execution
+ * it then rode (the saturation signal's inputs, `router/load/saturation.ts`).
+ */
+export interface HostRates {
+  /** Δ event-loop lateness ÷ Δ probe time, in [0, 1]. */
+  hostBusy: number;
+  /** Mean wait per group beyond the batching window (ms); 0 without groups. */
+  queueWaitMs: number;
+  /** Mean time per execution (ms); 0 without executions. */
+  serviceMs: number;
+  /** Groups that left a queue per second. */
+  groupsPerS: number;
+}
+
 /** Rates of a backend and of each of its parts. */
 export interface ReportRates {
   backend: BackendRates;
   parts: PartRate[];
   /** Absent when either report lacks `resources` (an older backend). */
   resources?: ResourceRates | undefined;
+  /** Absent when either report lacks `host` (an older backend). */
+  host?: HostRates | undefined;
 }
 
 /**
@@ -91,6 +109,7 @@ export function reportRates(previous: LoadReport, current: LoadReport): ReportRa
       netTxBytesPerS: perS(now.netTxBytes, then.netTxBytes),
     }
     : undefined;
+  const host = hostRates(previous, current, intervalMs);
   return {
     backend: {
       intervalMs,
@@ -101,5 +120,29 @@ export function reportRates(previous: LoadReport, current: LoadReport): ReportRa
     },
     parts,
     ...(resources ? { resources } : {}),
+    ...(host ? { host } : {}),
+  };
+}
+
+/** Host-side rates between two reports; `undefined` when either lacks `host`. */
+export function hostRates(
+  previous: LoadReport,
+  current: LoadReport,
+  intervalMs: number,
+): HostRates | undefined {
+  const now = current.host;
+  const then = previous.host;
+  if (now === undefined || then === undefined) return undefined;
+  const delta = (a: number, b: number) => Math.max(0, a - b);
+  const elapsed = delta(now.loopElapsedMs, then.loopElapsedMs);
+  const groups = delta(now.groups, then.groups);
+  const executions = delta(now.executions, then.executions);
+  const waitPerGroup = groups > 0 ? delta(now.queueDelayMs, then.queueDelayMs) / groups : 0;
+  return {
+    hostBusy: elapsed > 0 ? Math.min(1, delta(now.loopLagMs, then.loopLagMs) / elapsed) : 0,
+    // Waiting up to the batching window is deliberate; only the excess is queueing.
+    queueWaitMs: Math.max(0, waitPerGroup - now.windowMs),
+    serviceMs: executions > 0 ? delta(now.executionMs, then.executionMs) / executions : 0,
+    groupsPerS: groups * 1000 / intervalMs,
   };
 }

@@ -76,3 +76,37 @@ Deno.test("reportRates() derives CPU cores and network bytes/s from resource cou
   assert.equal(rates?.resources, undefined);
   assert.equal(rates?.backend.intervalMs, 2000);
 });
+
+Deno.test("hostRates(): loop busy share, queue wait beyond the window, service per execution", () => {
+  const host = (
+    lag: number,
+    elapsed: number,
+    groups: number,
+    delay: number,
+    runs: number,
+    ms: number,
+  ) => ({
+    loopLagMs: lag,
+    loopElapsedMs: elapsed,
+    groups,
+    queueDelayMs: delay,
+    executions: runs,
+    executionMs: ms,
+    windowMs: 2,
+  });
+  const before = fakeLoadReport({ at: 1_700_000_000_000, host: host(10, 1000, 100, 200, 50, 100) });
+  const after = fakeLoadReport({
+    at: 1_700_000_001_000,
+    host: host(410, 2000, 300, 2200, 150, 600),
+  });
+  const rates = reportRates(before, after)!;
+  assert.deepEqual(rates.host, {
+    hostBusy: 0.4,
+    // 2000 ms over 200 groups = 10 ms each, 8 beyond the 2 ms window.
+    queueWaitMs: 8,
+    serviceMs: 5,
+    groupsPerS: 200,
+  });
+  // An older backend without the section: no host rates, never zeros.
+  assert.equal(reportRates(fakeLoadReport({ at: 1 }), fakeLoadReport({ at: 2 }))?.host, undefined);
+});

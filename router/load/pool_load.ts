@@ -10,6 +10,16 @@
 import type { AcceleratorReading, LoadReport } from "../../shared/load_report.ts";
 import { balancedness, coefficientOfVariation } from "../../shared/balancedness.ts";
 import type { ReportRates } from "./load_rates.ts";
+import {
+  backendCapacity,
+  type CapacityEstimate,
+  type CapacityMemory,
+  poolCapacityPerBackend,
+  type Saturation,
+  saturationOf,
+  type ScaleAdvice,
+  scaleAdvice,
+} from "./saturation.ts";
 
 /** What the collector knows about one backend. */
 export interface BackendLoadSample {
@@ -46,6 +56,17 @@ export interface BackendLoad {
   inFlightRows: number | undefined;
   /** Groups queued over all parts. */
   queueDepth: number | undefined;
+  /** Requests refused (503) per second by the backend's admission. */
+  shedPerS?: number | undefined;
+  /** Mean queue wait per group beyond the batching window, and mean execution (ms). */
+  queueWaitMs?: number | undefined;
+  serviceMs?: number | undefined;
+  /** The load signal (`saturation.ts`); `undefined` until two reports of one run arrived. */
+  saturation?: Saturation | undefined;
+  /** Tokens/s this backend can serve (`saturation.ts`); `undefined` when unknown. */
+  capacity?: CapacityEstimate | undefined;
+  /** Routed-expert memory budget, bytes used and largest expert, from its latest report. */
+  residency?: LoadReport["residency"];
   slots: number | undefined;
   executionProvider: string | undefined;
   memory: LoadReport["memory"] | undefined;
@@ -58,6 +79,8 @@ export interface BackendLoad {
   accelerator: AcceleratorReading | null | undefined;
   /** Accelerator power (W): `null` not readable there, `undefined` not reported. */
   powerW: number | null | undefined;
+  /** Plan versions active and staged there (latest report); `undefined` not reported. */
+  plan: LoadReport["plan"];
   /**
    * Routed-expert tokens/s of the experts hosted here, per layer of its model; index =
    * logical expert, 0 where not hosted, as long as the pool's layer vector.
@@ -103,6 +126,14 @@ export interface PoolLoad {
     cv: number;
     /** Balancedness of their token rates. */
     tokensBalancedness: number;
+    /** Mean saturation of fresh backends; `undefined` when none reports rates. */
+    saturation?: number | undefined;
+    /** Highest saturation of a fresh backend. */
+    saturationMax?: number | undefined;
+    /** Median capacity of one backend (tokens/s); `undefined` when unknown. */
+    capacityPerBackend?: number | undefined;
+    /** The scaling rule's advice from the same signal. */
+    scale?: ScaleAdvice | undefined;
   };
 }
 
@@ -112,6 +143,12 @@ export interface AggregateOptions {
   now: number;
   /** A report older than this is stale. */
   staleAfterMs: number;
+  /** Capacities measured at saturation earlier (`saturation.ts`); default none. */
+  capacityMemory?: CapacityMemory;
+  /** Utilisation the scaling advice plans for; default 0.8 (`prewarm.threshold`). */
+  scaleTarget?: number;
+  /** Most backends the scaling advice recommends; default 8 (`prewarm.max_backends`). */
+  maxBackends?: number;
 }
 
 /** Whether a sample is fresh: its last poll succeeded and its report is recent. */
@@ -123,6 +160,20 @@ export function isFresh(sample: BackendLoadSample, options: AggregateOptions): b
 function backendLoad(sample: BackendLoadSample, options: AggregateOptions): BackendLoad {
   const { report, rates } = sample;
   const fresh = isFresh(sample, options);
+  const saturation = rates && saturationOf({
+    deviceBusy: rates.backend.utilisation,
+    hostBusy: rates.host?.hostBusy,
+    queueWaitMs: rates.host?.queueWaitMs,
+    serviceMs: rates.host?.serviceMs,
+    admittedPerS: rates.backend.requestsPerS,
+    shedPerS: rates.backend.rejectedPerS,
+  });
+  const capacity = fresh
+    ? backendCapacity(
+      { id: sample.id, saturation: saturation?.value, tokensPerS: rates?.backend.tokensPerS },
+      options.capacityMemory ?? new Map(),
+    )
+    : undefined;
   return {
     id: sample.id,
     name: report?.backend ?? sample.name,
@@ -136,6 +187,12 @@ function backendLoad(sample: BackendLoadSample, options: AggregateOptions): Back
     inFlight: report?.inFlightRequests,
     inFlightRows: report?.inFlightRows,
     queueDepth: report?.parts.reduce((sum, part) => sum + part.queueDepth, 0),
+    shedPerS: rates?.backend.rejectedPerS,
+    queueWaitMs: rates?.host?.queueWaitMs,
+    serviceMs: rates?.host?.serviceMs,
+    saturation,
+    capacity,
+    residency: report?.residency,
     slots: report?.slots,
     executionProvider: report?.executionProvider,
     memory: report?.memory,
@@ -144,6 +201,7 @@ function backendLoad(sample: BackendLoadSample, options: AggregateOptions): Back
     netTxBytesPerS: rates?.resources?.netTxBytesPerS,
     accelerator: report?.resources?.accelerator,
     powerW: report?.resources?.powerW,
+    plan: report?.plan,
     expertLayers: rates && backendExpertLayers(rates),
   };
 }
@@ -218,6 +276,8 @@ export function aggregatePoolLoad(
   const backends = samples.map((sample) => backendLoad(sample, options));
   const models = expertLoads(usable);
   padExpertLayers(backends, models);
+  const signal = backends.filter((b) => !b.stale && b.saturation !== undefined);
+  const saturations = signal.map((b) => b.saturation!.value);
   return {
     at: options.now,
     backends,
@@ -227,6 +287,19 @@ export function aggregatePoolLoad(
       balancedness: balancedness(utilisations),
       cv: coefficientOfVariation(utilisations),
       tokensBalancedness: balancedness(usable.map((sample) => sample.rates!.backend.tokensPerS)),
+      saturation: saturations.length === 0
+        ? undefined
+        : saturations.reduce((a, b) => a + b, 0) / saturations.length,
+      saturationMax: saturations.length === 0 ? undefined : Math.max(...saturations),
+      capacityPerBackend: poolCapacityPerBackend(backends.map((b) => b.capacity)),
+      scale: scaleAdvice(
+        signal.map((b) => ({
+          saturation: b.saturation!.value,
+          admittedPerS: b.requestsPerS ?? 0,
+          shedPerS: b.shedPerS ?? 0,
+        })),
+        { target: options.scaleTarget ?? 0.8, maxBackends: options.maxBackends ?? 8 },
+      ),
     },
   };
 }

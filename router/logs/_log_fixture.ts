@@ -142,3 +142,11 @@ export async function writeFixtureDir(): Promise<string> {
   await Deno.writeTextFile(join(dir, "notes.txt"), "not a log file\n");
   return dir;
 }
+
+/** The fixture line written at `T0 + offsetMs` (each offset has one line). */
+export function fixtureLine(offsetMs: number): string {
+  const ts = new Date(T0_MS + offsetMs).toISOString();
+  const found = Object.values(FIXTURE_FILES).flat().find((text) => JSON.parse(text).ts === ts);
+  if (found === undefined) throw new Error(`no fixture line at T0 + ${offsetMs} ms`);
+  return found;
+}

@@ -1,5 +1,5 @@
 /**
- * @module The embedded log store: evaluates the LogQL subset over the local JSON-lines
+ * @module The embedded log store: evaluates the LogQL subset (log and metric queries) over the local JSON-lines
  * log files under `log.dir` (`<service>[-<instance>].log` and its rotations `.1`, `.2`…;
  * every file whose name contains `.log`, gzip-compressed ones included).
  *
@@ -10,8 +10,10 @@
  * id): the labels the log shipper gives Loki, so a query means the same in both stores.
  */
 import { join } from "node:path";
-import { compileQuery } from "./log_pipeline.ts";
-import type { LogQueryRequest, LogStore } from "./log_store.ts";
+import { type CompiledQuery, compileQuery } from "./log_pipeline.ts";
+import type { LogQueryRequest, LogStore, MetricQueryRequest } from "./log_store.ts";
+import type { MatrixResponse } from "./matrix_result.ts";
+import { evaluateMetric, SampleCollector } from "./metric_eval.ts";
 import { EntryCollector, type StreamsResponse } from "./streams_result.ts";
 import { parseTimestampNs } from "./query_range_params.ts";
 
@@ -76,21 +78,43 @@ export class LocalLogStore implements LogStore {
   async queryRange(request: LogQueryRequest): Promise<StreamsResponse> {
     const { startNs, endNs, limit, direction } = request.range;
     const collector = new EntryCollector(limit, direction);
+    const query = compileQuery(request.parsed);
+    const warnings = await this.#scan(startNs - 1n, query, (record, line) => {
+      if (record.ns < startNs || record.ns >= endNs || !collector.wants(record.ns)) return;
+      if (!query.matchesStream(record.stream)) return;
+      const entry = query.process(line, record.stream, { value: record.value });
+      if (entry) collector.add({ ns: record.ns, ...entry });
+    });
+    return collector.response(warnings);
+  }
+
+  async queryMetric(request: MetricQueryRequest): Promise<MatrixResponse> {
+    const collector = new SampleCollector(request.parsed, request.range);
+    const warnings = await this.#scan(collector.fromNs, collector.log, (record, line) => {
+      collector.add(record.ns, line, record.stream, { value: record.value });
+    });
+    return evaluateMetric(request.parsed, collector, request.range, warnings);
+  }
+
+  /**
+   * Feeds every parsed line that may pass `query`'s leading line filters to `visit`,
+   * skipping files last modified at or before `afterNs`; returns the warnings.
+   */
+  async #scan(
+    afterNs: bigint,
+    query: CompiledQuery,
+    visit: (record: LocalRecord, line: string) => void,
+  ): Promise<string[]> {
     if (this.#dir === "") {
-      return collector.response([
-        'log.dir is "": logs go to stdout only, there are no log files to query',
-      ]);
+      return ['log.dir is "": logs go to stdout only, there are no log files to query'];
     }
     const files = await logFiles(this.#dir);
     if (files === undefined) {
-      return collector.response([
-        `log.dir "${this.#dir}" does not exist (yet): no log files to query`,
-      ]);
+      return [`log.dir "${this.#dir}" does not exist (yet): no log files to query`];
     }
-    const query = compileQuery(request.parsed);
     let malformed = 0;
     for (const file of files) {
-      if (file.mtimeNs !== undefined && file.mtimeNs < startNs) continue;
+      if (file.mtimeNs !== undefined && file.mtimeNs <= afterNs) continue;
       for await (const line of this.#lines(file.path)) {
         if (line === undefined) {
           malformed++;
@@ -102,15 +126,10 @@ export class LocalLogStore implements LogStore {
           malformed++;
           continue;
         }
-        if (record.ns < startNs || record.ns >= endNs || !collector.wants(record.ns)) continue;
-        if (!query.matchesStream(record.stream)) continue;
-        const entry = query.process(line, record.stream, { value: record.value });
-        if (entry) collector.add({ ns: record.ns, ...entry });
+        visit(record, line);
       }
     }
-    return collector.response(
-      malformed > 0 ? [`skipped ${malformed} malformed line(s) in ${this.#dir}`] : [],
-    );
+    return malformed > 0 ? [`skipped ${malformed} malformed line(s) in ${this.#dir}`] : [];
   }
 
   /** Lines of a file (gunzipped when `.gz`); `undefined` stands for an over-long line. */

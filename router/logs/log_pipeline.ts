@@ -148,7 +148,10 @@ const COMPARE: Record<NumberOp, (a: number, b: number) => boolean> = {
   "!=": (a, b) => a !== b,
 };
 
-function compileLabelFilter(filter: LabelFilter): (labels: Record<string, string>) => boolean {
+/** Compiles a label filter; it may set `__error__` on the labels it tests. */
+export function compileLabelFilter(
+  filter: LabelFilter,
+): (labels: Record<string, string>) => boolean {
   switch (filter.kind) {
     case "match":
       return compileMatcher(filter.matcher);

@@ -1,7 +1,8 @@
 /**
- * @module `GET /api/logs?query=<LogQL>&start=&end=&since=&limit=&direction=`: log
- * queries in Loki's `query_range` shape, answered by the configured {@linkcode LogStore}
- * (Loki when `loki.url` is set, else the local log files).
+ * @module `GET /api/logs?query=<LogQL>&start=&end=&since=&limit=&direction=&step=`: log
+ * queries (`streams`) and metric queries (`matrix`, every `step`) in Loki's `query_range`
+ * shape, answered by the configured {@linkcode LogStore} (Loki when `loki.url` is set,
+ * else the local log files).
  *
  * Admin only (`authorization: Bearer <auth.admin_token>`; 403 when none is configured,
  * 401 without it): logs hold request metadata. The query is checked against the LogQL
@@ -14,9 +15,10 @@ import { ApiError, errorResponse } from "../../shared/errors.ts";
 import { hasBearerToken } from "../../shared/bearer_token.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { LogQLError } from "./logql_ast.ts";
-import { parseLogQL } from "./logql_parser.ts";
+import { parseQuery } from "./logql_query.ts";
+import { MetricQueryError } from "./metric_eval.ts";
 import { type LogStore, LokiQueryError } from "./log_store.ts";
-import { parseQueryRange } from "./query_range_params.ts";
+import { parseMetricRange, parseQueryRange } from "./query_range_params.ts";
 
 /** What the log routes need. */
 export interface LogRoutesDeps {
@@ -43,9 +45,18 @@ export function registerLogRoutes<E extends Env>(app: Hono<E>, deps: LogRoutesDe
           'Cannot query logs: query is required, e.g. query={service="router"} |= "error"',
         );
       }
-      const parsed = parseLogQL(query);
-      const range = parseQueryRange(params, now());
-      const body = await deps.store.queryRange({ query, parsed, range });
+      const parsed = parseQuery(query);
+      const body = parsed.kind === "log"
+        ? await deps.store.queryRange({
+          query,
+          parsed: parsed.log,
+          range: parseQueryRange(params, now()),
+        })
+        : await deps.store.queryMetric({
+          query,
+          parsed: parsed.metric,
+          range: parseMetricRange(params, now()),
+        });
       return c.json(body, 200, { "x-switchyard-log-store": deps.store.kind });
     } catch (error) {
       return errorResponse(toApiError(error, deps.logger));
@@ -65,6 +76,9 @@ function requireAdmin(headers: Headers, adminToken: string | undefined): void {
 function toApiError(error: unknown, logger: Logger | undefined): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof LogQLError) return new ApiError("bad_request", error.message);
+  if (error instanceof MetricQueryError) {
+    return new ApiError("bad_request", `Cannot query logs: ${error.message}`);
+  }
   if (error instanceof RangeError) {
     return new ApiError("bad_request", `Cannot query logs: ${error.message}`);
   }

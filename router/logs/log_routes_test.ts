@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { freePort } from "../../tools/pool/processes.ts";
 import { startLokiTestServer } from "../../tests/_support/loki_test_server.ts";
 import { MemoryLogger } from "../observe/memory_logger.ts";
-import { fixtureEntries, ns, T0_MS, writeFixtureDir } from "./_log_fixture.ts";
+import { fixtureEntries, fixtureLine, ns, T0_MS, writeFixtureDir } from "./_log_fixture.ts";
 import { LocalLogStore } from "./local_log_store.ts";
 import { registerLogRoutes } from "./log_routes.ts";
 import type { LogStore } from "./log_store.ts";
@@ -54,8 +54,20 @@ Deno.test("GET /api/logs answers 400 naming the problem", async () => {
       'Unsupported LogQL: "logfmt" parser is not in the supported subset (json only)',
     ],
     [
-      { query: 'count_over_time({service="router"}[5m])' },
-      'Unsupported LogQL: metric query "count_over_time(…)" is not in the supported subset (log queries only: a stream selector and a pipeline)',
+      { query: 'count_over_time({service="router"}[5m]) / 2' },
+      'Unsupported LogQL: binary operation "count_over_time({service="router"}[5m]) / 2" is not in the supported subset',
+    ],
+    [
+      { query: 'stddev_over_time({service="router"} | json | unwrap ms [5m])' },
+      'Unsupported LogQL: range aggregation "stddev_over_time" is not in the supported subset (count_over_time, rate, bytes_over_time, bytes_rate, sum_over_time, avg_over_time, min_over_time, max_over_time, quantile_over_time)',
+    ],
+    [
+      { query: 'rate({service="router"}[5m])', step: "0" },
+      'Cannot query logs: step: must be a positive duration or number of seconds, got "0"',
+    ],
+    [
+      { query: 'rate({service="router"}[5m])', since: "1d", step: "1" },
+      "Cannot query logs: step: exceeded maximum resolution of 11000 points per timeseries; try a larger step",
     ],
     [
       { query: '{service="router"' },
@@ -98,7 +110,31 @@ Deno.test("GET /api/logs evaluates over local files when Loki is not configured"
 });
 
 Deno.test("GET /api/logs forwards to Loki with the tenant header and ns times", async () => {
-  const loki = startLokiTestServer();
+  const listening = (backend: string, offset: number) => ({
+    stream: { backend, level: "info", service: "backend" },
+    values: [[ns(offset), fixtureLine(offset)]],
+  });
+  // Hand-written: the two "backend listening" lines, each its own stream.
+  const loki = startLokiTestServer({
+    golden: [{
+      name: "listening lines",
+      params: {
+        query: '{service="backend"} |= "listening"',
+        start: ns(0),
+        end: String(BigInt(NOW) * 1_000_000n),
+        limit: "10",
+        direction: "backward",
+      },
+      status: 200,
+      body: {
+        status: "success",
+        data: {
+          resultType: "streams",
+          result: [listening("backend-1", 500), listening("backend-2", 600)],
+        },
+      },
+    }],
+  });
   try {
     const streams = fixtureEntries().map((e) => ({ stream: e.labels, values: [[e.ns, e.line]] }));
     const push = await fetch(`${loki.url}/loki/api/v1/push`, {
@@ -171,4 +207,34 @@ Deno.test("GET /api/logs: an unreachable Loki answers 502", async () => {
     response.body.error,
     new RegExp(`^Cannot query logs: Loki at ${url} is unreachable: `),
   );
+});
+
+Deno.test("GET /api/logs answers a metric query as a matrix, locally and forwarded", async () => {
+  const dir = await writeFixtureDir();
+  const query = 'sum by (service) (count_over_time({service=~".+"}[10s]))';
+  // Up to T0 + 6 s: router 5 lines, backend 4; at T0 + 3 s: router 4, backend 2.
+  const want = [
+    { metric: { service: "backend" }, values: [[T0_MS / 1000 + 3, "2"], [T0_MS / 1000 + 6, "4"]] },
+    { metric: { service: "router" }, values: [[T0_MS / 1000 + 3, "4"], [T0_MS / 1000 + 6, "5"]] },
+  ];
+  const params = { query, start: ns(3000), end: ns(6000), step: "3s" };
+  const loki = startLokiTestServer({
+    golden: [{
+      name: "per service",
+      params: { ...params, step: "3" },
+      status: 200,
+      body: { status: "success", data: { resultType: "matrix", result: want } },
+    }],
+  });
+  try {
+    for (const store of [new LocalLogStore({ dir }), new LokiLogStore({ url: loki.url })]) {
+      const response = await get(appWith(store), params);
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      assert.equal(response.body.data.resultType, "matrix");
+      assert.deepEqual(response.body.data.result, want, store.kind);
+    }
+  } finally {
+    await loki.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 });

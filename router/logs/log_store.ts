@@ -4,9 +4,11 @@
  * log files, {@linkcode LokiLogStore} forwards to Grafana Loki's `query_range`. Both
  * pass the same contract test (`log_store_contract_test.ts`).
  */
-import type { LogQuery } from "./logql_ast.ts";
+import type { LogQuery, MetricQuery } from "./logql_ast.ts";
 import type { QueryRange } from "./query_range_params.ts";
 import type { StreamsResponse } from "./streams_result.ts";
+import type { MatrixResponse } from "./matrix_result.ts";
+import type { MetricRange } from "./metric_eval.ts";
 
 /** A validated log query: the text, its parsed subset form and the range. */
 export interface LogQueryRequest {
@@ -17,11 +19,19 @@ export interface LogQueryRequest {
   range: QueryRange;
 }
 
-/** Answers log queries in Loki's `query_range` shape. */
+/** A validated metric query: the text, its parsed subset form and the steps. */
+export interface MetricQueryRequest {
+  query: string;
+  parsed: MetricQuery;
+  range: MetricRange;
+}
+
+/** Answers log and metric queries in Loki's `query_range` shapes (streams, matrix). */
 export interface LogStore {
   /** `local` or `loki`, for logs and the API's `x-switchyard-log-store` header. */
   readonly kind: "local" | "loki";
   queryRange(request: LogQueryRequest): Promise<StreamsResponse>;
+  queryMetric(request: MetricQueryRequest): Promise<MatrixResponse>;
 }
 
 /**

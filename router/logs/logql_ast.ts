@@ -73,3 +73,58 @@ export class LogQLError extends Error {
     this.position = position;
   }
 }
+
+/** A range aggregation of the subset (Loki's names). */
+export type RangeOp =
+  | "count_over_time"
+  | "rate"
+  | "bytes_over_time"
+  | "bytes_rate"
+  | "sum_over_time"
+  | "avg_over_time"
+  | "min_over_time"
+  | "max_over_time"
+  | "quantile_over_time";
+
+/** A vector aggregation of the subset. */
+export type VectorOp = "sum" | "avg" | "max" | "min" | "count" | "topk";
+
+/** `by (a, b)` keeps only those labels; `without (a, b)` drops them. */
+export interface Grouping {
+  without: boolean;
+  labels: string[];
+}
+
+/**
+ * `op([param,] {selector} | pipeline [| unwrap label [| post filters]] [range]) [by (…)]`.
+ * `unwrap` takes a sample's value from a label (the label leaves the series' labels);
+ * without it a sample is 1 per line (`count_over_time`, `rate`) or the line's bytes.
+ */
+export interface RangeAggregation {
+  kind: "range";
+  op: RangeOp;
+  /** The quantile of `quantile_over_time`. */
+  param?: number;
+  log: LogQuery;
+  unwrap?: { label: string; postFilters: LabelFilter[] };
+  rangeMs: number;
+  grouping?: Grouping;
+}
+
+/** `op [by|without (…)] ([k,] inner)`. */
+export interface VectorAggregation {
+  kind: "vector";
+  op: VectorOp;
+  /** `k` of `topk`. */
+  param?: number;
+  grouping?: Grouping;
+  inner: MetricQuery;
+}
+
+/** A metric query of the subset. */
+export type MetricQuery = RangeAggregation | VectorAggregation;
+
+/** Any query of the subset: a log query (streams) or a metric query (matrix). */
+export type ParsedQuery =
+  | { kind: "log"; log: LogQuery }
+  | { kind: "metric"; metric: MetricQuery };

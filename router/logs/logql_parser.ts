@@ -10,6 +10,8 @@
  * The subset: a stream selector (`= != =~ !~`), line filters (`|= != |~ !~`, with
  * `or` alternatives), `| json` (no arguments), label filters (string matchers, numeric
  * `> >= < <= == !=`, `and`, `or`, `,`, parentheses) and `| line_format "{{.label}}"`.
+ * Metric queries over such log queries are read by `logql_query.ts`; this file's
+ * {@linkcode parseLogQL} takes log queries only.
  */
 import { parser } from "@grafana/lezer-logql";
 import {
@@ -25,24 +27,19 @@ import {
 import { compileRegex, unquoteLogQL } from "./logql_strings.ts";
 import { parseLineTemplate, TemplateActionError } from "./line_template.ts";
 
-type SyntaxNode = ReturnType<typeof parser.parse>["topNode"];
+export type SyntaxNode = ReturnType<typeof parser.parse>["topNode"];
 
 const SUBSET = "is not in the supported subset";
 const parserMessage = (name: string) => `"${name}" parser ${SUBSET} (json only)`;
 
 /** Node name → message naming the unsupported construct (`text` is the node's source). */
 const UNSUPPORTED: Record<string, (text: string) => string> = {
-  MetricExpr: (text) =>
-    `metric query ${
-      describeMetric(text)
-    } ${SUBSET} (log queries only: a stream selector and a pipeline)`,
   Logfmt: () => parserMessage("logfmt"),
   Unpack: () => parserMessage("unpack"),
   Pattern: () => parserMessage("pattern"),
   Regexp: () => parserMessage("regexp"),
   JsonExpressionParser: (text) =>
     `"json" with extraction expressions ("${text}") ${SUBSET} (plain "| json" only)`,
-  Unwrap: () => `"unwrap" ${SUBSET} (log queries only)`,
   LabelFormatExpr: () => `"label_format" ${SUBSET}`,
   DropLabelsExpr: () => `"drop" ${SUBSET}`,
   KeepLabelsExpr: () => `"keep" ${SUBSET}`,
@@ -53,8 +50,41 @@ const UNSUPPORTED: Record<string, (text: string) => string> = {
   IpLabelFilter: () => `"ip()" label filter ${SUBSET}`,
   DurationFilter: (text) => `duration label filter "${text}" ${SUBSET} (numbers only)`,
   BytesFilter: (text) => `bytes label filter "${text}" ${SUBSET} (numbers only)`,
+  OffsetExpr: () => `"offset" ${SUBSET}`,
+  BinOpExpr: (text) => `binary operation "${text.trim().slice(0, 60)}" ${SUBSET}`,
+  LabelReplaceExpr: () => `"label_replace" ${SUBSET}`,
+  VectorExpr: () => `"vector()" ${SUBSET}`,
+  LabelAggregationExpr: (text) => `"${text.split("(")[0]!.trim()}" ${SUBSET}`,
+  ConvOp: (text) => `unwrap conversion "${text}()" ${SUBSET} (plain "| unwrap label" only)`,
+  RateCounter: () => rangeMessage("rate_counter"),
+  StddevOverTime: () => rangeMessage("stddev_over_time"),
+  StdvarOverTime: () => rangeMessage("stdvar_over_time"),
+  FirstOverTime: () => rangeMessage("first_over_time"),
+  LastOverTime: () => rangeMessage("last_over_time"),
+  AbsentOverTime: () => rangeMessage("absent_over_time"),
+  Stddev: () => vectorMessage("stddev"),
+  Stdvar: () => vectorMessage("stdvar"),
+  Bottomk: () => vectorMessage("bottomk"),
+  Sort: () => vectorMessage("sort"),
+  Sort_Desc: () => vectorMessage("sort_desc"),
+  Approx_Topk: () => vectorMessage("approx_topk"),
+};
+
+/** Keywords that lezer reads as an error node when misplaced (`| unwrap x` in a log query). */
+const MISPLACED: Record<string, (text: string) => string> = {
+  Unwrap: () =>
+    `"unwrap" outside a range aggregation ${SUBSET} (e.g. avg_over_time(… | unwrap ms [1m]))`,
   Offset: () => `"offset" ${SUBSET}`,
 };
+
+function rangeMessage(name: string): string {
+  return `range aggregation "${name}" ${SUBSET} (count_over_time, rate, bytes_over_time, ` +
+    "bytes_rate, sum_over_time, avg_over_time, min_over_time, max_over_time, quantile_over_time)";
+}
+
+function vectorMessage(name: string): string {
+  return `vector aggregation "${name}" ${SUBSET} (sum, avg, max, min, count, topk)`;
+}
 
 const MATCH_OPS: Record<string, MatchOp> = { Eq: "=", Neq: "!=", Re: "=~", Nre: "!~" };
 const LINE_OPS: Record<string, LineFilterOp> = {
@@ -75,11 +105,31 @@ const NUMBER_OPS: Record<string, NumberOp> = {
 
 /** Parses `query`; throws {@linkcode LogQLError} (syntax or unsupported) otherwise. */
 export function parseLogQL(query: string): LogQuery {
+  const tree = parseTree(query);
+  const metric = tree.topNode.getChild("Expr")?.getChild("MetricExpr");
+  if (metric) {
+    throw new LogQLError(
+      "unsupported",
+      `Unsupported LogQL: metric query ${describeMetric(query.slice(metric.from, metric.to))} ` +
+        "where a log query is expected (a stream selector and a pipeline)",
+      metric.from,
+    );
+  }
+  return logQueryOf(query, tree.topNode.getChild("Expr")?.getChild("LogExpr") ?? null);
+}
+
+/** Parses `query` with lezer and throws for the first error or unsupported construct. */
+export function parseTree(query: string): ReturnType<typeof parser.parse> {
   if (query.trim() === "") throw syntaxError(query, 0, "the query is empty");
   const tree = parser.parse(query);
   rejectInvalid(query, tree);
+  return tree;
+}
+
+/** The log query under a `LogExpr` (or a `LogRangeExpr`) node. */
+export function logQueryOf(query: string, node: SyntaxNode | null): LogQuery {
   const walker = new TreeWalker(query);
-  let logExpr = tree.topNode.getChild("Expr")?.getChild("LogExpr") ?? null;
+  let logExpr = node;
   while (logExpr !== null && logExpr.getChild("Selector") === null) {
     logExpr = logExpr.getChild("LogExpr"); // parenthesised `({…})`
   }
@@ -102,7 +152,7 @@ function rejectInvalid(query: string, tree: ReturnType<typeof parser.parse>): vo
       if (ref.type.isError) {
         // `| unwrap x` and `offset 5m` parse as errors wrapping their keyword.
         const keyword = ref.node.firstChild;
-        const describe = keyword && UNSUPPORTED[keyword.name];
+        const describe = keyword && (MISPLACED[keyword.name] ?? UNSUPPORTED[keyword.name]);
         if (describe) unsupported = { from: ref.from, message: describe(textOf(keyword)) };
         else error = { from: ref.from, to: ref.to };
         return false;
@@ -134,7 +184,7 @@ function rejectInvalid(query: string, tree: ReturnType<typeof parser.parse>): vo
 }
 
 /** Converts supported subtrees to AST parts; string/regex errors carry their position. */
-class TreeWalker {
+export class TreeWalker {
   readonly #query: string;
 
   constructor(query: string) {
@@ -142,7 +192,7 @@ class TreeWalker {
   }
 
   matcher(node: SyntaxNode): LabelMatcher {
-    const name = this.#text(node.getChild("Identifier")!);
+    const name = this.text(node.getChild("Identifier")!);
     const opNode = childList(node).find((child) => child.name in MATCH_OPS)!;
     const op = MATCH_OPS[opNode.name]!;
     const value = this.#string(node.getChild("String")!);
@@ -169,11 +219,11 @@ class TreeWalker {
       case "LabelParser":
         return [{ kind: "json" }]; // other parsers were rejected as unsupported
       case "LabelFilter":
-        return [{ kind: "label_filter", filter: this.#labelFilter(body) }];
+        return [{ kind: "label_filter", filter: this.labelFilter(body) }];
       case "LineFormatExpr":
         return [this.#lineFormat(body.getChild("String")!)];
     }
-    throw syntaxError(this.#query, node.from, `unexpected ${JSON.stringify(this.#text(node))}`);
+    throw syntaxError(this.#query, node.from, `unexpected ${JSON.stringify(this.text(node))}`);
   }
 
   #lineFilter(node: SyntaxNode): Stage {
@@ -183,30 +233,30 @@ class TreeWalker {
     return { kind: "line_filter", filter: { op, values } };
   }
 
-  #labelFilter(node: SyntaxNode): LabelFilter {
+  labelFilter(node: SyntaxNode): LabelFilter {
     const kids = childList(node);
     const nested = kids.filter((child) => child.name === "LabelFilter");
     if (nested.length === 2) {
       return {
         kind: kids.some((child) => child.name === "Or") ? "or" : "and",
-        left: this.#labelFilter(nested[0]!),
-        right: this.#labelFilter(nested[1]!),
+        left: this.labelFilter(nested[0]!),
+        right: this.labelFilter(nested[1]!),
       };
     }
-    if (nested.length === 1) return this.#labelFilter(nested[0]!); // `( … )`
+    if (nested.length === 1) return this.labelFilter(nested[0]!); // `( … )`
     const first = kids[0];
     if (first?.name === "Matcher") return { kind: "match", matcher: this.matcher(first) };
     if (first?.name === "NumberFilter") {
-      const name = this.#text(first.getChild("Identifier")!);
+      const name = this.text(first.getChild("Identifier")!);
       const opNode = childList(first).find((child) => child.name in NUMBER_OPS)!;
-      const literal = this.#text(first.getChild("LiteralExpr")!).replace(/\s+/g, "");
+      const literal = this.text(first.getChild("LiteralExpr")!).replace(/\s+/g, "");
       const value = Number(literal);
       if (!Number.isFinite(value)) {
         throw syntaxError(this.#query, first.from, `${JSON.stringify(literal)} is not a number`);
       }
       return { kind: "number", name, op: NUMBER_OPS[opNode.name]!, value };
     }
-    throw syntaxError(this.#query, node.from, `unexpected ${JSON.stringify(this.#text(node))}`);
+    throw syntaxError(this.#query, node.from, `unexpected ${JSON.stringify(this.text(node))}`);
   }
 
   #lineFormat(node: SyntaxNode): Stage {
@@ -225,7 +275,7 @@ class TreeWalker {
 
   #string(node: SyntaxNode): string {
     try {
-      return unquoteLogQL(this.#text(node));
+      return unquoteLogQL(this.text(node));
     } catch (error) {
       const offset = typeof (error as Error).cause === "number" ? (error as Error).cause : 0;
       throw syntaxError(this.#query, node.from + (offset as number), (error as Error).message);
@@ -240,7 +290,7 @@ class TreeWalker {
     }
   }
 
-  #text(node: SyntaxNode): string {
+  text(node: SyntaxNode): string {
     return this.#query.slice(node.from, node.to);
   }
 }
@@ -260,7 +310,7 @@ function requireNonEmptyMatcher(query: string, node: SyntaxNode, matchers: Label
   }
 }
 
-function syntaxError(query: string, offset: number, what: string): LogQLError {
+export function syntaxError(query: string, offset: number, what: string): LogQLError {
   const before = query.slice(0, offset).split("\n");
   const line = before.length;
   const col = before.at(-1)!.length + 1;
@@ -287,7 +337,7 @@ function containsError(node: SyntaxNode): boolean {
   return found;
 }
 
-function childList(node: SyntaxNode): SyntaxNode[] {
+export function childList(node: SyntaxNode): SyntaxNode[] {
   const out: SyntaxNode[] = [];
   for (let child = node.firstChild; child !== null; child = child.nextSibling) out.push(child);
   return out;

@@ -95,13 +95,16 @@ Deno.test("parseLogQL() names each construct outside the subset", () => {
     ],
     [
       'rate({a="b"}[5m])',
-      'metric query "rate(…)" is not in the supported subset (log queries only: a stream selector and a pipeline)',
+      'metric query "rate(…)" where a log query is expected (a stream selector and a pipeline)',
     ],
     [
       'sum by (level) (count_over_time({a="b"}[1m]))',
-      'metric query "sum(…)" is not in the supported subset (log queries only: a stream selector and a pipeline)',
+      'metric query "sum(…)" where a log query is expected (a stream selector and a pipeline)',
     ],
-    ['{a="b"} | unwrap ms', '"unwrap" is not in the supported subset (log queries only)'],
+    [
+      '{a="b"} | unwrap ms',
+      '"unwrap" outside a range aggregation is not in the supported subset (e.g. avg_over_time(… | unwrap ms [1m]))',
+    ],
     ['{a="b"} | label_format x=y', '"label_format" is not in the supported subset'],
     ['{a="b"} | drop x', '"drop" is not in the supported subset'],
     ['{a="b"} | keep x', '"keep" is not in the supported subset'],

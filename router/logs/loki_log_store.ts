@@ -1,7 +1,8 @@
 /**
  * @module Forwards log queries to Grafana Loki's `GET /loki/api/v1/query_range`, with
  * the `X-Scope-OrgID` tenant header when `loki.tenant` is set and `loki.timeout` as the
- * deadline. Loki's body is passed through unchanged.
+ * deadline. Loki's body is passed through unchanged: `streams` for log queries, `matrix`
+ * for metric queries (with `step` in seconds).
  *
  * Plain `fetch` rather than a Loki client: the one maintained query client on npm
  * (`@myunisoft/loki` 6) sends no tenant header, has no timeout or abort signal, reshapes
@@ -9,8 +10,14 @@
  * undici-based HTTP stack; one GET with four parameters needs none of it.
  */
 import type { FetchLike } from "../runtime/fetch_like.ts";
-import { type LogQueryRequest, type LogStore, LokiQueryError } from "./log_store.ts";
+import {
+  type LogQueryRequest,
+  type LogStore,
+  LokiQueryError,
+  type MetricQueryRequest,
+} from "./log_store.ts";
 import type { StreamsResponse } from "./streams_result.ts";
+import type { MatrixResponse } from "./matrix_result.ts";
 
 /** Options of {@linkcode LokiLogStore}. */
 export interface LokiLogStoreOptions {
@@ -43,12 +50,30 @@ export class LokiLogStore implements LogStore {
   }
 
   async queryRange(request: LogQueryRequest): Promise<StreamsResponse> {
+    const body = await this.#get({
+      query: request.query,
+      start: String(request.range.startNs),
+      end: String(request.range.endNs),
+      limit: String(request.range.limit),
+      direction: request.range.direction,
+    }, "streams");
+    return body as StreamsResponse;
+  }
+
+  async queryMetric(request: MetricQueryRequest): Promise<MatrixResponse> {
+    const body = await this.#get({
+      query: request.query,
+      start: String(request.range.startNs),
+      end: String(request.range.endNs),
+      step: stepSeconds(request.range.stepNs),
+    }, "matrix");
+    return body as MatrixResponse;
+  }
+
+  /** GETs `query_range` with `params`; the body must carry a `resultType` result. */
+  async #get(params: Record<string, string>, resultType: "streams" | "matrix"): Promise<unknown> {
     const url = new URL(this.#endpoint);
-    url.searchParams.set("query", request.query);
-    url.searchParams.set("start", String(request.range.startNs));
-    url.searchParams.set("end", String(request.range.endNs));
-    url.searchParams.set("limit", String(request.range.limit));
-    url.searchParams.set("direction", request.range.direction);
+    for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
     const headers: Record<string, string> = { accept: "application/json" };
     if (this.#tenant) headers["x-scope-orgid"] = this.#tenant;
     const where = `Loki at ${this.#endpoint.origin}`;
@@ -83,15 +108,25 @@ export class LokiLogStore implements LogStore {
       );
     }
     const data = (body as { data?: { resultType?: unknown; result?: unknown } }).data;
-    if (data?.resultType !== "streams" || !Array.isArray(data.result)) {
+    if (data?.resultType !== resultType || !Array.isArray(data.result)) {
       throw new LokiQueryError(
         "rejected",
-        `${where} answered no "streams" result (resultType ${JSON.stringify(data?.resultType)})`,
+        `${where} answered no "${resultType}" result (resultType ${
+          JSON.stringify(data?.resultType)
+        })`,
         response.status,
       );
     }
-    return body as StreamsResponse;
+    return body;
   }
+}
+
+/** A step in seconds as Loki reads it (`15`, `0.5`). */
+function stepSeconds(stepNs: bigint): string {
+  const whole = stepNs / 1_000_000_000n;
+  const fraction = stepNs % 1_000_000_000n;
+  if (fraction === 0n) return String(whole);
+  return `${whole}.${String(fraction).padStart(9, "0").replace(/0+$/, "")}`;
 }
 
 /** Loki answers errors as plain text, newer versions as `{"error"|"message": …}`. */

@@ -127,3 +127,48 @@ function field<T>(name: string, read: () => T): T {
     throw error;
   }
 }
+
+/** Loki's (and Prometheus') limit on the points of one series. */
+export const MAX_POINTS = 11_000;
+
+/**
+ * Reads the range of a metric query: `start`, `end` (both inclusive; `start` may equal
+ * `end`), `since` like a log query, and `step` as a duration (`30s`, `1m`) or seconds
+ * (`15`, `0.5`); without it, Loki's default `max(floor((end - start) / 250 s), 1) s`.
+ * At most {@linkcode MAX_POINTS} steps. Throws `RangeError` naming the field.
+ */
+export function parseMetricRange(
+  params: URLSearchParams,
+  nowMs: number,
+): { startNs: bigint; endNs: bigint; stepNs: bigint } {
+  const endNs = timeParam(params, "end") ?? BigInt(Math.round(nowMs)) * 1_000_000n;
+  const since = params.get("since");
+  const sinceMs = since === null || since === ""
+    ? 3_600_000
+    : field("since", () => parseDurationMs(since));
+  const startNs = timeParam(params, "start") ?? endNs - BigInt(Math.round(sinceMs)) * 1_000_000n;
+  if (endNs < startNs) throw new RangeError("end: must not be before start");
+  const stepText = params.get("step");
+  let stepNs: bigint;
+  if (stepText === null || stepText === "") {
+    const seconds = Math.max(Math.floor(Number(endNs - startNs) / 1e9 / 250), 1);
+    stepNs = BigInt(seconds) * 1_000_000_000n;
+  } else {
+    const seconds = /^\d+(\.\d+)?$/.test(stepText.trim())
+      ? Number(stepText)
+      : field("step", () => parseDurationMs(stepText)) / 1000;
+    if (!(seconds > 0)) {
+      throw new RangeError(
+        `step: must be a positive duration or number of seconds, got "${stepText}"`,
+      );
+    }
+    stepNs = BigInt(Math.round(seconds * 1e9));
+  }
+  if ((endNs - startNs) / stepNs >= BigInt(MAX_POINTS)) {
+    throw new RangeError(
+      `step: exceeded maximum resolution of ${MAX_POINTS} points per timeseries; ` +
+        "try a larger step",
+    );
+  }
+  return { startNs, endNs, stepNs };
+}

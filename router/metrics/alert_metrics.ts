@@ -8,7 +8,14 @@ import type { AlertKind, AlertSource } from "../alerts/alert_types.ts";
 import { collectedCounter, collectedGauge, type Sample } from "../../shared/metrics/collected.ts";
 
 /** Every alert kind, so `switchyard_alerts_firing` has a 0 series for quiet kinds. */
-export const ALERT_KINDS: readonly AlertKind[] = ["expert_hot", "balance_low", "backend_down"];
+export const ALERT_KINDS: readonly AlertKind[] = [
+  "expert_hot",
+  "balance_low",
+  "backend_down",
+  "latency_slo",
+  "shedding",
+  "saturation",
+];
 
 /** Log pipeline counters (`LogPipelineStats` of `shared/logging/service_logger.ts` fits). */
 export interface LogShippingCounts {

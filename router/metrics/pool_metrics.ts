@@ -7,7 +7,7 @@
 import type { Registry } from "prom-client";
 import type { PoolLoad } from "../load/pool_load.ts";
 import type { BackendView } from "../pool/backend_view.ts";
-import { collectedGauge, type Sample } from "../../shared/metrics/collected.ts";
+import { collectedCounter, collectedGauge, type Sample } from "../../shared/metrics/collected.ts";
 
 /** Where the current plan version of each model is read (the balancer's plan store). */
 export interface PlanVersionSource {
@@ -15,6 +15,8 @@ export interface PlanVersionSource {
   models(): readonly string[];
   /** Current plan version of `model`, or null when none was ever made current. */
   currentVersion(model: string): Promise<number | null>;
+  /** Backends brought back onto the current plan, and failed attempts, since start. */
+  reconciliations?: () => { reconciled: number; failed: number };
 }
 
 /** Options of {@linkcode poolMetrics}. */
@@ -118,5 +120,21 @@ export function poolMetrics(registry: Registry, options: PoolMetricsOptions): vo
       labelNames: ["model"],
       read: () => planVersionSamples(plans),
     });
+    const reconciliations = plans.reconciliations;
+    if (reconciliations !== undefined) {
+      collectedCounter(registry, {
+        name: "switchyard_plan_reconciliations_total",
+        help: "Backends found off the current plan (e.g. restarted) and put back on it " +
+          '(outcome="reconciled"), and attempts that failed (outcome="failed").',
+        labelNames: ["outcome"],
+        read: () => {
+          const counts = reconciliations();
+          return [
+            { labels: { outcome: "reconciled" }, value: counts.reconciled },
+            { labels: { outcome: "failed" }, value: counts.failed },
+          ];
+        },
+      });
+    }
   }
 }

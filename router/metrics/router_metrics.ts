@@ -18,6 +18,9 @@ import {
 } from "../../shared/metrics/collected.ts";
 import { type PlanVersionSource, poolMetrics } from "./pool_metrics.ts";
 import { requestMetrics } from "./request_metrics.ts";
+import type { InputFaults } from "../../shared/input_faults.ts";
+import { inputFaultMetrics } from "../../shared/metrics/input_fault_metrics.ts";
+import { type PrewarmAccuracySource, signalMetrics } from "./signal_metrics.ts";
 import { overloadMetrics, type OverloadSource } from "./overload_metrics.ts";
 
 /** What {@linkcode RouterMetrics} reads. */
@@ -36,8 +39,12 @@ export interface RouterMetricsDeps {
   alerts?: AlertSource | undefined;
   /** Log pipeline counters; absent while no log pipeline runs. */
   logShipping?: (() => LogShippingCounts) | undefined;
+  /** The pre-warm job's forecast accuracy; absent when pre-warm is off. */
+  prewarm?: () => PrewarmAccuracySource | undefined;
   /** Process memory; default `Deno.memoryUsage()`. */
   memory?: () => ProcessMemory;
+  /** Bodies that never arrived whole (`switchyard_input_faults_total`). */
+  inputFaults?: InputFaults;
   /** Ejections, lag, sheds and retries; absent in tests of other families. */
   overload?: OverloadSource | undefined;
 }
@@ -62,6 +69,18 @@ export class RouterMetrics implements MetricsEndpoint {
     this.observer = requestMetrics(registry, { knownModel: deps.knownModel });
     poolMetrics(registry, { views: deps.views, load: deps.load, plans: deps.plans });
     alertMetrics(registry, { alerts: deps.alerts, logShipping: deps.logShipping });
+    if (deps.inputFaults) inputFaultMetrics(registry, deps.inputFaults);
+    const prewarm = deps.prewarm;
+    signalMetrics(registry, {
+      load: deps.load,
+      ...(prewarm
+        ? {
+          prewarm: {
+            accuracy: () => prewarm()?.accuracy() ?? { checked: 0, mape: null, last: null },
+          },
+        }
+        : {}),
+    });
     if (deps.overload !== undefined) overloadMetrics(registry, deps.overload);
   }
 

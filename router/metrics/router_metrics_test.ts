@@ -77,6 +77,7 @@ function metrics(overrides: Partial<RouterMetricsDeps> = {}): RouterMetrics {
     plans: {
       models: () => ["m", "n"],
       currentVersion: (m) => Promise.resolve(m === "m" ? 7 : null),
+      reconciliations: () => ({ reconciled: 3, failed: 1 }),
     },
     alerts,
     logShipping: () => ({ shipped: 40, dropped: 2, buffered: 5, failedPushes: 1 }),
@@ -158,6 +159,8 @@ Deno.test("RouterMetrics reads backends, balancedness, plans, alerts and logs at
   assert.equal(one("switchyard_layer_expert_load_cv", { model: "m", layer: "1" }), 0.5);
   assert.equal(one("switchyard_plan_current_version", { model: "m" }), 7);
   assert.equal(findSamples(text, "switchyard_plan_current_version", { model: "n" }).length, 0);
+  assert.equal(one("switchyard_plan_reconciliations_total", { outcome: "reconciled" }), 3);
+  assert.equal(one("switchyard_plan_reconciliations_total", { outcome: "failed" }), 1);
   assert.equal(one("switchyard_alerts_firing", { kind: "expert_hot" }), 2);
   assert.equal(one("switchyard_alerts_firing", { kind: "backend_down" }), 0);
   assert.equal(one("switchyard_alerts_firing", { kind: "balance_low" }), 0);

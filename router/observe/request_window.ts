@@ -63,6 +63,31 @@ export class RequestWindow {
     return coefficientOfVariation(recent.map((entry) => entry.ms));
   }
 
+  /**
+   * p99 latency of successful requests over the last `windowMs` (≤ the window) ending at
+   * `now`, and how many there were; `undefined` when none.
+   */
+  latency(now: number, windowMs = this.windowMs): { p99Ms: number; count: number } | undefined {
+    const from = now - windowMs;
+    const recent = this.#recent(now).filter((entry) => entry.at >= from);
+    if (recent.length === 0) return undefined;
+    const sorted = recent.map((entry) => entry.ms).sort((a, b) => a - b);
+    const index = Math.min(sorted.length - 1, Math.ceil(0.99 * sorted.length) - 1);
+    return { p99Ms: sorted[Math.max(0, index)]!, count: sorted.length };
+  }
+
+  /**
+   * How much traffic the window holds at `now`: successful requests, and the span (ms)
+   * from the oldest of them to `now` (0 when none) — the doctor's minimum of data.
+   */
+  volume(now: number): { requests: number; spanMs: number } {
+    const recent = this.#recent(now);
+    return {
+      requests: recent.length,
+      spanMs: recent.length === 0 ? 0 : Math.max(0, now - recent[0]!.at),
+    };
+  }
+
   /** Rows per second answered since the oldest request in the window; `undefined` if none. */
   tokensPerS(now: number): number | undefined {
     const recent = this.#recent(now);

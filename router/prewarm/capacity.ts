@@ -1,36 +1,33 @@
 /**
- * @module Per-backend capacity from load reports, pure: tokens/s ÷ utilisation of each
- * fresh backend, the median over backends.
+ * @module Per-backend capacity for the pre-warm job, pure: the load signal's estimate
+ * (`router/load/saturation.ts` — tokens/s measured at saturation, else tokens/s ÷
+ * saturation, capped by an earlier measurement), median over fresh backends.
  *
- * Guards: a backend counts only when its report is fresh, its utilisation is at least
- * `minUtilisation` (near-idle ratios are dominated by fixed costs and noise) and its
- * tokens/s is positive; utilisation above 1 counts as 1.
+ * A backend without the signal (an older report, or a test's bare sample) is estimated
+ * the same way with its executor utilisation as saturation.
  */
 import type { BackendLoad } from "../load/pool_load.ts";
+import { backendCapacity } from "../load/saturation.ts";
 
 /** The part of the pool's load capacity is estimated from (`PoolLoad` fits). */
 export interface CapacitySignals {
-  backends: readonly Pick<BackendLoad, "id" | "stale" | "utilisation" | "tokensPerS">[];
+  backends: readonly (
+    & Pick<BackendLoad, "id" | "stale" | "utilisation" | "tokensPerS">
+    & Partial<Pick<BackendLoad, "capacity" | "saturation">>
+  )[];
 }
 
-/** Options of {@linkcode estimateCapacity}. */
-export interface CapacityOptions {
-  /** Smallest utilisation that yields an estimate; default 0.05. */
-  minUtilisation?: number;
-}
-
-/** Tokens/s one backend sustains at full utilisation, or null when no report allows it. */
-export function estimateCapacity(
-  load: CapacitySignals | null,
-  options: CapacityOptions = {},
-): number | null {
+/** Tokens/s one backend sustains, or null when no report allows it. */
+export function estimateCapacity(load: CapacitySignals | null): number | null {
   if (load === null) return null;
-  const minUtilisation = options.minUtilisation ?? 0.05;
   const estimates = load.backends.flatMap((backend) => {
-    const { utilisation, tokensPerS } = backend;
-    if (backend.stale || utilisation === undefined || tokensPerS === undefined) return [];
-    if (!(utilisation >= minUtilisation) || !(tokensPerS > 0)) return [];
-    return [tokensPerS / Math.min(utilisation, 1)];
+    if (backend.stale) return [];
+    const estimate = backend.capacity ?? backendCapacity({
+      id: backend.id,
+      saturation: backend.saturation?.value ?? backend.utilisation,
+      tokensPerS: backend.tokensPerS,
+    }, new Map());
+    return estimate ? [estimate.tokensPerS] : [];
   });
   return median(estimates);
 }

@@ -98,5 +98,5 @@ export function createPrewarmJob(config: Config, deps: CreatePrewarmDeps): Prewa
     poolLoad: deps.poolLoad,
     topK: deps.topK,
     logger: deps.logger,
-  });
+  }, { clock: deps.clock });
 }

@@ -51,7 +51,7 @@ Deno.test("predictExpertLoad() is volume × mix × affinity, each layer summing 
   assert.equal(predictExpertLoad(1, {}, { a: [[0, 0, 0]] }, { layers: 1, experts: 3 }), null);
 });
 
-Deno.test("estimateCapacity() is the median of tokens/s ÷ utilisation over usable backends", () => {
+Deno.test("estimateCapacity() is the median of the load signal's capacity over fresh backends", () => {
   const b = (tokensPerS: number, utilisation: number, stale = false) => ({
     id: "x",
     stale,
@@ -60,7 +60,11 @@ Deno.test("estimateCapacity() is the median of tokens/s ÷ utilisation over usab
   });
   assert.equal(estimateCapacity({ backends: [b(100, 0.5), b(90, 0.3), b(10, 0.01)] }), 250);
   assert.equal(estimateCapacity({ backends: [b(100, 0.5, true), b(0, 0.5)] }), null);
-  assert.equal(estimateCapacity({ backends: [b(300, 1.5)] }), 300, "utilisation capped at 1");
+  assert.equal(
+    estimateCapacity({ backends: [b(300, 1.5)] }),
+    300,
+    "saturated: measured, not extrapolated",
+  );
   assert.equal(estimateCapacity(null), null);
 });
 

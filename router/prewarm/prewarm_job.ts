@@ -4,15 +4,40 @@
  * holds the predicted load a pre-warm planned for, so the balancer's own ticks plan on
  * it too (otherwise the next tick would re-place for the load observed *before* the
  * spike and undo the pre-warm). `registerPrewarmCron` schedules it every minute.
+ *
+ * Prediction check: each decision carries the forecast for the bucket it ran in; once
+ * that bucket closed and settled (`settleMs`), the job fills in what it held, so the
+ * forecast error is visible per decision and as MAPE ({@linkcode PrewarmJob.accuracy}).
+ *
+ * Lead windows: after every run the job looks at the events ahead; when an event's lead
+ * window begins before the next minute's run, a one-shot timer runs the job exactly at
+ * its start, so the plan is staged when the lead window opens, not up to a minute later.
  */
+import type { Clock, TimerHandle } from "../runtime/clock.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { type PrewarmMemory, runPrewarm } from "./run_prewarm.ts";
-import type { PrewarmDecision, PrewarmDeps } from "./prewarm_types.ts";
+import type { PredictionCheck, PrewarmDecision, PrewarmDeps } from "./prewarm_types.ts";
 
 /** Options of {@linkcode PrewarmJob}. */
 export interface PrewarmJobOptions {
   /** Decisions kept for the API; default 50. */
   decisionsKept?: number;
+  /** A bucket is compared with its prediction this long (ms) after it closed; default 5000. */
+  settleMs?: number;
+  /** Timers for lead-window starts; none: only the cron runs the job. */
+  clock?: Clock;
+  /** Lead-window runs are scheduled this far ahead at most (ms); default 60 000 (the cron). */
+  leadLookaheadMs?: number;
+}
+
+/** Forecast accuracy over the decisions kept. */
+export interface PrewarmAccuracy {
+  /** Decisions whose bucket was observed with traffic (observed > 0). */
+  checked: number;
+  /** Mean absolute percentage error over those; null when none. */
+  mape: number | null;
+  /** The newest checked decision's bucket: predicted and observed tokens/s. */
+  last: PredictionCheck | null;
 }
 
 /** The pre-warm job; see the module doc. */
@@ -23,10 +48,40 @@ export class PrewarmJob {
   readonly #memory: PrewarmMemory = { capacity: null };
   #queue: Promise<unknown> = Promise.resolve();
   #planned: { model: string; load: number[][]; until: number } | undefined;
+  readonly #options: PrewarmJobOptions;
+  #leadTimer: { at: number; handle: TimerHandle } | undefined;
+  #stopped = false;
 
   constructor(deps: PrewarmDeps, options: PrewarmJobOptions = {}) {
     this.#deps = deps;
     this.#kept = options.decisionsKept ?? 50;
+    this.#options = options;
+  }
+
+  /** Lets runs schedule lead-window runs again (after {@linkcode PrewarmJob.stop}). */
+  start(): void {
+    this.#stopped = false;
+  }
+
+  /** Cancels a scheduled lead-window run; later runs schedule none until `start()`. */
+  stop(): void {
+    this.#stopped = true;
+    if (this.#leadTimer) this.#options.clock?.clearTimeout(this.#leadTimer.handle);
+    this.#leadTimer = undefined;
+  }
+
+  /** MAPE of the checked predictions kept; see {@linkcode PrewarmAccuracy}. */
+  accuracy(): PrewarmAccuracy {
+    const checked = this.#decisions.flatMap((d) =>
+      d.check?.error !== null && d.check?.error !== undefined ? [d.check] : []
+    );
+    return {
+      checked: checked.length,
+      mape: checked.length === 0
+        ? null
+        : checked.reduce((sum, c) => sum + Math.abs(c.error!), 0) / checked.length,
+      last: checked.at(-1) ?? null,
+    };
   }
 
   /** The settings in force. */
@@ -43,6 +98,7 @@ export class PrewarmJob {
   run(now: number): Promise<PrewarmDecision> {
     const work = async () => {
       const decision = await runPrewarm(this.#deps, now, this.#memory);
+      await this.#observe(now);
       this.#decisions.push(decision);
       while (this.#decisions.length > this.#kept) this.#decisions.shift();
       if (decision.outcome === "prewarmed" && decision.model !== null && decision.predicted) {
@@ -52,11 +108,60 @@ export class PrewarmJob {
           until: Math.max(now + this.#deps.settings.horizon, decision.predicted.peakAt),
         };
       }
+      await this.#scheduleLead(now);
       return decision;
     };
     const run = this.#queue.then(work, work);
     this.#queue = run.then(() => undefined, () => undefined);
     return run;
+  }
+
+  /** Fills in what the buckets of earlier decisions held, once they settled. */
+  async #observe(now: number): Promise<void> {
+    const source = this.#deps.traffic;
+    if (source.observedTokensPerS === undefined) return;
+    const settle = this.#options.settleMs ?? 5_000;
+    for (const decision of this.#decisions) {
+      const check = decision.check;
+      if (!check || check.observedTokensPerS !== null || decision.model === null) continue;
+      if (check.to + settle > now) continue;
+      try {
+        const observed = await source.observedTokensPerS(decision.model, check.from, check.to);
+        if (observed === null) continue;
+        check.observedTokensPerS = observed;
+        check.error = observed > 0 ? (check.predictedTokensPerS - observed) / observed : null;
+      } catch (error) {
+        this.#deps.logger.warn("prewarm prediction check failed", {
+          error: (error as Error).message,
+        });
+        return;
+      }
+    }
+  }
+
+  /** Schedules one run at the start of the next lead window, when before the next cron run. */
+  async #scheduleLead(now: number): Promise<void> {
+    const clock = this.#options.clock;
+    if (clock === undefined || this.#stopped) return;
+    const lookahead = this.#options.leadLookaheadMs ?? 60_000;
+    let events;
+    try {
+      events = await this.#deps.events.upcoming(now);
+    } catch {
+      return;
+    }
+    const starts = events
+      .map((e) => e.start - (e.leadTimeMs ?? this.#deps.settings.lead_time))
+      .filter((at) => at > now && at <= now + lookahead);
+    if (starts.length === 0) return;
+    const at = Math.min(...starts);
+    if (this.#leadTimer?.at === at) return;
+    if (this.#leadTimer) clock.clearTimeout(this.#leadTimer.handle);
+    const handle = clock.setTimeout(() => {
+      this.#leadTimer = undefined;
+      if (!this.#stopped) void this.run(at);
+    }, at - clock.now());
+    this.#leadTimer = { at, handle };
   }
 
   /** The last decisions, newest first. */

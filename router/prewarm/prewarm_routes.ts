@@ -1,7 +1,9 @@
 /**
  * @module `GET /api/prewarm` (read-only, no auth, like `GET /api/plan`): the job's
  * settings and its last decisions, newest first — predicted load, capacity, the plan
- * version staged, parts warmed per backend and the scaling recommendation.
+ * version staged, parts warmed per backend and the scaling recommendation — and the
+ * forecast's accuracy: each decision's `check` (predicted vs later-observed tokens/s of
+ * the bucket it ran in) and `accuracy` (MAPE over the checked decisions kept).
  * `?limit=N` (1–500) returns only the newest N.
  */
 import type { Env, Hono } from "hono";
@@ -28,6 +30,8 @@ export function registerPrewarmRoutes<E extends Env>(app: Hono<E>, job: PrewarmJ
         lead_time_ms: settings.lead_time,
         max_backends: settings.max_backends,
       },
+      // Forecast error of the checked decisions (each decision's `check`): MAPE and the last.
+      accuracy: job.accuracy(),
       decisions: job.decisions().slice(0, limit),
     });
   });

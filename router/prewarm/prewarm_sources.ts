@@ -5,7 +5,11 @@
  * - Volume: the `tokens:<model>` series over the last `historyMs`, forecast `horizon`
  *   buckets ahead by the forecaster the rolling-origin backtest selects (lowest MASE;
  *   re-selected at most every `reselectMs`), converted to tokens/s. Events are not in it:
- *   the job applies them.
+ *   the job applies them. **Only settled buckets**: a bucket counts once it closed at
+ *   least `settleMs` (default 5 s, longer than the recorder's 2 s flush) before `now`.
+ *   The job runs on the minute, the moment the last bucket closes and before its final
+ *   flush: reading that bucket gave "last value" forecasts of 0 with traffic flowing.
+ * - Observed volume of one bucket (the job's prediction check).
  * - Mix: request shares of the last `mixWindowMs`.
  * - Affinity: expert selections per request type over the last day, plus `"*"`, the sum
  *   over types (the profile of all traffic).
@@ -28,6 +32,8 @@ export interface StoreTrafficSourceOptions {
   reselectMs?: number;
   /** Candidates; default every forecaster. */
   forecasters?: readonly Forecaster[];
+  /** A bucket is read only this long (ms) after it closed; default 5000. */
+  settleMs?: number;
 }
 
 /** A {@linkcode TrafficSource} over the KV traffic series; see the module doc. */
@@ -40,6 +46,7 @@ export function storeTrafficSource(
   const mixWindowMs = options.mixWindowMs ?? 15 * 60_000;
   const reselectMs = options.reselectMs ?? 3_600_000;
   const candidates = options.forecasters ?? FORECASTERS;
+  const settleMs = options.settleMs ?? 5_000;
   const seasonLength = Math.max(1, Math.round(86_400_000 / bucketMs));
   let chosen: { forecaster: Forecaster; at: number; horizon: number } | undefined;
 
@@ -47,8 +54,8 @@ export function storeTrafficSource(
     async forecastVolume(now: number, horizonMs: number): Promise<VolumeForecast | null> {
       const model = options.model();
       if (model === null) return null;
-      // Only closed buckets: the one holding `now` is still filling.
-      const end = store.bucketStart(now);
+      // Only settled buckets: closed at least settleMs ago (the last flush is in).
+      const end = store.bucketStart(now - settleMs);
       const history = await store.values({ kind: "tokens", model }, end - historyMs, end);
       const first = history.findIndex((v) => v > 0);
       if (first < 0) return null;
@@ -67,6 +74,7 @@ export function storeTrafficSource(
       }
       const { mean } = chosen.forecaster.forecast(series, horizon, { seasonLength });
       return {
+        bucketMs,
         model: chosen.forecaster.name,
         points: mean.map((tokens, h) => ({
           at: end + (h + 1) * bucketMs,
@@ -79,6 +87,11 @@ export function storeTrafficSource(
       if (model === null) return null;
       const mix = await store.requestTypeMix(model, now - mixWindowMs, now);
       return Object.keys(mix).length === 0 ? null : mix;
+    },
+    async observedTokensPerS(model: string, fromMs: number, toMs: number) {
+      if (store.bucketStart(fromMs) !== fromMs || toMs - fromMs !== bucketMs) return null;
+      const [tokens] = await store.values({ kind: "tokens", model }, fromMs, toMs);
+      return tokens === undefined ? null : tokens / (bucketMs / 1000);
     },
     async affinity(model: string, now: number): Promise<ExpertAffinity | null> {
       const counts = await store.affinity(model, now - 86_400_000, now + bucketMs);

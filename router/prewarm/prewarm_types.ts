@@ -21,7 +21,10 @@ export interface VolumePoint {
 
 /** A volume forecast over the horizon, events NOT included (the job applies them). */
 export interface VolumeForecast {
+  /** Each point's `at` is the end of the bucket it forecasts. */
   points: VolumePoint[];
+  /** Bucket length of the series (ms); absent: unknown (no prediction check). */
+  bucketMs?: number;
   /** The forecaster the backtest selected, e.g. `holt_winters`. */
   model: string;
 }
@@ -55,6 +58,11 @@ export interface TrafficSource {
   observedMix(now: number): Promise<Record<string, number> | null>;
   /** Observed request-type → expert affinity of `model`. */
   affinity(model: string, now: number): Promise<ExpertAffinity | null>;
+  /**
+   * Observed router tokens/s of `model` over the bucket `[fromMs, toMs)`, once it closed
+   * and settled; null when unknown. Absent: predictions are not checked.
+   */
+  observedTokensPerS?(model: string, fromMs: number, toMs: number): Promise<number | null>;
 }
 
 /** Scheduled events. */
@@ -67,7 +75,7 @@ export interface EventSource {
 export interface PrewarmBalancer {
   modelShape(): ModelShape | null;
   preview(weight: number[][]): Promise<PlanPreview>;
-  apply(request: { phy2log: number[][] }): Promise<SwitchResult>;
+  apply(request: { phy2log: number[][] }, trigger: "prewarm"): Promise<SwitchResult>;
 }
 
 /** What one backend answered to `POST /v2/residency/warm`. */
@@ -191,5 +199,22 @@ export interface PrewarmDecision {
   warmed: WarmResult[];
   recommendation: ScalingRecommendation | null;
   scaler: ScalerOutcome | null;
+  /**
+   * The prediction for the bucket this run falls in, and what that bucket later held
+   * (filled by the job once it closed): the job's forecast error, visible per decision.
+   */
+  check?: PredictionCheck | null;
   error?: string;
+}
+
+/** Predicted vs later-observed router tokens/s of one traffic bucket. */
+export interface PredictionCheck {
+  /** The bucket `[from, to)`. */
+  from: number;
+  to: number;
+  predictedTokensPerS: number;
+  /** Null until the bucket closed and settled. */
+  observedTokensPerS: number | null;
+  /** `(predicted − observed) ÷ observed`; null until observed, or when observed is 0. */
+  error: number | null;
 }

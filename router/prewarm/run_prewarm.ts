@@ -3,7 +3,7 @@
  * of its ports and the time, so tests drive it on a manual clock.
  *
  * Steps:
- *   1. capacity per backend: from load reports (tokens/s ÷ utilisation), else the last
+ *   1. capacity per backend: the load signal's estimate (saturation.ts), else the last
  *      estimate, else the configured fallback;
  *   2. predicted volume over `horizon`: the forecast with events applied, plus events
  *      whose lead time has begun; the peak and its request-type mix;
@@ -27,6 +27,7 @@ import {
   predictVolume,
 } from "./predict_load.ts";
 import type {
+  PredictionCheck,
   PrewarmDecision,
   PrewarmDeps,
   ScalingRecommendation,
@@ -124,6 +125,7 @@ async function decide(
     ...(observed === null ? {} : { fallbackTokensPerS: observed }),
   });
   const peak = peakPoint(points);
+  const check = predictionCheck(points, forecast?.bucketMs, now);
   if (peak === null) {
     return {
       ...base,
@@ -132,6 +134,7 @@ async function decide(
       reason: "no prediction: the forecast has no points yet and no event is leading",
       predicted: null,
       recommendation: null,
+      check,
     };
   }
   const mix = mixAt(peak, await deps.traffic.observedMix(now));
@@ -173,6 +176,7 @@ async function decide(
       predicted: { ...predictedBase, expertLoad: [] },
       recommendation,
       scaler: await publish(),
+      check,
     };
   }
   // Step 4: per-expert load at the peak → placement → warm.
@@ -192,6 +196,7 @@ async function decide(
       predicted: { ...predictedBase, expertLoad: [] },
       recommendation,
       scaler: await publish(),
+      check,
     };
   }
   const staged = await stagePlacement(deps, model.name, expertLoad);
@@ -206,6 +211,30 @@ async function decide(
     warmed,
     recommendation,
     scaler: await publish(),
+    check,
+  };
+}
+
+/**
+ * The prediction for the bucket `now` falls in — the forecast point ending at that
+ * bucket's end (events applied) — to compare with what the bucket held once closed;
+ * null without a bucket length or such a point.
+ */
+export function predictionCheck(
+  points: readonly { at: number; tokensPerS: number }[],
+  bucketMs: number | undefined,
+  now: number,
+): PredictionCheck | null {
+  if (bucketMs === undefined || !(bucketMs > 0)) return null;
+  const to = Math.floor(now / bucketMs) * bucketMs + bucketMs;
+  const point = points.find((p) => p.at === to);
+  if (point === undefined) return null;
+  return {
+    from: to - bucketMs,
+    to,
+    predictedTokensPerS: point.tokensPerS,
+    observedTokensPerS: null,
+    error: null,
   };
 }
 
@@ -230,7 +259,7 @@ async function stagePlacement(
         } vs ${preview.proposed.balancedness.toFixed(3)})`,
       };
     }
-    const switched = await deps.balancer.apply({ phy2log: preview.proposed.phy2log });
+    const switched = await deps.balancer.apply({ phy2log: preview.proposed.phy2log }, "prewarm");
     return {
       plan: await deps.currentPlan(model),
       record: { version: switched.version, action: "switched", moved: switched.moved },

@@ -74,6 +74,10 @@ Deno.test("runPrewarm() stages a plan for the predicted load and warms exactly w
   assert.equal(decision.plan?.version, plan.version);
   assert.ok(plan.version > before.version);
   assert.deepEqual(plan.layers.map((l) => l.phy2log), preview.proposed.phy2log);
+  // The audit trail names the real trigger: the pre-warm job, not an operator.
+  const audit = p.f.balancer.decisions()[0]!;
+  assert.deepEqual([audit.trigger, audit.version], ["prewarm", plan.version]);
+  assert.equal(p.f.logger.find("plan switched").at(-1)!.fields["trigger"], "prewarm");
   // Warm: on each backend, exactly the experts it holds that carry predicted load.
   assert.equal(p.warmCalls.length, 2);
   for (const call of p.warmCalls) {

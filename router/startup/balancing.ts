@@ -10,9 +10,12 @@ import type { Env, Hono } from "hono";
 import { registerPlanRoutes } from "../admin/plan_routes.ts";
 import { Balancer } from "../balancer/balancer.ts";
 import { PlanClient } from "../balancer/plan_client.ts";
+import { PlanAdoption } from "../balancer/plan_adoption.ts";
+import { PlanReconciler, reportedPlans } from "../balancer/plan_reconciler.ts";
 import { type PlanFence, PlanStore } from "../balancer/plan_store.ts";
 import { modelShapeFromMetadata } from "../balancer/rebalancer.ts";
 import { ReplicaWeightsPusher } from "../balancer/replica_weights_pusher.ts";
+import { ShortWindowLoad } from "../balancer/short_window_load.ts";
 import { type EventStore, prewarmEventSource } from "../events/event_store.ts";
 import type { LoadHistory } from "../load/load_history.ts";
 import type { PoolLoad } from "../load/pool_load.ts";
@@ -43,7 +46,9 @@ export interface Balancing {
   store: PlanStore;
   /** The pre-warm job (the caller schedules it: `Deno.cron`), when enabled. */
   prewarm: PrewarmJob | undefined;
-  /** After every load round: push replica weights to backends. */
+  /** Repairs backends off the current plan (its counters feed metrics). */
+  reconciler: PlanReconciler;
+  /** After every load round: reconcile backends' plans, push replica weights. */
   onRound(load: PoolLoad): Promise<void>;
   start(): void;
   stop(): Promise<void>;
@@ -72,15 +77,21 @@ export function wireBalancing<E extends Env>(
   const internalToken = config.auth.internal_token;
   const store = new PlanStore(deps.kv, deps.fence ? { fence: deps.fence } : {});
   let prewarm: PrewarmJob | undefined;
+  // The balancer detects and plans on a short window (expert_balancer.detect_window).
+  const recent = new ShortWindowLoad(config.expert_balancer.detect_window);
+  const client = new PlanClient({ fetch, clock, ...(internalToken ? { internalToken } : {}) });
+  const reconciler = new PlanReconciler({ store, client, clock, logger });
   const balancer = new Balancer({
     store,
-    client: new PlanClient({ fetch, clock, ...(internalToken ? { internalToken } : {}) }),
+    client,
+    reconciler,
+    adoption: new PlanAdoption({ store, client, logger }),
     logger,
     clock,
     settings: config.expert_balancer,
     // While a pre-warm is in force the balancer also plans on the load it predicted.
     loadSource: (model) => {
-      const observed = observedLoad(model, deps.load(), deps.history);
+      const observed = recent.load(model) ?? observedLoad(model, deps.load(), deps.history);
       return prewarm ? prewarm.blendLoad(model, observed, clock.now()) : observed;
     },
     // Every configured member, healthy or not (a flapping backend must not re-place),
@@ -94,6 +105,16 @@ export function wireBalancing<E extends Env>(
       const [entry] = pool.catalog().values();
       return entry ? modelShapeFromMetadata(entry.metadata) : null;
     },
+    // Memory budgets from the latest load reports: plans never exceed them.
+    budgets: () =>
+      new Map(
+        deps.load().backends.flatMap((b) =>
+          b.residency === undefined ? [] : [[b.name, {
+            budgetBytes: b.residency.budgetBytes,
+            expertBytes: b.residency.expertBytes,
+          }]]
+        ),
+      ),
   });
   const weights = new ReplicaWeightsPusher({ store, fetch, clock, logger, internalToken });
   registerPlanRoutes(app, {
@@ -124,8 +145,22 @@ export function wireBalancing<E extends Env>(
     balancer,
     store,
     prewarm,
-    onRound: (load) => weights.onLoad(load, [...pool.catalog().keys()][0] ?? null),
-    start: () => balancer.start(),
-    stop: () => balancer.stop(),
+    reconciler,
+    onRound: (load) => {
+      recent.record(load);
+      // Backends off the current plan (a restart) are repaired in the background.
+      balancer.reconcile(reportedPlans(load.backends)).catch((error) =>
+        logger.error("plan reconciliation failed", { error: (error as Error).message })
+      );
+      return weights.onLoad(load, [...pool.catalog().keys()][0] ?? null);
+    },
+    start: () => {
+      prewarm?.start();
+      balancer.start();
+    },
+    stop: () => {
+      prewarm?.stop();
+      return balancer.stop();
+    },
   };
 }

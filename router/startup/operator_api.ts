@@ -84,6 +84,7 @@ export function registerOperatorApi<E extends Env>(
       experts: () => modelParameter(pool, "experts"),
       load: deps.load,
       utilisation: (now) => deps.utilisation.mean(now),
+      loadSignal: (now) => deps.utilisation.means(now),
       ewma: (model, layer) => series.history?.ewma(model, layer),
       requests: deps.requests,
     },
@@ -92,6 +93,7 @@ export function registerOperatorApi<E extends Env>(
     advisor: new Advisor({
       config,
       balancer: deps.balancer,
+      load: deps.load,
       views: () => pool.views(),
       modelShape: () => {
         const dModel = modelParameter(pool, "d_model");

@@ -2,7 +2,7 @@
  * @module A router app wired to fake backends, a manual clock and a memory logger.
  */
 import { type Config, resolveConfig } from "../../shared/config.ts";
-import { createApp, type RouterEnv } from "../app.ts";
+import { type AppDeps, createApp, type RouterEnv } from "../app.ts";
 import { LoadCollector } from "../load/load_collector.ts";
 import { MemoryLogger } from "../observe/memory_logger.ts";
 import { BackendPool } from "../pool/backend_pool.ts";
@@ -32,6 +32,8 @@ export interface HarnessOptions {
    * true. (Backends need not announce their models, so the router learns names on use.)
    */
   discover?: boolean;
+  /** The state KV's readiness (`AppDeps.state`); default none. */
+  state?: AppDeps["state"];
 }
 
 /** Everything a router test touches. */
@@ -80,7 +82,14 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     random: seededRandom(1),
     loadOf: (id) => collector.loadOf(id),
   });
-  const app = createApp({ config, pool, policy, ...deps, load: collector });
+  const app = createApp({
+    config,
+    pool,
+    policy,
+    ...deps,
+    load: collector,
+    ...(options.state ? { state: options.state } : {}),
+  });
   if (!options.noStart) await pool.start();
   if (!options.noStart && (options.discover ?? true)) await pool.discoverModel("tiny");
   return {

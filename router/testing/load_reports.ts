@@ -2,7 +2,7 @@
  * @module Test helper: load reports as a backend serving model "tiny" (2 layers,
  * 4 experts, 1 shared expert) would send them, built from a few cumulative counters.
  */
-import type { LoadReport, PartLoad, ResourceReport } from "../../shared/load_report.ts";
+import type { HostReport, LoadReport, PartLoad, ResourceReport } from "../../shared/load_report.ts";
 
 /** Cumulative counters of one fake report. */
 export interface FakeReportOptions {
@@ -23,6 +23,10 @@ export interface FakeReportOptions {
   queueDepth?: number;
   /** Node resources; default none (as an older backend sends). */
   resources?: ResourceReport;
+  /** Host side and queues; default none (as an older backend sends). */
+  host?: HostReport;
+  /** Requests refused so far; default 0. */
+  rejected?: number;
 }
 
 /** A report of model "tiny" with the given cumulative counters. */
@@ -72,9 +76,10 @@ export function fakeLoadReport(options: FakeReportOptions): LoadReport {
     tokens: options.tokens ?? 0,
     inFlightRequests: options.inFlight ?? 0,
     inFlightRows: options.inFlight ?? 0,
-    rejected: 0,
+    rejected: options.rejected ?? 0,
     memory: { rssBytes: 1_000_000, heapUsedBytes: 500_000 },
     parts,
     ...(options.resources ? { resources: options.resources } : {}),
+    ...(options.host ? { host: options.host } : {}),
   };
 }

@@ -6,20 +6,18 @@
  * - `POST /loki/api/v1/push`: the JSON form (`{"streams":[{"stream":{…labels},
  *   "values":[["<unix ns>","<line>"(, {structured metadata})]]}]}`), plain or with
  *   `Content-Encoding: gzip`; answers 204. Protobuf pushes get 415 (not implemented).
- * - `GET /loki/api/v1/query_range`: evaluated with Switchyard's own LogQL-subset
- *   evaluator over what was pushed (so only the subset is understood); answers Loki's
- *   `streams` body, or 400 with a plain-text message as Loki does.
+ * - `GET /loki/api/v1/query_range`: answered from hand-written golden answers
+ *   (`loki_golden.ts`, Loki's semantics worked out by hand for a fixed corpus), never by
+ *   Switchyard's own LogQL code: a request whose parameters match no golden answer
+ *   exactly gets 400 naming them. A test may pass its own `answer` function for
+ *   queries over lines it pushed (also written by hand, for that one query).
  * - `GET /ready`: `ready`.
  *
  * Tenants are kept apart by `X-Scope-OrgID` (absent → `fake`, Loki's single-tenant
  * name). Every request is recorded in `requests`, and `failNext` / `delayNext` inject a
  * Loki error or a slow answer, for the error paths.
  */
-import { LogQLError } from "../../router/logs/logql_ast.ts";
-import { parseLogQL } from "../../router/logs/logql_parser.ts";
-import { compileQuery } from "../../router/logs/log_pipeline.ts";
-import { parseQueryRange } from "../../router/logs/query_range_params.ts";
-import { EntryCollector } from "../../router/logs/streams_result.ts";
+import { findGolden, type GoldenAnswer, LOKI_GOLDEN } from "./loki_golden.ts";
 
 /** One pushed entry. */
 export interface PushedEntry {
@@ -51,8 +49,22 @@ export interface LokiTestServer {
   close(): Promise<void>;
 }
 
+/** A test's own answer for a query: `undefined` falls back to the golden answers. */
+export type AnswerFn = (
+  params: Record<string, string>,
+  entries: PushedEntry[],
+) => GoldenAnswer["body"] | undefined;
+
+/** Options of {@linkcode startLokiTestServer}. */
+export interface LokiTestServerOptions {
+  /** Default {@linkcode LOKI_GOLDEN}. */
+  golden?: GoldenAnswer[];
+  answer?: AnswerFn;
+}
+
 /** Starts the server on a free loopback port. */
-export function startLokiTestServer(): LokiTestServer {
+export function startLokiTestServer(options: LokiTestServerOptions = {}): LokiTestServer {
+  const golden = options.golden ?? LOKI_GOLDEN;
   const store = new Map<string, PushedEntry[]>();
   const requests: SeenRequest[] = [];
   let failure: { status: number; body: string } | undefined;
@@ -110,24 +122,14 @@ export function startLokiTestServer(): LokiTestServer {
         failure = undefined;
         return text(status, body);
       }
-      try {
-        const query = url.searchParams.get("query") ?? "";
-        const compiled = compileQuery(parseLogQL(query));
-        const range = parseQueryRange(url.searchParams, Date.now());
-        const collector = new EntryCollector(range.limit, range.direction);
-        for (const entry of store.get(tenant) ?? []) {
-          if (entry.ns < range.startNs || entry.ns >= range.endNs) continue;
-          if (!compiled.matchesStream(entry.labels)) continue;
-          const out = compiled.process(entry.line, entry.labels);
-          if (out) collector.add({ ns: entry.ns, ...out });
-        }
-        return Response.json(collector.response());
-      } catch (error) {
-        if (error instanceof LogQLError || error instanceof RangeError) {
-          return text(400, `parse error: ${error.message}`);
-        }
-        throw error;
+      const params = Object.fromEntries(url.searchParams);
+      const own = options.answer?.(params, [...(store.get(tenant) ?? [])]);
+      if (own !== undefined) return Response.json(own);
+      const answer = findGolden(golden, params);
+      if (answer === undefined) {
+        return text(400, `this test Loki has no golden answer for ${JSON.stringify(params)}`);
       }
+      return answer.status === 200 ? Response.json(answer.body) : text(400, String(answer.body));
     }
     return text(404, "404 page not found");
   });

@@ -12,7 +12,7 @@
  *   Step 4: open loop at 70 % of the static saturation rate → p50/p99.
  *
  * `--executor onnx` runs the demo model on real onnxruntime Workers; `--executor
- * simulated` runs calibrated device time per execution (a + b·rows) so many backends can
+ * simulated` runs an assumed device time per execution (a + b·rows) so many backends can
  * behave like separate accelerators on this machine (outputs are not model outputs).
  */
 import { join } from "node:path";
@@ -23,17 +23,48 @@ import { closedLoop, type LoadResult, openLoop } from "./load_generator.ts";
 import { formatTable, round, summarize } from "./stats.ts";
 import { prepareWorkload } from "./workload.ts";
 import { parseCli } from "../cli/cli_args.ts";
+import { measureReaction, type ReactionResult } from "./balance/reaction.ts";
 
 const { values } = parseCli({
   name: "deno task bench:balance",
   summary:
     "Static placement vs online rebalancing on the same pool and skewed traffic, in one run:\nsaturation tokens/s, predicted and measured balancedness, p50/p99 at 70 % load.",
   options: {
+    phase: {
+      type: "string",
+      default: "all",
+      value: "<all|compare|reaction>",
+      description: "compare: static vs dynamic; reaction: skew step → plan switch time",
+    },
+    adjust: {
+      type: "string",
+      default: "10s,60s",
+      value: "<list>",
+      description: "reaction: adjust_interval values, one pool each",
+    },
+    threshold: {
+      type: "string",
+      default: "0.9",
+      value: "<b>",
+      description: "reaction: expert_balancer.threshold",
+    },
+    rate: {
+      type: "string",
+      default: "40",
+      value: "<req/s>",
+      description: "reaction: open-loop arrival rate",
+    },
+    settle: {
+      type: "string",
+      default: "20",
+      value: "<s>",
+      description: "reaction: seconds of balanced traffic before the step",
+    },
     executor: {
       type: "string",
       default: "onnx",
       value: "<onnx|simulated>",
-      description: "real onnxruntime Workers or calibrated simulated device time",
+      description: "real onnxruntime Workers or simulated device time (assumed a + b·rows)",
     },
     backends: {
       type: "string",
@@ -195,6 +226,60 @@ async function run(
   } finally {
     await pool.close();
   }
+}
+
+if (values.phase === "reaction" || values.phase === "all") {
+  const results: ReactionResult[] = [];
+  for (const adjust of values.adjust.split(",")) {
+    results.push(
+      await measureReaction({
+        modelDir,
+        dModel: manifest.d_model,
+        modelName: manifest.name,
+        traffic: await loadDemoTraffic(modelDir),
+        backends,
+        adjustInterval: adjust.trim(),
+        threshold: Number(values.threshold),
+        rate: Number(values.rate),
+        settleS: Number(values.settle),
+        env: simulated
+          ? {
+            SWITCHYARD_BACKEND__EXECUTOR: "simulated",
+            SWITCHYARD_BACKEND__SIMULATED__FIXED_MS: values["fixed-ms"],
+            SWITCHYARD_BACKEND__SIMULATED__PER_ROW_MS: values["per-row-ms"],
+          }
+          : {},
+      }),
+    );
+  }
+  const header = [
+    "adjust_interval",
+    "reaction_s",
+    "worst_layer_before",
+    "worst_layer_after",
+    "switches_while_balanced",
+    "reason",
+  ];
+  const rows = results.map((r) => [
+    r.adjustInterval,
+    r.reactionS === null ? "none" : round(r.reactionS, 1),
+    r.before === null ? "-" : round(r.before, 3),
+    r.after === null ? "-" : round(r.after, 3),
+    r.settleSwitches,
+    (r.reason ?? "no switch within adjust_interval + 40 s").replaceAll(",", ";"),
+  ]);
+  console.log(
+    `bench:balance reaction — ${backends} backends, ${values.executor}, model ${manifest.name}, ` +
+      `threshold ${values.threshold}, ${values.rate} req/s; step: every request of type ` +
+      `"${results[0]?.stepType}" after ${values.settle} s of uniform types`,
+  );
+  console.log("\n" + formatTable(header, rows));
+  await Deno.mkdir("out", { recursive: true });
+  await Deno.writeTextFile(
+    "out/bench-balance-reaction.csv",
+    [header, ...rows].map((r) => r.join(",")).join("\n") + "\n",
+  );
+  if (values.phase === "reaction") Deno.exit(0);
 }
 
 console.log(

@@ -3,10 +3,12 @@
  * @module `deno task bench [--model dir] [--duration s] [--out dir]`: the before/after
  * benchmark. One run measures, on the same pool size and the same skewed workload:
  *
- * - before — the baseline: round-robin entry routing, static placement, no batching
- *   (`fixed-1`), no pre-warming;
- * - after — Switchyard: power-of-two-choices routing, dynamic placement (rebalancing),
- *   adaptive micro-batching, pre-warming on.
+ * - two baselines, both round-robin entry routing, no batching (`fixed-1`), no pre-warm:
+ *   "no-plan" (balancer off: every backend hosts every expert, no cross-backend hops) and
+ *   "static" (static placement: contiguous expert blocks, rows cross backends);
+ * - after — Switchyard with its DEFAULT configuration (`resolveConfig()`, nothing set);
+ * - beside it, labelled, a tuned variant (faster balancer: threshold 0.9, every 2 s,
+ *   3 s window) — not the headline.
  *
  * For each configuration:
  *   Step 1: start the pool (real processes on loopback) and warm up on skewed traffic;
@@ -14,14 +16,15 @@
  *   Step 2: saturation — closed loop → tokens/s.
  *   Step 3: the schedule — a compressed day (rate swinging 0.7–1.3× with the request-type
  *           mix shifting) plus a 2× spike with yet another mix, open loop at the
- *           BASELINE's saturation rate → latency, expert load per backend (from backend
+ *           first (no-plan) baseline's saturation rate → latency, expert load per backend (from backend
  *           load reports), utilisation and power (from `/api/load`).
  * Writes `throughput.csv` and `latency.csv` (per second, per configuration and phase)
  * and `summary.md` (each measure with after ÷ before) into `--out`.
  *
  * `--executor onnx` (default) runs the model on onnxruntime Workers; `--executor
- * simulated` spends calibrated device time instead of computing, for pool sizes this
- * machine cannot hold (e.g. `--experts 256 --backends 32`); the summary says which.
+ * simulated` spends an ASSUMED device time (`--fixed-ms`, `--per-row-ms`) instead of
+ * computing, for pool sizes this machine cannot hold; such pools are host-bound on this
+ * machine (docs/BENCHMARKS.md), so fleet-scale figures come from `deno task sim` instead.
  * `--smoke` runs seconds-long phases (tests use it to check the files are well formed).
  */
 import { join } from "node:path";
@@ -37,6 +40,8 @@ import { perSecond, type SecondRow, toCsv } from "./before_after/series.ts";
 import { backendLoads, logicalLoads, spread } from "./before_after/expert_load.ts";
 import { type ConfigOutcome, summaryMarkdown } from "./before_after/summary.ts";
 import { parseCli } from "../cli/cli_args.ts";
+import { resolveConfig } from "../../shared/config.ts";
+import { calibrateFromOrt } from "../../gpu-backend/execution/calibrate.ts";
 
 const { values } = parseCli({
   name: "deno task bench",
@@ -47,7 +52,7 @@ const { values } = parseCli({
       type: "string",
       default: "onnx",
       value: "<onnx|simulated>",
-      description: "real onnxruntime Workers or calibrated simulated device time",
+      description: "real onnxruntime Workers or simulated device time (assumed a + b·rows)",
     },
     model: {
       type: "string",
@@ -87,13 +92,13 @@ const { values } = parseCli({
       type: "string",
       default: "1",
       value: "<ms>",
-      description: "simulated device ms per execution",
+      description: "simulated device ms per execution (assumed, not measured)",
     },
     "per-row-ms": {
       type: "string",
       default: "2",
       value: "<ms>",
-      description: "simulated device ms per row",
+      description: "simulated device ms per row (assumed, not measured)",
     },
     out: {
       type: "string",
@@ -101,10 +106,16 @@ const { values } = parseCli({
       value: "<dir>",
       description: "directory for the CSVs and summary.md",
     },
+    calibrate: {
+      type: "boolean",
+      default: false,
+      description:
+        "simulated: measure a and b with calibrateFromOrt() instead of --fixed-ms/--per-row-ms",
+    },
     smoke: {
       type: "boolean",
       default: false,
-      description: "seconds-long phases (tests check the files' form)",
+      description: "seconds-long phases, no tuned variant (tests check the files' form)",
     },
   },
 });
@@ -124,6 +135,24 @@ const modelDir = await benchModelDir({
   topK: 8,
 });
 const manifest = JSON.parse(await Deno.readTextFile(join(modelDir, "moe.json")));
+// Device time of simulated executors: measured here, or the (assumed) CLI values.
+const calibration = simulated && values.calibrate
+  ? await calibrateFromOrt(modelDir, manifest)
+  : null;
+const device = calibration === null
+  ? {
+    fixedMs: values["fixed-ms"]!,
+    perRowMs: values["per-row-ms"]!,
+    label: `ASSUMED device time ${values["fixed-ms"]} ms + ${
+      values["per-row-ms"]
+    } ms/row, not measured`,
+  }
+  : {
+    fixedMs: String(calibration.fixedMs),
+    perRowMs: String(calibration.perRowMs),
+    label: `MEASURED device time ${calibration.fixedMs.toFixed(3)} ms + ` +
+      `${calibration.perRowMs.toFixed(4)} ms/row (calibrateFromOrt on this machine)`,
+  };
 const traffic = await loadDemoTraffic(modelDir);
 const types = traffic?.request_types ?? ["default"];
 const path = `/v2/models/${manifest.name}/infer`;
@@ -152,33 +181,49 @@ interface Config {
   waitForRebalance: boolean;
 }
 
-const configs: [Config, Config] = [
+const defaults = resolveConfig();
+const balancer = defaults.expert_balancer;
+const baseline = {
+  SWITCHYARD_ROUTER__POLICY: "round_robin",
+  SWITCHYARD_BATCHING__POLICY: "fixed-1",
+  SWITCHYARD_PREWARM__ENABLED: "false",
+};
+const configs: Config[] = [
   {
-    name: "baseline",
+    name: "no-plan",
+    settings: "round_robin routing, balancer off (every backend hosts every expert), " +
+      "no batching (fixed-1), no pre-warm",
+    env: { ...baseline, SWITCHYARD_EXPERT_BALANCER__STRATEGY: "off" },
+    waitForRebalance: false,
+  },
+  {
+    name: "static",
     settings: "round_robin routing, static placement, no batching (fixed-1), no pre-warm",
-    env: {
-      SWITCHYARD_ROUTER__POLICY: "round_robin",
-      SWITCHYARD_EXPERT_BALANCER__STRATEGY: "static",
-      SWITCHYARD_BATCHING__POLICY: "fixed-1",
-      SWITCHYARD_PREWARM__ENABLED: "false",
-    },
+    env: { ...baseline, SWITCHYARD_EXPERT_BALANCER__STRATEGY: "static" },
     waitForRebalance: false,
   },
   {
     name: "switchyard",
-    settings: "p2c routing, dynamic placement (threshold 0.9, every 2 s, 3 s window), " +
-      "adaptive batching 2–16, pre-warm on",
+    settings: `the DEFAULT configuration: ${defaults.router.policy} routing, ` +
+      `${balancer.strategy} placement (threshold ${balancer.threshold}, every ` +
+      `${balancer.adjust_interval / 1000} s, ${balancer.window / 1000} s window, redundancy ` +
+      `${balancer.redundancy}), ${defaults.batching.policy} batching ` +
+      `${defaults.batching.min}–${defaults.batching.max}, pre-warm ` +
+      `${defaults.prewarm.enabled ? "on" : "off"}; same warm-up as the baselines`,
+    env: {},
+    waitForRebalance: false,
+  },
+  ...(smoke ? [] : [{
+    name: "switchyard-tuned",
+    settings: "TUNED variant, not the default: as switchyard but threshold 0.9, every 2 s, " +
+      "3 s window; waits (≤ 30 s) for its first rebalance",
     env: {
-      SWITCHYARD_ROUTER__POLICY: "p2c",
-      SWITCHYARD_EXPERT_BALANCER__STRATEGY: "dynamic",
       SWITCHYARD_EXPERT_BALANCER__ADJUST_INTERVAL: "2s",
       SWITCHYARD_EXPERT_BALANCER__WINDOW: "3s",
       SWITCHYARD_EXPERT_BALANCER__THRESHOLD: "0.9",
-      SWITCHYARD_BATCHING__POLICY: "adaptive",
-      SWITCHYARD_PREWARM__ENABLED: "true",
     },
     waitForRebalance: true,
-  },
+  }]),
 ];
 
 async function json(url: string, headers: Record<string, string> = {}) {
@@ -213,7 +258,10 @@ async function sampleLoad(url: string, stop: Promise<unknown>) {
       const load = await json(`${url}/api/load`);
       const fresh = load.backends.filter((b: { stale: boolean }) => !b.stale);
       samples.push({
-        utilisation: fresh.map((b: { utilisation: number | null }) => b.utilisation ?? 0),
+        // A backend that reports no utilisation is left out, never counted as idle.
+        utilisation: fresh.flatMap((b: { utilisation?: number | null }) =>
+          typeof b.utilisation === "number" ? [b.utilisation] : []
+        ),
         powerW: fresh.map((b: { power_w?: number | null }) => b.power_w ?? null),
       });
     } catch { /* a missed sample only narrows the average */ }
@@ -271,8 +319,8 @@ async function run(config: Config, baseRate: number | undefined): Promise<Run> {
       ...(simulated
         ? {
           SWITCHYARD_BACKEND__EXECUTOR: "simulated",
-          SWITCHYARD_BACKEND__SIMULATED__FIXED_MS: values["fixed-ms"]!,
-          SWITCHYARD_BACKEND__SIMULATED__PER_ROW_MS: values["per-row-ms"]!,
+          SWITCHYARD_BACKEND__SIMULATED__FIXED_MS: device.fixedMs,
+          SWITCHYARD_BACKEND__SIMULATED__PER_ROW_MS: device.perRowMs,
         }
         : {}),
     },
@@ -304,7 +352,7 @@ async function run(config: Config, baseRate: number | undefined): Promise<Run> {
       durationS,
     });
     const saturatedReqPerS = saturated.ok / saturated.seconds;
-    // Step 3: the schedule at the baseline's saturation rate.
+    // Step 3: the schedule at the first baseline's saturation rate.
     const rate = baseRate ?? saturatedReqPerS;
     const before = await loadReports(pool);
     const scheduled = runSchedule(url, rate);
@@ -315,17 +363,20 @@ async function run(config: Config, baseRate: number | undefined): Promise<Run> {
     const perBackend = spread(backendLoads(manifest.layers, before, after));
     const logical = spread(logicalLoads(manifest.experts, manifest.layers, before, after));
     const utilisations = samples.flatMap((s) => s.utilisation);
-    const meanOf = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(xs.length, 1);
-    const perSample = samples.map((s) => {
+    const meanOf = (xs: number[]) =>
+      xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length;
+    const perSample = samples.filter((s) => s.utilisation.length > 0).map((s) => {
       const max = Math.max(...s.utilisation, 0);
-      return max > 0 ? meanOf(s.utilisation) / max : 1;
+      return max > 0 ? meanOf(s.utilisation)! / max : 1;
     });
     const powers = samples.flatMap((s) => s.powerW);
     const joules = powers.length > 0 && powers.every((p) => p !== null)
       ? powers.reduce((sum, p) => sum! + p!, 0)! // one sample per backend per second
       : null;
     const latency = summarize(result.latencies);
-    const offered = saturated.sent + result.sent + result.shed;
+    const sent = saturated.sent + result.sent;
+    // Only the schedule is open loop: its arrivals are what shedding is measured against.
+    const openLoopArrivals = result.sent + result.shed;
     return {
       saturatedReqPerS,
       outcome: {
@@ -334,9 +385,9 @@ async function run(config: Config, baseRate: number | undefined): Promise<Run> {
         tokensPerS: saturated.rows / saturated.seconds,
         p50: latency.p50,
         p99: latency.p99,
-        errorRate: offered === 0 ? 0 : (saturated.errors + result.errors) / offered,
+        errorRate: sent === 0 ? 0 : (saturated.errors + result.errors) / sent,
         errorKinds: mergeKinds(saturated.errorKinds, result.errorKinds),
-        shedRate: offered === 0 ? 0 : result.shed / offered,
+        shedRate: openLoopArrivals === 0 ? 0 : result.shed / openLoopArrivals,
         backendCv: perBackend.cv,
         logicalCv: logical.cv,
         backendBalancedness: perBackend.balancedness,
@@ -357,26 +408,32 @@ async function run(config: Config, baseRate: number | undefined): Promise<Run> {
 const context = [
   `${
     simulated
-      ? "SIMULATED executors (calibrated device time " +
-        `${values["fixed-ms"]} ms + ${values["per-row-ms"]} ms/row; outputs are not model outputs)`
+      ? `SIMULATED executors (${device.label}; outputs are not model outputs; ` +
+        "host-bound on this machine)"
       : "real onnxruntime CPU executors"
   }, ${backends} backends × 1 executor Worker`,
   `model ${manifest.name}: ${manifest.layers} layers × ${manifest.experts} experts, top-${manifest.top_k}`,
   `workload: Zipf ${values.zipf} request types; saturation ${concurrency} closed-loop clients × ${durationS} s; ` +
   `schedule ${scheduleS} s (8 segments: 0.7–1.3× day swing, mix shift at mid-day, 2× spike with its own mix) ` +
-  `open loop at the baseline's saturation rate`,
+  `open loop at the no-plan baseline's saturation rate`,
   `machine: ${navigator.hardwareConcurrency} CPU cores shared by the load generator, router and backends`,
 ];
 console.log(`bench — ${context.join("; ")}`);
-const before = await run(configs[0], undefined);
-console.log(
-  `baseline saturation: ${round(before.saturatedReqPerS, 1)} req/s → schedule mean rate`,
-);
-const after = await run(configs[1], before.saturatedReqPerS);
+// The first baseline's saturation rate is the schedule's offered rate for every run.
+const runs: Run[] = [];
+for (const config of configs) {
+  runs.push(await run(config, runs[0]?.saturatedReqPerS));
+  if (runs.length === 1) {
+    console.log(
+      `${config.name} saturation: ${round(runs[0]!.saturatedReqPerS, 1)} req/s → schedule rate`,
+    );
+  }
+}
+const offeredRate = runs[0]!.saturatedReqPerS;
 
 await Deno.mkdir(values.out!, { recursive: true });
 const seriesRows = (pick: (row: SecondRow) => (number | string)[]) =>
-  [before, after].flatMap((r) =>
+  runs.flatMap((r) =>
     r.series.flatMap(({ phase, rows }) => rows.map((row) => [r.outcome.name, phase, ...pick(row)]))
   );
 await Deno.writeTextFile(
@@ -393,10 +450,17 @@ await Deno.writeTextFile(
     seriesRows((row) => [row.t, round(row.p50), round(row.p99)]),
   ),
 );
-const summary = summaryMarkdown(before.outcome, after.outcome, [
-  ...context,
-  `schedule mean rate ${round(before.saturatedReqPerS, 1)} req/s (baseline saturation)`,
-]);
+const command = ["deno task bench", ...Deno.args].join(" ");
+const summary = summaryMarkdown(
+  runs.map((r) => r.outcome),
+  { baselines: ["no-plan", "static"], after: "switchyard" },
+  [
+    `command: \`${command}\``,
+    ...context,
+    `schedule mean rate ${round(offeredRate, 1)} req/s (the no-plan baseline's saturation), ` +
+    "the same for every configuration",
+  ],
+);
 await Deno.writeTextFile(join(values.out!, "summary.md"), summary);
 console.log("\n" + summary);
 console.log(

@@ -596,13 +596,13 @@ async function replayAll() {
     const during = r.switches.filter((d) => inEvent(d.at));
     const moved = (list: DecisionRecord[]) => list.reduce((sum, d) => sum + (d.moved ?? 0), 0);
     const byTrigger = (list: DecisionRecord[]) =>
-      `${list.filter((d) => d.trigger === "tick").length}+${
+      `${list.filter((d) => d.trigger === "balancer").length}+${
         list.filter((d) => d.trigger === "admin").length
       }`;
-    const replan = during.find((d) => d.trigger === "tick");
+    const replan = during.find((d) => d.trigger === "balancer");
     // The balancer's view of the plan in force on the observed load, at each tick in the event.
     const seen = r.balancerDecisions.filter((d) =>
-      d.trigger === "tick" && inEvent(d.at) && d.before !== null
+      d.trigger === "balancer" && inEvent(d.at) && d.before !== null
     ).map((d) => d.before!);
     return [
       LABELS[r.mode],
@@ -643,7 +643,7 @@ async function replayAll() {
           ? `; switches ${
             r.switches.map((d) =>
               `${hhmm(d.at)} ${
-                d.trigger === "tick" ? "reactive" : "job"
+                d.trigger === "balancer" ? "reactive" : "job"
               } v${d.version} (${d.moved} moved)`
             ).join(", ")
           }`

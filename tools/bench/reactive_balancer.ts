@@ -77,7 +77,13 @@ export async function startReactiveBalancer(
   options: ReactiveBalancerOptions,
 ): Promise<ReactiveBalancer> {
   const { config, router, clock, speed, loadIntervalMs } = options;
-  const settings = { ...config.expert_balancer, enabled: true, strategy: "dynamic" as const };
+  // Evaluations more often than load rounds see nothing new: one per round at the least.
+  const settings = {
+    ...config.expert_balancer,
+    enabled: true,
+    strategy: "dynamic" as const,
+    evaluate_interval: Math.max(config.expert_balancer.evaluate_interval, loadIntervalMs * speed),
+  };
   const alpha = 1 - Math.exp(-(loadIntervalMs * speed) / Math.max(settings.window, 1));
   const historyKv = await Deno.openKv(":memory:");
   const history = new LoadHistory(historyKv, { clock: systemClock, alpha });
@@ -105,6 +111,16 @@ export async function startReactiveBalancer(
       const [entry] = router.pool.catalog().values();
       return entry ? modelShapeFromMetadata(entry.metadata) : null;
     },
+    // Memory budgets from the load reports, as the router's own balancer reads them.
+    budgets: () =>
+      new Map(
+        router.load.snapshot().backends.flatMap((b) =>
+          b.residency === undefined ? [] : [[b.name, {
+            budgetBytes: b.residency.budgetBytes,
+            expertBytes: b.residency.expertBytes,
+          }]]
+        ),
+      ),
     decisionsKept: 1000,
   });
   // Every round of the router's collector, once (polled at twice its rate).

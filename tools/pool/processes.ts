@@ -96,12 +96,14 @@ export async function waitReady(
 export interface SpawnEntryOptions {
   env: Record<string, string>;
   stdout?: "null" | "inherit" | "piped";
+  /** Extra `deno run` flags before the script (e.g. `--cpu-prof`). */
+  denoArgs?: string[];
 }
 
 /** Spawns `deno run -A <script>` (relative to the repo root) with exactly `env`. */
 export function spawnEntry(script: string, options: SpawnEntryOptions): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", script],
+    args: ["run", "-A", ...(options.denoArgs ?? []), script],
     cwd: ROOT,
     env: options.env,
     stdin: "null",
@@ -118,6 +120,7 @@ export async function startProcess(
     env: Record<string, string>;
     token?: string;
     stdout?: "null" | "inherit";
+    denoArgs?: string[];
   },
 ): Promise<PoolProcess> {
   const child = spawnEntry(script, options);
@@ -157,6 +160,10 @@ export interface TestPool {
   token: string;
   /** Kills the router and starts a new one with the same settings and port. */
   restartRouter(): Promise<PoolProcess>;
+  /** The router's environment (to start one by hand, e.g. one expected to fail). */
+  routerEnv(): Record<string, string>;
+  /** Kills backend `index` (SIGKILL) and starts it again with the same id and port. */
+  restartBackend(index: number): Promise<PoolProcess>;
   close(): Promise<void>;
 }
 
@@ -176,9 +183,8 @@ export async function startPool(options: StartPoolOptions): Promise<TestPool> {
     SWITCHYARD_ROUTER__HEALTH_TIMEOUT: "5s",
     ...options.env,
   };
-  const backends = await Promise.all(Array.from({ length: options.backends }, (_, i) => {
-    const port = freePort();
-    return startProcess("gpu-backend/main.ts", {
+  const startBackend = (i: number, port: number) =>
+    startProcess("gpu-backend/main.ts", {
       url: `http://127.0.0.1:${port}`,
       token,
       env: {
@@ -188,19 +194,19 @@ export async function startPool(options: StartPoolOptions): Promise<TestPool> {
         SWITCHYARD_BACKEND__EXECUTORS: String(options.executors ?? 0),
       },
     });
-  }));
+  const backends = await Promise.all(
+    Array.from({ length: options.backends }, (_, i) => startBackend(i, freePort())),
+  );
   const routerPort = freePort();
+  const routerEnv = () => ({
+    ...common,
+    SWITCHYARD_ROUTER__HOST: "127.0.0.1",
+    SWITCHYARD_ROUTER__PORT: String(routerPort),
+    SWITCHYARD_ROUTER__BACKENDS: JSON.stringify(backends.map((b) => b.url)),
+    SWITCHYARD_ROUTER__HEALTH_INTERVAL: "200ms",
+  });
   const startRouter = () =>
-    startProcess("router/main.ts", {
-      url: `http://127.0.0.1:${routerPort}`,
-      env: {
-        ...common,
-        SWITCHYARD_ROUTER__HOST: "127.0.0.1",
-        SWITCHYARD_ROUTER__PORT: String(routerPort),
-        SWITCHYARD_ROUTER__BACKENDS: JSON.stringify(backends.map((b) => b.url)),
-        SWITCHYARD_ROUTER__HEALTH_INTERVAL: "200ms",
-      },
-    });
+    startProcess("router/main.ts", { url: `http://127.0.0.1:${routerPort}`, env: routerEnv() });
   const router = await startRouter().catch(async (error) => {
     await Promise.all(backends.map((b) => b.kill()));
     throw error;
@@ -213,6 +219,13 @@ export async function startPool(options: StartPoolOptions): Promise<TestPool> {
       await pool.router.kill();
       pool.router = await startRouter();
       return pool.router;
+    },
+    routerEnv,
+    async restartBackend(index) {
+      const old = backends[index]!;
+      await old.kill();
+      backends[index] = await startBackend(index, Number(new URL(old.url).port));
+      return backends[index]!;
     },
     async close() {
       await Promise.all([pool.router, ...backends].map((p) => p.kill()));

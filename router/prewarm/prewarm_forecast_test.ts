@@ -1,0 +1,142 @@
+/**
+ * Pre-warm forecasts on a manual clock with traffic recorded through the real
+ * `TrafficRecorder` into a real (in-memory) KV traffic store, across bucket boundaries:
+ * the job runs on the minute like its cron, the moment the last bucket closes.
+ */
+import assert from "node:assert/strict";
+import { lastValue } from "../forecast/last_value.ts";
+import type { InferenceEvent } from "../observe/inference_event.ts";
+import { MemoryLogger } from "../observe/memory_logger.ts";
+import { ManualClock } from "../runtime/manual_clock.ts";
+import { TrafficRecorder } from "../traffic/traffic_recorder.ts";
+import { TrafficStore } from "../traffic/traffic_store.ts";
+import { prewarmFixture } from "./_prewarm_fixture.ts";
+import { PrewarmJob } from "./prewarm_job.ts";
+import { storeTrafficSource } from "./prewarm_sources.ts";
+
+const MIN = 60_000;
+const T0 = 1_700_000_040_000 - (1_700_000_040_000 % MIN);
+
+function event(at: number, rows: number): InferenceEvent {
+  return {
+    requestId: "r",
+    model: "m",
+    requestType: "chat",
+    rows,
+    backend: "b",
+    experts: undefined,
+    batches: undefined,
+    status: 200,
+    ms: 1,
+    at,
+  };
+}
+
+/** Seeded rows per request in 1..7 (mean 4). */
+function rowsOf(seed: { s: number }): number {
+  seed.s = (seed.s * 1103515245 + 12345) % 2147483648;
+  return 1 + (seed.s % 7);
+}
+
+Deno.test("forecastVolume() reads settled buckets only: on the minute it never predicts 0", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const clock = new ManualClock(T0);
+  const store = new TrafficStore(kv, { clock, bucketMs: MIN, retentionMs: 60 * MIN });
+  // No timer: the test flushes each closed bucket itself, after the job's read — the
+  // order the issue saw (the cron fired before the bucket that just closed was written).
+  const recorder = new TrafficRecorder(store, {
+    clock,
+    logger: new MemoryLogger(),
+    roundIntervalMs: 1000,
+  });
+  const raw = storeTrafficSource(store, {
+    model: () => "m",
+    forecasters: [lastValue],
+    settleMs: 0,
+  });
+  const settled = storeTrafficSource(store, { model: () => "m", forecasters: [lastValue] });
+  let rawZero = 0;
+  for (let minute = 1; minute <= 5; minute++) {
+    for (let second = 0; second < 60; second++) {
+      // 40 tokens/s: ten 4-row requests spread over the second.
+      for (let k = 0; k < 10; k++) recorder.observe(event(clock.now() + k * 100, 4));
+      await clock.advance(1000);
+    }
+    // The cron moment: the bucket that just closed is not in the store yet.
+    const now = clock.now();
+    assert.equal(now % MIN, 0);
+    const before = await raw.forecastVolume(now, 15 * MIN);
+    if (before !== null && before.points[0]!.tokensPerS === 0) rawZero++;
+    const forecast = await settled.forecastVolume(now, 15 * MIN);
+    if (minute >= 2) {
+      assert.ok(forecast !== null, `minute ${minute}`);
+      for (const point of forecast.points) assert.ok(Math.abs(point.tokensPerS - 40) < 1e-9);
+    }
+    await recorder.flushClosed();
+  }
+  assert.ok(rawZero >= 3, `reading the unsettled bucket predicted 0 in ${rawZero} of 5 runs`);
+  await recorder.close();
+});
+
+Deno.test("PrewarmJob: predictions over a steady 12 minutes are non-zero and within ±30 % (MAPE)", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  await using p = await prewarmFixture();
+  const clock = new ManualClock(T0);
+  const store = new TrafficStore(kv, { clock, bucketMs: MIN, retentionMs: 24 * 60 * MIN });
+  // As the router runs it: closed buckets flushed at each boundary, the open one every 2 s.
+  const recorder = new TrafficRecorder(store, {
+    clock,
+    logger: new MemoryLogger(),
+    roundIntervalMs: 1000,
+    flushEveryMs: 2000,
+  });
+  recorder.start();
+  const traffic = storeTrafficSource(store, { model: () => "m" });
+  const job = new PrewarmJob({ ...p.deps, traffic }, { clock });
+  const seed = { s: 7 };
+  for (let minute = 1; minute <= 12; minute++) {
+    for (let second = 0; second < 60; second++) {
+      for (let k = 0; k < 10; k++) recorder.observe(event(clock.now() + k * 100, rowsOf(seed)));
+      await clock.advance(1000);
+    }
+    // On the minute, like the cron (the recorder's boundary flush runs in the same tick).
+    await job.run(clock.now());
+  }
+  await clock.advance(10_000);
+  await job.run(clock.now());
+  const decisions = job.decisions().reverse();
+  const predicted = decisions.filter((d) => d.predicted !== null);
+  assert.ok(predicted.length >= 10, `${predicted.length} predictions`);
+  for (const d of predicted) assert.ok(d.predicted!.tokensPerS > 0, JSON.stringify(d.predicted));
+  const accuracy = job.accuracy();
+  assert.ok(accuracy.checked >= 8, `${accuracy.checked} checked`);
+  assert.ok(accuracy.mape! <= 0.3, `MAPE ${accuracy.mape}`);
+  for (const d of predicted) {
+    if (d.check?.observedTokensPerS === undefined || d.check.observedTokensPerS === null) continue;
+    assert.ok(d.check.observedTokensPerS > 30 && d.check.observedTokensPerS < 50);
+    assert.ok(d.check.predictedTokensPerS > 0);
+  }
+  job.stop();
+  await recorder.close();
+});
+
+Deno.test("PrewarmJob runs at an event's lead-window start, not at the next minute", async () => {
+  await using p = await prewarmFixture();
+  const clock = new ManualClock(T0);
+  const job = new PrewarmJob(p.deps, { clock });
+  // Lead window (1 h default) starts 25 s after this run.
+  const start = T0 + 25_000 + 3_600_000;
+  p.events.list = [{ name: "launch", start, end: start + 600_000, multiplier: 5 }];
+  p.traffic.forecast = {
+    model: "last_value",
+    points: [{ at: T0 + MIN, tokensPerS: 40 }],
+  };
+  await job.run(clock.now());
+  assert.equal(job.decisions()[0]!.trigger, "none");
+  await clock.advance(25_000);
+  await clock.settle();
+  const [latest] = job.decisions();
+  assert.equal(latest!.at, T0 + 25_000);
+  assert.equal(latest!.trigger, "event_lead");
+  job.stop();
+});

@@ -1,0 +1,262 @@
+// deno-lint-ignore-file no-console
+/**
+ * @module `deno task bench:hop`: the router → backend hop, side by side in one run.
+ *
+ *   Step 1: one backend process (the default execution) and one router per hop protocol
+ *           in front of it (`router.backend_protocol`: HTTP/1.1 keep-alive, HTTP/2 h2c).
+ *   Step 2: closed loop, per request size, on the backend directly and through each
+ *           router, in rounds whose order rotates (so drift on a shared machine spreads
+ *           over all targets): tokens/s, tokens per server CPU-second (`/proc/<pid>/stat`
+ *           of backend + that router), router and backend CPU ms per request, p50/p99.
+ *   Step 3: the codec steps in this process (binary decode before/now, the router's
+ *           check vs a full decode, JSON vs binary output encoding), µs per request.
+ *   Step 4 (`--profile`): a fresh backend and router (the better protocol) under
+ *           `--cpu-prof`, the demo mix through the router, each main thread's CPU split
+ *           into buckets, with `/proc` CPU and onnxruntime time per request.
+ *
+ * `--out PREFIX` writes PREFIX.json (every figure) and PREFIX.md (the report).
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { ModelManifest } from "../../shared/model_manifest.ts";
+import { loadManifest } from "../../gpu-backend/server/start_backend.ts";
+import { generateModel } from "../model/generate.ts";
+import { loadDemoTraffic } from "../model/traffic.ts";
+import { freePort, type PoolProcess, startProcess } from "../pool/processes.ts";
+import { parseCli } from "../cli/cli_args.ts";
+import { matmulGflops, modelFlopsPerToken } from "./compute_limit.ts";
+import { cpuMsOf } from "./cpu_time.ts";
+import { closedLoop } from "./load_generator.ts";
+import { prepareWorkload } from "./workload.ts";
+import { measureCodecCosts } from "./hop/codec_costs.ts";
+import {
+  bestProtocol,
+  formatHopReport,
+  type HopCell,
+  type HopReport,
+  tokensPerCpuS,
+} from "./hop/report.ts";
+import { type ProcessProfile, profileServing } from "./hop/profile_run.ts";
+
+const { values } = parseCli({
+  name: "deno task bench:hop",
+  summary:
+    "The router → backend hop in one run: HTTP/1.1 keep-alive vs HTTP/2 (h2c) against the backend\ncalled directly (CPU per request from /proc), plus the codec steps' costs in process.",
+  options: {
+    model: {
+      type: "string",
+      default: "models/demo",
+      value: "<dir>",
+      description: "model directory",
+    },
+    duration: {
+      type: "string",
+      default: "4",
+      value: "<s>",
+      description: "seconds per closed-loop phase",
+    },
+    rounds: {
+      type: "string",
+      default: "3",
+      value: "<n>",
+      description: "rounds over all targets (order rotates)",
+    },
+    clients: { type: "string", default: "32", value: "<n>", description: "closed-loop clients" },
+    sizes: {
+      type: "string",
+      default: "demo,32",
+      value: "<list>",
+      description: "request sizes: demo (the 1–6 token mix) or a token count",
+    },
+    profile: {
+      type: "boolean",
+      default: false,
+      description: "also profile router and backend (deno --cpu-prof) at the demo mix",
+    },
+    out: {
+      type: "string",
+      value: "<prefix>",
+      description: "also write PREFIX.json and PREFIX.md",
+    },
+  },
+});
+const durationS = Number(values.duration);
+const rounds = Number(values.rounds);
+const clients = Number(values.clients);
+const token = "bench-internal-token-0123456789";
+if (!existsSync(join(values.model, "moe.json"))) await generateModel(values.model, {});
+const manifest: ModelManifest = await loadManifest(values.model);
+const traffic = await loadDemoTraffic(values.model);
+const auth = { authorization: `Bearer ${token}` };
+const workloads = values.sizes.split(",").map((size) => ({
+  size: size === "demo" ? "demo mix (1–6)" : `${size} tokens`,
+  requests: prepareWorkload({
+    dModel: manifest.d_model,
+    traffic,
+    headers: auth,
+    count: size === "demo" ? 512 : 64,
+    ...(size === "demo" ? { maxRows: 6 } : { rows: Number(size) }),
+  }),
+}));
+
+// Step 1: the limit (for "% of limit"), then the processes.
+const gflops = Math.max(
+  await matmulGflops(256, manifest.d_model, manifest.d_ff),
+  await matmulGflops(256, manifest.d_ff, manifest.d_model),
+);
+const limit = (gflops * 1e9) / await modelFlopsPerToken(values.model, manifest);
+const common = {
+  SWITCHYARD_MODEL__DIR: values.model,
+  SWITCHYARD_AUTH__INTERNAL_TOKEN: token,
+  SWITCHYARD_LOG__LEVEL: "warn",
+  SWITCHYARD_LOG__DIR: "",
+  SWITCHYARD_STATE__KV: ":memory:",
+};
+const processes: PoolProcess[] = [];
+const backendPort = freePort();
+const backend = await startProcess("gpu-backend/main.ts", {
+  url: `http://127.0.0.1:${backendPort}`,
+  token,
+  env: {
+    ...common,
+    SWITCHYARD_BACKEND__PORT: String(backendPort),
+    SWITCHYARD_BACKEND__ID: "bench-backend",
+    SWITCHYARD_BACKEND__EXECUTION_PROVIDERS: '["cpu"]',
+  },
+});
+processes.push(backend);
+const PROTOCOLS = [["http1", "via router, HTTP/1.1 keep-alive"], [
+  "http2",
+  "via router, HTTP/2 (h2c)",
+]] as const;
+const targets: { name: string; url: string; routerPid?: number }[] = [
+  { name: "backend direct", url: backend.url },
+];
+try {
+  for (const [protocol, name] of PROTOCOLS) {
+    const port = freePort();
+    const router = await startProcess("router/main.ts", {
+      url: `http://127.0.0.1:${port}`,
+      env: {
+        ...common,
+        SWITCHYARD_ROUTER__HOST: "127.0.0.1",
+        SWITCHYARD_ROUTER__PORT: String(port),
+        SWITCHYARD_ROUTER__BACKENDS: JSON.stringify([backend.url]),
+        SWITCHYARD_ROUTER__BACKEND_PROTOCOL: protocol,
+      },
+    });
+    processes.push(router);
+    targets.push({ name, url: router.url, routerPid: router.child.pid });
+  }
+
+  // Step 2: rounds over targets × sizes.
+  const path = `/v2/models/${manifest.name}/infer`;
+  const backendPid = backend.child.pid;
+  const cells = new Map<string, HopCell>();
+  for (const target of targets) {
+    await closedLoop({
+      url: target.url + path,
+      requests: workloads[0]!.requests,
+      concurrency: 8,
+      durationS: 1,
+    });
+  }
+  for (let round = 0; round < rounds; round++) {
+    const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
+    for (const { size, requests } of workloads) {
+      for (const target of order) {
+        console.error(`round ${round + 1}/${rounds}: ${target.name}, ${size}`);
+        const routerPids = target.routerPid === undefined ? [] : [target.routerPid];
+        const backendBefore = cpuMsOf([backendPid]);
+        const routerBefore = cpuMsOf(routerPids);
+        const result = await closedLoop({
+          url: target.url + path,
+          requests,
+          concurrency: clients,
+          durationS,
+        });
+        const key = `${target.name}|${size}`;
+        const cell = cells.get(key) ??
+          {
+            target: target.name,
+            size,
+            ok: 0,
+            errors: 0,
+            rows: 0,
+            seconds: 0,
+            backendCpuMs: 0,
+            routerCpuMs: 0,
+            latencies: [],
+          };
+        cell.ok += result.ok;
+        cell.errors += result.errors;
+        cell.rows += result.rows;
+        cell.seconds += result.seconds;
+        cell.backendCpuMs += cpuMsOf([backendPid]) - backendBefore;
+        cell.routerCpuMs += cpuMsOf(routerPids) - routerBefore;
+        cell.latencies.push(...result.latencies);
+        cells.set(key, cell);
+      }
+    }
+  }
+
+  // Step 3: the codec steps in process.
+  console.error("codec steps in process");
+  const codec = measureCodecCosts(workloads[0]!.requests, {
+    name: manifest.name,
+    dModel: manifest.d_model,
+    layers: manifest.layers,
+    topK: manifest.top_k,
+  });
+
+  // Step 4: where the CPU goes, per process (the protocol with more tokens per CPU-second
+  // at the first size).
+  let profiles: ProcessProfile[] | undefined;
+  if (values.profile) {
+    const protocol =
+      bestProtocol([...cells.values()], tokensPerCpuS).get(workloads[0]!.size)?.includes("HTTP/2")
+        ? "http2"
+        : "http1";
+    console.error(`profiling router (${protocol}) and backend`);
+    profiles = await profileServing({
+      env: common,
+      token,
+      protocol,
+      modelName: manifest.name,
+      requests: workloads[0]!.requests,
+      clients,
+      durationS: durationS * 2,
+    });
+  }
+
+  const report: HopReport = {
+    command: `deno task bench:hop ${Deno.args.join(" ")}`.trim(),
+    model:
+      `${manifest.name}: ${manifest.layers} layers × ${manifest.experts} experts, top-${manifest.top_k}, d_model ${manifest.d_model}, d_ff ${manifest.d_ff}`,
+    cores: navigator.hardwareConcurrency,
+    clients,
+    durationS,
+    rounds,
+    limitTokensPerS: limit,
+    cells: [...cells.values()],
+    codec,
+    ...(profiles ? { profiles } : {}),
+  };
+  const text = formatHopReport(report);
+  console.log(text);
+  if (values.out) {
+    const { cells: all, ...rest } = report;
+    await Deno.writeTextFile(
+      `${values.out}.json`,
+      JSON.stringify(
+        { ...rest, cells: all.map(({ latencies: _latencies, ...cell }) => cell) },
+        null,
+        2,
+      ) + "\n",
+    );
+    await Deno.writeTextFile(`${values.out}.md`, text + "\n");
+  }
+} finally {
+  for (const process of processes.reverse()) await process.kill();
+}
+Deno.exit(0);
