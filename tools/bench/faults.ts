@@ -44,6 +44,11 @@ const { values } = parseCli({
       value: "<dir>",
       description: "model directory (default the config's: the demo model)",
     },
+    "from-json": {
+      type: "string",
+      value: "<file>",
+      description: "only re-render faults.md from a faults.json a run wrote (no stack started)",
+    },
     "out-dir": {
       type: "string",
       default: "docs/results",
@@ -60,6 +65,20 @@ const factors = String(values.factors).split(",").map(Number);
 const CAPACITY_CLIENTS = 32;
 const command = ["deno task bench:faults", ...Deno.args].join(" ");
 const log = (line: string) => console.log(`[faults] ${line}`);
+
+/** Writes faults.md for `run` into `outDir`, formatted as the repository's markdown. */
+async function writeMarkdown(run: FaultsRun, outDir: string): Promise<void> {
+  const path = join(outDir, "faults.md");
+  await Deno.writeTextFile(path, faultsMarkdown(run));
+  await new Deno.Command(Deno.execPath(), { args: ["fmt", "-q", path] }).output();
+}
+
+if (values["from-json"]) {
+  const run = JSON.parse(await Deno.readTextFile(values["from-json"])) as FaultsRun;
+  await writeMarkdown(run, String(values["out-dir"]));
+  log(`re-rendered ${join(String(values["out-dir"]), "faults.md")} from ${values["from-json"]}`);
+  Deno.exit(0);
+}
 
 const started = new Date().toISOString();
 log("starting deno task start …");
@@ -134,7 +153,7 @@ try {
   const outDir = String(values["out-dir"]);
   await Deno.mkdir(outDir, { recursive: true });
   await Deno.writeTextFile(join(outDir, "faults.json"), JSON.stringify(run, null, 2) + "\n");
-  await Deno.writeTextFile(join(outDir, "faults.md"), faultsMarkdown(run));
+  await writeMarkdown(run, outDir);
   log(`wrote ${join(outDir, "faults.json")} and faults.md`);
 } finally {
   await stack.stop();

@@ -77,7 +77,7 @@ export interface LoadLevel {
   router_rss_max_mib: number;
   router_rss_over_idle: number;
   /** The router's JavaScript heap in use right after the level (its own gauge). */
-  router_heap_used_mib: number;
+  router_heap_used_mib?: number;
   ejections: number;
   healthy_after: number;
 }

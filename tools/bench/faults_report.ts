@@ -53,15 +53,20 @@ export function faultsMarkdown(run: FaultsRun): string {
     `- router RSS idle (after warm-up): ${run.idle_router_rss_mib} MiB`,
     "- offered load: Poisson arrivals at the factor × capacity, one load generator on the same machine",
     "  (the `sent` column says what it managed to send)",
+    "- read with care: the machine is shared with other work, and the backends batch better with more",
+    "  requests in flight than the capacity run's clients keep there, so goodput above capacity at 3×",
+    "  and 5× says the capacity figure is low, not that the pool exceeds its limit",
     "",
     "## Offered load",
     "",
-    "| load | offered req/s | sent req/s | goodput req/s | goodput / capacity | answers | no healthy backend | shed w/o Retry-After | p50 / p99 ms | router RSS max MiB (× idle) | ejections |",
-    "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+    "| load | offered req/s | sent req/s | goodput req/s | goodput / capacity | answers | no healthy backend | shed w/o Retry-After | p50 / p99 ms | router RSS max MiB (× idle) | router JS heap MiB | ejections |",
+    "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ...run.levels.map((l) =>
       `| ${l.factor}× | ${l.offered_rps} | ${l.sent_rps} | ${l.goodput_rps} | ${l.goodput_over_capacity} | ${
         statuses(l.statuses)
-      } | ${l.no_healthy_backend} | ${l.shed_without_retry_after} | ${l.p50_ms} / ${l.p99_ms} | ${l.router_rss_max_mib} (${l.router_rss_over_idle}×) | ${l.ejections} |`
+      } | ${l.no_healthy_backend} | ${l.shed_without_retry_after} | ${l.p50_ms} / ${l.p99_ms} | ${l.router_rss_max_mib} (${l.router_rss_over_idle}×) | ${
+        l.router_heap_used_mib ?? "—"
+      } | ${l.ejections} |`
     ),
     "",
     "## Faults",
@@ -91,8 +96,14 @@ export function faultsMarkdown(run: FaultsRun): string {
     `| … back in rotation within model load time + 2 s | ready → rotation ${
       s(run.kill.ready_to_rotation_s)
     } | ${yes(run.kill.ready_to_rotation_s !== null && run.kill.ready_to_rotation_s <= 2)} |`,
-    `| SIGSTOP: 0 failures beyond one per-try timeout's worth (${run.try_timeout_s} s × ${run.stop.rate_rps} req/s = ${stopBudget}) | ${run.stop.failures} | ${
-      yes(run.stop.failures <= stopBudget)
+    `| SIGSTOP: 0 failures beyond one per-try timeout's worth (${run.try_timeout_s} s × ${run.stop.rate_rps} req/s = ${stopBudget}) | ${run.stop.failures} non-200 (${
+      statuses(run.stop.statuses)
+    }), ${run.stop.timeouts_504} × 504 | ${
+      run.stop.failures === 0
+        ? "met"
+        : run.stop.failures <= stopBudget
+        ? "met by the letter (429/503 answers, no 504: shed while one backend carried the load)"
+        : "**not met**"
     } |`,
     `| goodput at 3× ≥ 90 % of capacity | ${three?.goodput_over_capacity ?? "not run"} | ${
       yes((three?.goodput_over_capacity ?? 0) >= 0.9)
@@ -108,6 +119,10 @@ export function faultsMarkdown(run: FaultsRun): string {
     } |`,
     "",
     `The launcher restarted ${run.launcher_restarts} child process(es) during the run (the killed backend).`,
+    "",
+    "RSS: the router's JavaScript heap stays at tens of MiB while its RSS grows under overload and",
+    "then stays flat from level to level — bounded, but native memory (connections, buffers, the",
+    "allocator) above the 2× target; not solved in this change.",
     "",
   ];
   return lines.join("\n");
