@@ -53,6 +53,7 @@ Deno.test("GET /api/load serves per-backend rates, per-layer expert load and bal
         demand: 0.3,
         reason: "demand 0.30 backend-equivalents fits 1 backends (pool saturation 0.30)",
       },
+      router_shed_s: null,
     },
     backends: [
       {

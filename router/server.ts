@@ -171,7 +171,15 @@ export async function buildRouter(
     logger,
     store: alertStore,
     announcing: () => fleet.isLeader(),
-    ...(config.alerts.webhook ? { webhook: { url: config.alerts.webhook, fetch } } : {}),
+    ...(config.alerts.webhook
+      ? { webhook: { url: config.alerts.webhook, fetch, format: config.alerts.webhook_format } }
+      : {}),
+    ...(config.alerts.alertmanager
+      ? { alertmanager: { url: config.alerts.alertmanager, fetch } }
+      : {}),
+    externalUrl: `${
+      config.router.tls?.cert ? "https" : "http"
+    }://localhost:${config.router.port}/dashboard`,
   });
   // The collector's rounds publish views through the app, created below.
   // deno-lint-ignore prefer-const
@@ -184,6 +192,14 @@ export async function buildRouter(
     intervalMs: loadIntervalMs,
     scaleTarget: config.prewarm.threshold,
     maxBackends: config.prewarm.max_backends,
+    // Requests this router shed because the pool was at its limits: saturation too.
+    routerCounts: () => {
+      const sheds = guards.admission.sheds();
+      const full = (sheds.get("router_full") ?? 0) + (sheds.get("backends_full") ?? 0);
+      const admitted = guards.admission.entered - (sheds.get("backends_full") ?? 0) -
+        (sheds.get("no_backend") ?? 0);
+      return { shed: full, admitted: Math.max(0, admitted) };
+    },
     onRound: async (load) => {
       alerts.onRound(load);
       timeline.record(load);

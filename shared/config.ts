@@ -120,12 +120,21 @@ export const ConfigSchema = z.object({
      * timeout: put a proxy with one in front of an exposed router (see README).
      */
     body_timeout: DurationSchema.default(10_000),
+    /** Open dashboard streams (`/api/stream`), all clients together; beyond: 503. */
+    sse_streams: z.int().min(1).max(10_000).default(32),
+    /** Open dashboard streams from one client address; beyond: 429. */
+    sse_streams_per_client: z.int().min(1).max(10_000).default(4),
   }).prefault({}),
   auth: z.object({
     /** Bearer token for state-changing admin endpoints. */
     admin_token: z.string().min(16).optional(),
     /** Bearer token the router presents to backends; backends require it when set. */
     internal_token: z.string().min(16).optional(),
+    /**
+     * When set, the dashboard pages, their files and streams need it (or the admin token):
+     * as a bearer token, or once as `?token=` on a page, which sets a cookie for the rest.
+     */
+    viewer_token: z.string().min(16).optional(),
   }).prefault({}),
   expert_balancer: z.object({
     enabled: z.boolean().default(true),
@@ -214,13 +223,24 @@ export const ConfigSchema = z.object({
     clear_after: z.int().min(1).default(10),
     /** Optional URL receiving a JSON POST when an alert fires or resolves. */
     webhook: HttpUrl.optional(),
+    /**
+     * Body of `webhook`: `switchyard` (one POST per fire/resolve, the alert as the API
+     * shows it) or `alertmanager` (Alertmanager's v4 webhook body, grouped by alertname
+     * per evaluation).
+     */
+    webhook_format: z.enum(["switchyard", "alertmanager"]).default("switchyard"),
+    /** Optional Alertmanager base URL: alerts are pushed to its `/api/v2/alerts`. */
+    alertmanager: HttpUrl.optional(),
   }).prefault({}),
   metrics: z.object({
     /**
      * Routed-token series: `expert` (per layer × expert; layers·experts series per
-     * backend) or `backend` (per layer only, for pools where cardinality must stay low).
+     * backend), `top` (per layer the `top_experts` hottest experts plus `expert="other"`;
+     * layers·(top_experts + 1) series) or `backend` (per layer only).
      */
-    expert_detail: z.enum(["expert", "backend"]).default("expert"),
+    expert_detail: z.enum(["expert", "top", "backend"]).default("expert"),
+    /** N of `expert_detail: top`: hottest experts per layer kept as their own series. */
+    top_experts: z.int().min(1).max(1024).default(8),
   }).prefault({}),
   log: z.object({
     level: z.enum(["debug", "info", "warn", "error"]).default("info"),

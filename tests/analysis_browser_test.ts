@@ -76,7 +76,7 @@ Deno.test({
       };
     });
     assert.equal(analysis.error, null);
-    assert.equal(analysis.activation[0], "all experts");
+    assert.equal(analysis.activation[0], "all experts (right axis)");
     assert.ok(analysis.activation.length >= 2, `activation lines ${analysis.activation}`);
     assert.deepEqual(analysis.types, ["chat", "code", "math"]);
     assert.equal(analysis.heatmapCells, 3 * TINY.experts);

@@ -3,7 +3,10 @@
  * — same jobs, paths and backend bearer-token file, only the targets moved to the test
  * ports, a 1 s interval and the token file in a temp dir — and Switchyard series come
  * back from its query API: every target up (so the backends accepted the token),
- * `switchyard_build_info` from all three, and a backend's expert token counter.
+ * `switchyard_build_info` from all three, and a backend's expert token counter. With the
+ * shipped rules loaded (`deploy/prometheus/rules/switchyard.yml`) and traffic flowing,
+ * every query of the Grafana dashboard (`deploy/grafana/dashboards/*.json`, template
+ * variables set to "all") returns data.
  */
 import assert from "node:assert/strict";
 import { commandAvailable } from "./_support/system_tools.ts";
@@ -25,7 +28,24 @@ interface ScrapeConfig {
 }
 interface PrometheusConfig {
   global: Record<string, string>;
+  rule_files?: string[];
   scrape_configs: ScrapeConfig[];
+}
+
+const DASHBOARDS = new URL("../deploy/grafana/dashboards/", import.meta.url);
+const RULES = new URL("../deploy/prometheus/rules/switchyard.yml", import.meta.url);
+
+/** Every Prometheus query of the shipped dashboards: `[panel title, expr]`. */
+async function dashboardQueries(): Promise<[string, string][]> {
+  const out: [string, string][] = [];
+  for await (const entry of Deno.readDir(DASHBOARDS)) {
+    if (!entry.name.endsWith(".json")) continue;
+    const dashboard = JSON.parse(await Deno.readTextFile(new URL(entry.name, DASHBOARDS)));
+    for (const panel of dashboard.panels) {
+      for (const target of panel.targets ?? []) out.push([panel.title, target.expr]);
+    }
+  }
+  return out;
 }
 
 /** The deployed config pointed at the test pool. */
@@ -40,7 +60,13 @@ function testConfig(
   assert.equal(backend.authorization?.type, "Bearer");
   assert.ok(backend.authorization.credentials_file, "backends are scraped with a token file");
   return {
-    global: { ...deployed.global, scrape_interval: "1s", scrape_timeout: "1s" },
+    global: {
+      ...deployed.global,
+      scrape_interval: "1s",
+      scrape_timeout: "1s",
+      evaluation_interval: "1s",
+    },
+    rule_files: (deployed.rule_files ?? []).map((file) => new URL(file, DEPLOYED).pathname),
     scrape_configs: [
       { ...router, static_configs: [{ targets: [targets.router] }] },
       {
@@ -150,6 +176,29 @@ Deno.test({
         `sum(switchyard_router_requests_total{model="${TINY.name}",code="200"})`,
       );
       assert.equal(Number(requests[0]?.value[1]), 3);
+
+      // Step 6: with traffic flowing, every dashboard query returns data.
+      assert.deepEqual(config.rule_files, [RULES.pathname], "prometheus.yml loads the rules");
+      let sending = true;
+      const traffic = (async () => {
+        for (let i = 0; sending; i++) {
+          const tokens = Float32Array.from({ length: TINY.dModel }, (_, j) => Math.sin(i + j));
+          await infer(pool.router.url, TINY.name, tokens, TINY.dModel);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      })();
+      try {
+        const queries = await dashboardQueries();
+        assert.ok(queries.length >= 10, `${queries.length} dashboard queries`);
+        for (const [title, expr] of queries) {
+          const promql = expr.replaceAll("$model", ".*").replaceAll("$topn", "20");
+          const result = await waitFor(base, promql, (r) => r.length > 0);
+          assert.ok(result.length > 0, `panel "${title}": ${promql} returned no data`);
+        }
+      } finally {
+        sending = false;
+        await traffic;
+      }
     } finally {
       if (prometheus) {
         try {

@@ -46,8 +46,10 @@ export interface BackendSnapshot {
 export interface BackendMetricsOptions {
   /** Build version (`switchyard_build_info`). */
   version: string;
-  /** `metrics.expert_detail`: per-expert or per-layer routed-token series. */
+  /** `metrics.expert_detail`: per-expert, top-N per layer, or per-layer routed-token series. */
   expertDetail: ExpertDetail;
+  /** `metrics.top_experts`: N of the `top` detail (default 8). */
+  topExperts?: number;
   /** Execution providers tried and abandoned at start-up. */
   providerFallbacks: number;
   /** Reads the sources; called once per scrape. */
@@ -131,18 +133,20 @@ export class BackendMetrics {
   #routedTokens(): void {
     const detail = this.#options.expertDetail;
     const samples = (s: BackendSnapshot) =>
-      routedTokenSamples(s.report.model, s.report.parts, detail);
-    if (detail === "expert") {
+      routedTokenSamples(s.report.model, s.report.parts, detail, this.#options.topExperts);
+    if (detail === "expert" || detail === "top") {
       const labels = ["model", "layer", "expert"] as const;
       this.#counter(
         "switchyard_expert_tokens_total",
-        "Tokens (rows) this backend executed for a routed expert since start.",
+        "Tokens (rows) this backend executed for a routed expert since start" +
+          (detail === "top" ? ' (top experts per layer; the rest as expert="other").' : "."),
         (s) => samples(s).tokens,
         labels,
       );
       this.#counter(
         "switchyard_expert_executions_total",
-        "Executions (micro-batches) this backend ran for a routed expert since start.",
+        "Executions (micro-batches) this backend ran for a routed expert since start" +
+          (detail === "top" ? ' (top experts per layer; the rest as expert="other").' : "."),
         (s) => samples(s).executions,
         labels,
       );

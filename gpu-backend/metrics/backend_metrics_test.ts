@@ -102,8 +102,18 @@ const SNAPSHOT: BackendSnapshot = {
   placement: { active: 4, staged: null, coldStarts: 2 },
 };
 
-function metrics(expertDetail: ExpertDetail, snapshot = () => SNAPSHOT): BackendMetrics {
-  return new BackendMetrics({ version: "1.2.3", expertDetail, providerFallbacks: 1, snapshot });
+function metrics(
+  expertDetail: ExpertDetail,
+  snapshot = () => SNAPSHOT,
+  topExperts?: number,
+): BackendMetrics {
+  return new BackendMetrics({
+    version: "1.2.3",
+    expertDetail,
+    providerFallbacks: 1,
+    snapshot,
+    ...(topExperts !== undefined ? { topExperts } : {}),
+  });
 }
 
 Deno.test("BackendMetrics exports the formed micro-batch sizes as a cumulative histogram", async () => {
@@ -175,6 +185,19 @@ Deno.test("BackendMetrics at expert detail: tokens per layer × expert", async (
   assert.equal(findSamples(text, "switchyard_layer_tokens_total").length, 0);
 });
 
+Deno.test("BackendMetrics at top detail: the N hottest experts per layer, the rest as other", async () => {
+  const text = parseExposition(await metrics("top", () => SNAPSHOT, 1).render());
+  assert.deepEqual(
+    findSamples(text, "switchyard_expert_tokens_total").map((s) => [s.labels, s.value]),
+    [
+      [{ model: "m", layer: "0", expert: "0" }, 30],
+      [{ model: "m", layer: "0", expert: "other" }, 10],
+      [{ model: "m", layer: "1", expert: "0" }, 0],
+    ],
+  );
+  assert.equal(sumSamples(text, "switchyard_expert_executions_total"), 5, "other keeps the sum");
+});
+
 Deno.test("BackendMetrics at backend detail: per-layer tokens, no expert label anywhere", async () => {
   const body = await metrics("backend").render();
   const text = parseExposition(body);
@@ -201,13 +224,13 @@ Deno.test("BackendMetrics takes one snapshot per scrape", async () => {
 
 const promtool = await promtoolAvailable();
 Deno.test({
-  name: "BackendMetrics output passes `promtool check metrics` at both details",
+  name: "BackendMetrics output passes `promtool check metrics` at every detail",
   // Without promtool: fails in CI, skipped (with this reason) elsewhere.
   ignore: !promtool && Deno.env.get("CI") === undefined,
   async fn() {
     assert.ok(promtool, "promtool is missing: apt-get install -y prometheus");
-    for (const detail of ["expert", "backend"] as const) {
-      const result = await promtoolCheckMetrics(await metrics(detail).render());
+    for (const detail of ["expert", "top", "backend"] as const) {
+      const result = await promtoolCheckMetrics(await metrics(detail, () => SNAPSHOT, 1).render());
       assert.deepEqual(result, { code: 0, output: "" }, `detail ${detail}`);
     }
   },

@@ -177,6 +177,7 @@ export async function startBackend(config: Config, logger: Logger): Promise<Runn
   const metrics = new BackendMetrics({
     version: SWITCHYARD_VERSION,
     expertDetail: config.metrics.expert_detail,
+    topExperts: config.metrics.top_experts,
     providerFallbacks: executor.fallbacks?.length ?? 0,
     snapshot: () => ({
       report: loadReport(),

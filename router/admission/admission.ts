@@ -34,6 +34,7 @@ export class Admission {
   readonly #throttle = new LogThrottle(10_000);
   readonly #sheds = new Map<ShedReason, number>();
   #inFlight = 0;
+  #entered = 0;
 
   constructor(settings: AdmissionSettings, deps: { clock: Clock; logger: Logger }) {
     this.settings = settings;
@@ -58,6 +59,7 @@ export class Admission {
       );
     }
     this.#inFlight++;
+    this.#entered++;
     let released = false;
     return () => {
       if (released) return;
@@ -94,6 +96,11 @@ export class Admission {
     }
     const code = reason === "no_backend" ? "no_healthy_backend" : "too_many_requests";
     return new ApiError(code, message, { retryAfterS: SHED_RETRY_AFTER_S });
+  }
+
+  /** Requests that passed the router-wide bound so far (some may be shed after). */
+  get entered(): number {
+    return this.#entered;
   }
 
   /** Shed requests so far by reason. */

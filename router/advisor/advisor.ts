@@ -61,6 +61,8 @@ function batchingOf(view: BackendView): BackendBatching | undefined {
 export class Advisor {
   readonly #deps: AdvisorDeps;
   #cached: AdviceReport | undefined;
+  /** The computation under way, shared by every caller meanwhile. */
+  #computing: Promise<AdviceReport> | undefined;
 
   constructor(deps: AdvisorDeps) {
     this.#deps = deps;
@@ -69,11 +71,33 @@ export class Advisor {
   /**
    * Current advice, cached for `cacheMs`; `refresh` recomputes, but never more than once
    * per `MIN_REFRESH_MS` (the route is public and a bias evaluation costs executor time).
+   * An expired report is answered at once while a new one is computed in the background
+   * (stale-while-revalidate: the page never waits seconds on a busy pool); only the very
+   * first call, or `refresh`, waits. Concurrent calls share one computation.
    */
   async advise(refresh = false): Promise<AdviceReport> {
     const now = this.#deps.clock.now();
     const age = this.#cached ? now - this.#cached.at : Infinity;
     if (age < (refresh ? MIN_REFRESH_MS : this.#deps.cacheMs ?? 30_000)) return this.#cached!;
+    const computing = this.#compute();
+    if (this.#cached !== undefined && !refresh) return this.#cached;
+    return await computing;
+  }
+
+  /** Starts (or joins) a computation of the advice; see {@linkcode advise}. */
+  #compute(): Promise<AdviceReport> {
+    if (this.#computing === undefined) {
+      const work = this.#evaluate().finally(() => {
+        if (this.#computing === work) this.#computing = undefined;
+      });
+      this.#computing = work;
+      work.catch(() => {}); // a background refresh that fails leaves the old report
+    }
+    return this.#computing;
+  }
+
+  async #evaluate(): Promise<AdviceReport> {
+    const now = this.#deps.clock.now();
     const { config } = this.#deps;
     const healthy = this.#deps.views().filter((view) => view.healthy);
     const [replacement, bias] = await Promise.all([

@@ -4,15 +4,20 @@
  * latency; hysteresis is applied afterwards ({@linkcode evaluateAlerts}).
  *
  * - `expert_hot`: a routed expert's pool-wide tokens/s over the pool's capacity for it,
- *   `L_e ÷ Σ_{b serving e} (C_{b,l} ÷ n_{b,l})` — per backend `b` serving it (tokens/s > 0
- *   there), `C_{b,l}` = the expert tokens/s `b` ran in that layer ÷ `b`'s saturation (its
- *   layer capacity, `router/load/saturation.ts`) and `n_{b,l}` the experts it served in
- *   that layer: replicas × share — above `expertLoadThreshold`, while the expert also
- *   carries more than {@linkcode HOT_EXPERT_MIN_OVER_SHARE} × its replicas' fair share of
- *   the layer. One condition per (model, layer, expert). Backends below saturation 0.05
- *   do not count (their capacity is unknown).
- * - `balance_low`: any layer's balancedness (pool-wide expert tokens/s) is below
- *   `balanceThreshold` while the layer carries at least
+ *   `L_e ÷ Σ_{b serving e} (x_{b,e} + (1 − s_b) · X_{b,l} ÷ s_b)` — per replica backend `b`
+ *   (tokens/s > 0 there): what it runs for the expert now plus the headroom it has left in
+ *   that layer (`X_{b,l}` its expert tokens/s in the layer, `s_b` its saturation, so
+ *   `X ÷ s` is its layer capacity, `router/load/saturation.ts`) — above
+ *   `expertLoadThreshold`, while the expert also carries more than
+ *   {@linkcode HOT_EXPERT_MIN_OVER_SHARE} × its replicas' fair share of the layer
+ *   (replicas ÷ all replicas). So it fires when the backends holding an over-share expert
+ *   run out of room, not on a healthy skewed pool (an equal split of a backend's capacity
+ *   per hosted expert fired at 50 % load: a hot expert batches into the same layer
+ *   execution and uses the backend's slack). Backends below saturation 0.05 do not count.
+ * - `balance_low`: any layer's backend balancedness — mean ÷ max over fresh backends of
+ *   the expert tokens/s each ran in that layer, what placement can even out (the experts'
+ *   own skew is the traffic's, and a good plan spreads it) — is below `balanceThreshold`
+ *   while the layer carries at least
  *   {@linkcode MIN_LAYER_TOKENS_S_PER_EXPERT} tokens/s per expert on average.
  * - `backend_down`: a configured backend is unhealthy in the pool, or its load report
  *   is stale or failing (never arrived, last poll failed, or too old).
@@ -31,6 +36,7 @@ import {
   MIN_LAYER_TOKENS_S_PER_EXPERT,
 } from "./alert_settings.ts";
 import { MIN_SATURATION_FOR_CAPACITY } from "../load/saturation.ts";
+import { balancedness } from "../../shared/balancedness.ts";
 
 /** The latency SLO needs at least this many answered requests in its window. */
 export const MIN_LATENCY_REQUESTS = 20;
@@ -68,12 +74,12 @@ function expertCapacities(load: PoolLoad, model: string, layer: number, width: n
     if (saturation < MIN_SATURATION_FOR_CAPACITY) continue;
     const own = backend.expertLayers?.find((l) => l.layer === layer)?.expertTokensPerS;
     if (own === undefined) continue;
-    const served = own.filter((rate) => rate > 0);
-    if (served.length === 0) continue;
-    const share = served.reduce((a, b) => a + b, 0) / saturation / served.length;
+    const total = own.reduce((a, b) => a + b, 0);
+    if (!(total > 0)) continue;
+    const headroom = (1 - Math.min(1, saturation)) * total / saturation;
     own.forEach((rate, expert) => {
       if (rate > 0 && expert < width) {
-        capacity[expert]! += share;
+        capacity[expert]! += rate + headroom;
         replicas[expert]!++;
       }
     });
@@ -105,9 +111,9 @@ function hotExperts(load: PoolLoad, settings: AlertSettings): AlertCondition[] {
           value,
           threshold,
           message: `Expert ${part} of ${model} carries ${Math.round(rate)} tokens/s, ` +
-            `${percent(value)} of the pool's capacity for it (${r} replica${
-              r === 1 ? "" : "s"
-            } × share ${Math.round(cap / r)} tokens/s), above ${percent(threshold)}`,
+            `${percent(value)} of the pool's capacity for it (${r} replica${r === 1 ? "" : "s"}: ${
+              Math.round(cap)
+            } tokens/s with their backends' headroom), above ${percent(threshold)}`,
         });
       });
     }
@@ -120,21 +126,30 @@ function lowBalance(load: PoolLoad, settings: AlertSettings): AlertCondition[] {
   const perExpert = settings.minLayerTokensPerSPerExpert ?? MIN_LAYER_TOKENS_S_PER_EXPERT;
   const conditions: AlertCondition[] = [];
   for (const { model, layers } of load.models) {
+    const serving = load.backends.filter((b) => !b.stale && b.model === model);
     for (const layer of layers) {
       const vector = layer.expertTokensPerS;
       const total = vector.reduce((sum, rate) => sum + rate, 0);
       // Too little traffic to judge the spread (an idle pool never alerts).
       if (vector.length === 0 || total < perExpert * vector.length) continue;
-      if (!(layer.balancedness < threshold)) continue;
-      const b = Math.round(layer.balancedness * 1000) / 1000;
+      // The backends' shares of this layer's expert work: what placement can even out.
+      const perBackend = serving.map((b) =>
+        (b.expertLayers?.find((l) => l.layer === layer.layer)?.expertTokensPerS ?? [])
+          .reduce((sum, rate) => sum + rate, 0)
+      );
+      if (perBackend.length < 2) continue;
+      const value = balancedness(perBackend);
+      if (!(value < threshold)) continue;
+      const b = Math.round(value * 1000) / 1000;
       conditions.push({
         id: `balance_low:${model}:L${layer.layer}`,
         kind: "balance_low",
         subject: `${model} L${layer.layer}`,
-        value: layer.balancedness,
+        value,
         threshold,
-        message: `Layer ${layer.layer} of ${model} has balancedness ${b} ` +
-          `(below ${threshold}) at ${Math.round(total)} expert tokens/s`,
+        message: `Layer ${layer.layer} of ${model} has backend balancedness ${b} ` +
+          `(below ${threshold}): ${perBackend.map((v) => Math.round(v)).join(" / ")} ` +
+          `expert tokens/s on ${perBackend.length} backends`,
       });
     }
   }
@@ -185,7 +200,9 @@ function shedding(load: PoolLoad, settings: AlertSettings): AlertCondition[] {
   const threshold = settings.shedRatio;
   if (threshold === undefined) return [];
   const fresh = load.backends.filter((b) => !b.stale);
-  const shed = fresh.reduce((sum, b) => sum + (b.shedPerS ?? 0), 0);
+  // Backends' 503s and the router's own 429s (pool at its in-flight limits).
+  const shed = fresh.reduce((sum, b) => sum + (b.shedPerS ?? 0), 0) +
+    (load.pool.routerShedPerS ?? 0);
   const admitted = fresh.reduce((sum, b) => sum + (b.requestsPerS ?? 0), 0);
   if (!(shed > 0)) return [];
   const share = shed / (shed + admitted);
@@ -196,7 +213,7 @@ function shedding(load: PoolLoad, settings: AlertSettings): AlertCondition[] {
     subject: "pool",
     value: share,
     threshold,
-    message: `Backends refuse ${percent(share)} of requests (${shed.toFixed(1)}/s shed, ` +
+    message: `The pool refuses ${percent(share)} of requests (${shed.toFixed(1)}/s shed, ` +
       `${admitted.toFixed(1)}/s admitted), above ${percent(threshold)}`,
   }];
 }

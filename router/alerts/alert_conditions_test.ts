@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { BackendView } from "../pool/backend_view.ts";
-import { oneSecondSample, poolLoadOf } from "../testing/pool_loads.ts";
+import { oneSecondSample, poolLoadOf, SAMPLE_AT } from "../testing/pool_loads.ts";
+import { aggregatePoolLoad } from "../load/pool_load.ts";
 import { backendView } from "../testing/views.ts";
 import { observeConditions } from "./alert_conditions.ts";
 import type { AlertSettings } from "./alert_settings.ts";
@@ -19,9 +20,9 @@ function views(...ids: string[]): BackendView[] {
 }
 
 Deno.test("observeConditions(): an expert over the pool's capacity for it is hot", () => {
-  // 0.1 ms per token on 2 slots: 17 700 tokens → saturation 0.885. Layer 0's capacity
-  // on backend-1 is 17 300 ÷ 0.885 tokens/s, a quarter of it per served expert; E0 carries
-  // 17 000 of it on its one replica: 3.48 × its share.
+  // 0.1 ms per token on 2 slots: 17 700 tokens → saturation 0.885. Layer 0 runs 17 300
+  // tokens/s there, capacity 17 300 ÷ 0.885; E0's one replica runs 17 000 of it with the
+  // backend's headroom (1 − 0.885) · 17 300 ÷ 0.885 left: 88 % of its capacity.
   const load = poolLoad(sample("h:1", [[17_000, 100, 100, 100], [100, 100, 100, 100]]));
   const hot = observeConditions(load, views("h:1"), SETTINGS).filter((c) =>
     c.kind === "expert_hot"
@@ -29,12 +30,12 @@ Deno.test("observeConditions(): an expert over the pool's capacity for it is hot
   assert.equal(hot.length, 1);
   assert.equal(hot[0]!.id, "expert_hot:tiny:L0/E0");
   assert.equal(hot[0]!.subject, "tiny L0/E0");
-  const share = 17_300 / 0.885 / 4;
-  assert.ok(Math.abs(hot[0]!.value - 17_000 / share) < 1e-9);
+  const capacity = 17_000 + (1 - 0.885) * 17_300 / 0.885;
+  assert.ok(Math.abs(hot[0]!.value - 17_000 / capacity) < 1e-9);
   assert.equal(hot[0]!.threshold, 0.8);
   assert.match(
     hot[0]!.message,
-    /L0\/E0 of tiny carries 17000 tokens\/s, 347.9% of the pool's capacity for it \(1 replica × share 4887 tokens\/s\)/,
+    /L0\/E0 of tiny carries 17000 tokens\/s, 88\.3% of the pool's capacity for it \(1 replica: 19248 tokens\/s with their backends' headroom\)/,
   );
 });
 
@@ -42,6 +43,14 @@ Deno.test("observeConditions(): the same skew on a lightly loaded pool is not ho
   // The issue's opposite case: skewed but far from capacity (saturation 0.11).
   const load = poolLoad(sample("h:1", [[1_500, 100, 100, 100], [100, 100, 100, 100]]));
   assert.equal(load.backends[0]!.saturation!.value, 0.11);
+  const kinds = observeConditions(load, views("h:1"), SETTINGS).map((c) => c.kind);
+  assert.equal(kinds.includes("expert_hot"), false);
+});
+
+Deno.test("observeConditions(): a skewed pool at half load is not hot (headroom left)", () => {
+  // The bench's steady pool: one expert at 6× its share, backend at saturation 0.5.
+  const load = poolLoad(sample("h:1", [[3_000, 500, 500, 500], [0, 0, 0, 0]], { busyMs: 1000 }));
+  assert.equal(load.backends[0]!.saturation!.value, 0.5);
   const kinds = observeConditions(load, views("h:1"), SETTINGS).map((c) => c.kind);
   assert.equal(kinds.includes("expert_hot"), false);
 });
@@ -97,6 +106,23 @@ Deno.test("observeConditions(): latency SLO, shedding and saturation fire in ove
   assert.match(byKind.get("saturation")!.message, /backend-1 \d\.\d\d \(queue\)/);
 });
 
+Deno.test("observeConditions(): a router shedding 429s is shedding and saturated", () => {
+  const settings = { ...SETTINGS, shedRatio: 0.01, saturation: 0.9 };
+  const base = sample("h:1", [[200, 200, 200, 200], [200, 200, 200, 200]], {
+    requests: 100,
+    busyMs: 1000,
+  });
+  const load = aggregatePoolLoad([base], {
+    now: SAMPLE_AT,
+    staleAfterMs: 3000,
+    router: { shedPerS: 50, admittedPerS: 100 },
+  });
+  assert.ok(load.pool.saturation! >= 0.9);
+  assert.equal(load.pool.scale!.direction, "up");
+  const kinds = observeConditions(load, views("h:1"), settings).map((c) => c.kind);
+  assert.deepEqual(kinds, ["shedding", "saturation"]);
+});
+
 Deno.test("observeConditions(): a healthy pool stays silent on every rule", () => {
   const settings = { ...SETTINGS, latencyP99Ms: 1000, shedRatio: 0.01, saturation: 0.9 };
   const healthy = poolLoad(
@@ -129,16 +155,26 @@ Deno.test("observeConditions(): an idle or lightly used pool raises no balance a
   assert.deepEqual(observeConditions(trickle, views("h:1"), SETTINGS), []);
 });
 
-Deno.test("observeConditions(): a busy, skewed layer is low on balance", () => {
+Deno.test("observeConditions(): a layer whose work sits on one backend is low on balance", () => {
+  // Layer 0: 320 expert tokens/s on backend-1, 100 on backend-2 → 210 / 320; layer 1 even.
   const load = poolLoad(
     sample("h:1", [[300, 20, 0, 0], [50, 50, 50, 50]]),
-    sample("h:2", [[100, 20, 40, 0], [50, 50, 50, 50]]),
+    sample("h:2", [[50, 20, 30, 0], [50, 50, 50, 50]]),
   );
   const low = observeConditions(load, views("h:1", "h:2"), SETTINGS);
   assert.deepEqual(low.map((c) => c.id), ["balance_low:tiny:L0"]);
   assert.equal(low[0]!.subject, "tiny L0");
-  assert.ok(Math.abs(low[0]!.value - (400 + 40 + 40) / 4 / 400) < 1e-12);
-  assert.match(low[0]!.message, /balancedness 0.3 \(below 0.75\) at 480 expert tokens\/s/);
+  assert.ok(Math.abs(low[0]!.value - 210 / 320) < 1e-12);
+  assert.match(
+    low[0]!.message,
+    /backend balancedness 0\.656 \(below 0\.75\): 320 \/ 100 expert tokens\/s on 2 backends/,
+  );
+  // The same skewed experts spread evenly over the backends: no alert (the traffic's skew).
+  const spread = poolLoad(
+    sample("h:1", [[150, 20, 15, 0], [50, 50, 50, 50]]),
+    sample("h:2", [[150, 20, 15, 0], [50, 50, 50, 50]]),
+  );
+  assert.deepEqual(observeConditions(spread, views("h:1", "h:2"), SETTINGS), []);
 });
 
 Deno.test("observeConditions(): unhealthy or stale backends are down", () => {

@@ -18,7 +18,8 @@ import { type AlertState, evaluateAlerts } from "./alert_evaluator.ts";
 import type { AlertSettings } from "./alert_settings.ts";
 import type { AlertStore } from "./alert_store.ts";
 import type { Alert, AlertSource } from "./alert_types.ts";
-import { postAlertWebhook } from "./alert_webhook.ts";
+import { postAlertWebhook, postJson } from "./alert_webhook.ts";
+import { postableAlerts, webhookV4 } from "./alertmanager_payload.ts";
 
 /** Options of {@linkcode AlertManager}. */
 export interface AlertManagerOptions {
@@ -31,8 +32,26 @@ export interface AlertManagerOptions {
   logger: Logger;
   /** Where records are kept; none: memory only. */
   store?: AlertStore | undefined;
-  /** `alerts.webhook`; none: no POSTs. */
-  webhook?: { url: string; fetch: FetchLike; timeoutMs?: number; retryDelayMs?: number };
+  /**
+   * `alerts.webhook`; none: no POSTs. `format` `switchyard` (default): one POST per fire
+   * or resolve; `alertmanager`: Alertmanager's v4 webhook body, one POST per alert group
+   * (alertname) that changed in an evaluation.
+   */
+  webhook?: {
+    url: string;
+    fetch: FetchLike;
+    format?: "switchyard" | "alertmanager";
+    timeoutMs?: number;
+    retryDelayMs?: number;
+  };
+  /**
+   * `alerts.alertmanager`: an Alertmanager's base URL; every evaluation that changes
+   * something, and every `resendMs` (default 60 s) while alerts fire, POSTs them to its
+   * `/api/v2/alerts`.
+   */
+  alertmanager?: { url: string; fetch: FetchLike; resendMs?: number; timeoutMs?: number };
+  /** Where alerts can be seen, for `generatorURL`/`externalURL`; default `http://localhost/dashboard`. */
+  externalUrl?: string;
   /** How many recent alerts are kept; default 100. */
   recentLimit?: number;
   /**
@@ -50,6 +69,7 @@ export class AlertManager implements AlertSource {
   /** Newest first; one entry per firing (updated in place when it resolves). */
   #recent: Alert[] = [];
   readonly #pending = new Set<Promise<unknown>>();
+  #lastPush = -Infinity;
   /** Fires and resolves since start (for metrics). */
   readonly counts = { fired: 0, resolved: 0 };
 
@@ -136,6 +156,9 @@ export class AlertManager implements AlertSource {
     this.#active = round.active;
     for (const alert of round.fired) this.#fired(alert);
     for (const alert of round.resolved) this.#resolved(alert);
+    if (this.#options.announcing?.() !== false) {
+      this.#notifyGroups(round.active, [...round.fired, ...round.resolved]);
+    }
     // Firing alerts carry their latest value in the recent list too.
     const latest = new Map(round.active.map((alert) => [alert.id, alert]));
     this.#recent = this.#recent.map((alert) =>
@@ -177,11 +200,44 @@ export class AlertManager implements AlertSource {
     };
   }
 
-  /** Background work: KV record and webhook POST. */
+  /** Background work: KV record and (Switchyard-format) webhook POST. */
   #announce(alert: Alert): void {
     const { store, webhook, clock, logger } = this.#options;
     if (store) this.#track(store.save(alert));
-    if (webhook) this.#track(postAlertWebhook(alert, { ...webhook, clock, logger }));
+    if (webhook && (webhook.format ?? "switchyard") === "switchyard") {
+      this.#track(postAlertWebhook(alert, { ...webhook, clock, logger }));
+    }
+  }
+
+  /** Alertmanager-format notifications of one evaluation (grouped), and the v2 push. */
+  #notifyGroups(active: readonly Alert[], changed: readonly Alert[]): void {
+    const { webhook, alertmanager, clock, logger } = this.#options;
+    const context = { externalUrl: this.#options.externalUrl ?? "http://localhost/dashboard" };
+    if (webhook?.format === "alertmanager" && changed.length > 0) {
+      for (const body of webhookV4(active, changed, context)) {
+        const key = `${body.groupKey}@${clock.now()}`;
+        this.#track(postJson(body, key, { ...webhook, clock, logger }, {
+          group: body.groupKey,
+          state: body.status,
+        }));
+      }
+    }
+    if (alertmanager === undefined) return;
+    const now = clock.now();
+    const resend = active.length > 0 && now - this.#lastPush >= (alertmanager.resendMs ?? 60_000);
+    if (changed.length === 0 && !resend) return;
+    this.#lastPush = now;
+    const alerts = [...active, ...changed.filter((alert) => alert.state === "resolved")];
+    const url = new URL(
+      "api/v2/alerts",
+      alertmanager.url.endsWith("/") ? alertmanager.url : `${alertmanager.url}/`,
+    );
+    this.#track(postJson(postableAlerts(alerts, context), `push@${now}`, {
+      ...alertmanager,
+      url: url.href,
+      clock,
+      logger,
+    }, { alertmanager: url.origin, alerts: alerts.length }));
   }
 
   #track(work: Promise<unknown>): void {

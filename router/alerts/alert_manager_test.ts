@@ -7,6 +7,8 @@ import { backendView } from "../testing/views.ts";
 import { AlertManager } from "./alert_manager.ts";
 import { registerAlertRoutes } from "./alert_routes.ts";
 import { AlertStore } from "./alert_store.ts";
+import { ZERO_TIME } from "./alertmanager_payload.ts";
+import { WebhookV4Schema } from "../../tests/_support/alertmanager_schema.ts";
 
 const T0 = 1_700_000_000_000;
 // A low balance threshold: these crafted loads test the hot-expert rule alone.
@@ -77,7 +79,7 @@ Deno.test("AlertManager fires, logs, stores and resolves a hot expert with hyste
       state: "resolved",
       fired_at: T0 + 1000,
       resolved_at: T0 + 6000,
-      value: 3.479,
+      value: 0.883,
       threshold: 0.8,
       message: records[0]!.message,
     }]);
@@ -169,4 +171,65 @@ Deno.test("AlertManager of a follower (announcing: false) tracks alerts silently
   assert.equal(manager.counts.fired, 1);
   assert.equal((await store.list()).length, 1);
   kv.close();
+});
+
+Deno.test("Alertmanager format: one grouped POST per evaluation; a restart resolves what cleared while down", async () => {
+  const path = await Deno.makeTempFile({ suffix: ".kv" });
+  const posts: Record<string, unknown>[] = [];
+  const fetch = (_url: string | URL | Request, init?: RequestInit) => {
+    posts.push(JSON.parse(String(init?.body)));
+    return Promise.resolve(new Response(null, { status: 200 }));
+  };
+  const clock = new ManualClock(T0);
+  const logger = new MemoryLogger();
+  const make = (kv: Deno.Kv) =>
+    new AlertManager({
+      settings: SETTINGS,
+      views: () => VIEWS,
+      clock,
+      logger,
+      store: new AlertStore(kv, { logger }),
+      webhook: { url: "http://receiver.test/hook", fetch, format: "alertmanager" },
+      externalUrl: "http://localhost:8080/dashboard",
+    });
+  const allHot = poolLoadOf(oneSecondSample("h:1", [
+    [17_000, 17_000, 17_000, 17_000],
+    [17_000, 17_000, 17_000, 17_000],
+  ]));
+  let kv = await Deno.openKv(path);
+  try {
+    const first = make(kv);
+    first.onRound(allHot);
+    first.onRound(allHot);
+    await first.settled();
+    assert.equal(first.active().length, 8, "eight experts fire in one evaluation");
+    assert.equal(posts.length, 1, "one notification for the group, not eight");
+    const fired = WebhookV4Schema.parse(posts[0]);
+    assert.equal(fired.status, "firing");
+    assert.equal(fired.alerts.length, 8);
+    // The router stops while they fire; the experts cool down meanwhile.
+    kv.close();
+    kv = await Deno.openKv(path);
+    const next = make(kv);
+    next.resume(await new AlertStore(kv, { logger }).list());
+    for (let i = 0; i < SETTINGS.clearAfter; i++) {
+      await clock.advance(1000);
+      next.onRound(CALM);
+    }
+    await next.settled();
+    assert.equal(posts.length, 2);
+    const resolved = WebhookV4Schema.parse(posts[1]);
+    assert.equal(resolved.status, "resolved");
+    assert.equal(resolved.groupKey, fired.groupKey);
+    assert.equal(resolved.alerts.length, 8);
+    assert.ok(resolved.alerts.every((a) => a.status === "resolved" && a.endsAt !== ZERO_TIME));
+    assert.deepEqual(
+      resolved.alerts.map((a) => a.fingerprint),
+      fired.alerts.map((a) => a.fingerprint),
+      "the same alerts, by fingerprint",
+    );
+  } finally {
+    kv.close();
+    await Deno.remove(path);
+  }
 });

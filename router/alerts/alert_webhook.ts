@@ -70,21 +70,36 @@ export async function postAlertWebhook(
   alert: Alert,
   options: AlertWebhookOptions,
 ): Promise<boolean> {
-  const body = JSON.stringify(alertWebhookBody(alert));
   const key = `${alert.id}@${alert.firedAt}:${alert.state}`;
+  return await postJson(alertWebhookBody(alert), key, options, {
+    alert_id: alert.id,
+    state: alert.state,
+  });
+}
+
+/**
+ * POSTs `body` as JSON with `idempotency-key: key`, retrying once; never throws. A
+ * failure is logged as "alert webhook failed" with `fields` and the URL's origin.
+ */
+export async function postJson(
+  body: unknown,
+  key: string,
+  options: AlertWebhookOptions,
+  fields: Record<string, unknown>,
+): Promise<boolean> {
+  const text = JSON.stringify(body);
   const headers = (n: number) => ({ "idempotency-key": key, "x-switchyard-attempt": String(n) });
-  let failure = await attempt(body, headers(1), options);
+  let failure = await attempt(text, headers(1), options);
   if (failure !== undefined) {
     await new Promise<void>((resolve) =>
       options.clock.setTimeout(resolve, options.retryDelayMs ?? 500)
     );
-    failure = await attempt(body, headers(2), options);
+    failure = await attempt(text, headers(2), options);
   }
   if (failure === undefined) return true;
   options.logger.warn("alert webhook failed", {
     event: "alert",
-    alert_id: alert.id,
-    state: alert.state,
+    ...fields,
     webhook: origin(options.url),
     reason: failure,
     attempts: 2,

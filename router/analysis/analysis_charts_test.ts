@@ -30,6 +30,15 @@ Deno.test("correlationCells() lays request types × experts out for one layer", 
 
 Deno.test("the heatmap tooltip escapes request type names", () => {
   const option = correlationOption(correlation, 0);
+  assert.equal(option.visualMap.max, 1, "colour scale up to the largest share");
+  assert.equal(
+    correlationOption({
+      ...correlation,
+      request_types: [{ request_type: "chat", layers: [{ layer: 0, shares: [0.05, 0.02, 0] }] }],
+    }, 0).visualMap.max,
+    0.05,
+    "small shares are not washed out by a fixed 0–1 scale",
+  );
   const text = option.tooltip.formatter({ data: [1, 0, 1] });
   assert.ok(!text.includes("<img"), text);
   assert.match(text, /&#60;img src=x onerror=alert\(1\)&#62;, layer 0, expert 1: 100.0 %/);
@@ -42,9 +51,14 @@ Deno.test("activation, efficiency and balance options plot the API's series on t
     layers: [{ layer: 0, total_tokens: [3, 4], top: [{ expert: 2, series: [1, 4] }] }],
   }, 0);
   assert.deepEqual(activation.series.map((s: { name: string }) => s.name), [
-    "all experts",
+    "all experts (right axis)",
     "expert 2",
   ]);
+  assert.deepEqual(
+    activation.series.map((s: { yAxisIndex?: number }) => s.yAxisIndex ?? 0),
+    [1, 0],
+    "the total on its own axis, so top experts keep their scale",
+  );
   assert.deepEqual(activation.series[1].data, [[1000, 1], [2000, 4]]);
   const series = { tokens_s: [5, null], utilisation: [0.5, null], tokens_per_joule: [null, null] };
   const efficiency = efficiencyOption({

@@ -1,7 +1,7 @@
 /**
- * @module The dashboard's Analysis and Advisor pages (read-only, no auth, like the main
- * dashboard): `GET /dashboard/analysis` and `GET /dashboard/advisor`. Their scripts and
- * stylesheet are served by the dashboard's static route (`/dashboard/static/…`, listed
+ * @module The dashboard's Analysis and Advisor pages (read-only, like the main dashboard,
+ * and behind `auth.viewer_token` with it when set): `GET /dashboard/analysis` and
+ * `GET /dashboard/advisor`. Their scripts and stylesheet are served by the dashboard's static route (`/dashboard/static/…`, listed
  * in `PAGE_FILES`); ECharts comes from the same versioned asset URL as the main page.
  */
 import type { Env, Hono } from "hono";

@@ -1,12 +1,15 @@
 /**
- * @module The live dashboard's routes on the router (all read-only, no auth: they show
- * rates, placement and alerts, never request data or secrets).
+ * @module The live dashboard's routes on the router (all read-only: they show rates,
+ * placement and alerts, never request data or secrets; open unless `auth.viewer_token`).
  *
  * - `GET /dashboard`: the page (static HTML, CSS and ES modules, ECharts from node_modules).
  * - `GET /dashboard/static/:file`, `GET /dashboard/assets/echarts.js`: its files.
  * - `GET /api/dashboard/snapshot?model=&layer=`: one snapshot as JSON (first paint, tests).
  * - `GET /api/stream?model=&layer=`: Server-Sent Events, one `snapshot` event per interval;
- *   `model`/`layer` choose the layer of the time view (default: the first).
+ *   `model`/`layer` choose the layer of the time view (default: the first). At most
+ *   `limits.sse_streams` open, `limits.sse_streams_per_client` per remote address.
+ *
+ * With `auth.viewer_token` set, all of these are behind `router/http/viewer_gate.ts`.
  */
 import type { Env, Hono } from "hono";
 import { ApiError } from "../../shared/errors.ts";
@@ -34,6 +37,14 @@ export interface DashboardDeps {
   intervalMs?: number;
   /** Concurrent SSE streams; default 32. */
   maxClients?: number;
+  /** Concurrent SSE streams from one client address; default 4. */
+  maxPerClient?: number;
+}
+
+/** The remote address `Deno.serve` hands the app as its env (absent in-process: "local"). */
+export function remoteHost(env: unknown): string {
+  const addr = (env as { remoteAddr?: { hostname?: unknown } } | undefined)?.remoteAddr;
+  return typeof addr?.hostname === "string" ? addr.hostname : "local";
 }
 
 /** The registered dashboard: its stream, and `close()` to end the streams at shutdown. */
@@ -76,6 +87,7 @@ export function registerDashboardRoutes<E extends Env>(
     logger: deps.logger,
     ...(deps.intervalMs !== undefined ? { intervalMs: deps.intervalMs } : {}),
     ...(deps.maxClients !== undefined ? { maxClients: deps.maxClients } : {}),
+    ...(deps.maxPerClient !== undefined ? { maxPerClient: deps.maxPerClient } : {}),
   });
 
   app.get("/dashboard", () => assets.page());
@@ -95,7 +107,7 @@ export function registerDashboardRoutes<E extends Env>(
 
   app.get(
     "/api/stream",
-    (c) => stream.connect(parseSelection((name) => c.req.query(name))),
+    (c) => stream.connect(parseSelection((name) => c.req.query(name)), remoteHost(c.env)),
   );
 
   return { stream, close: () => stream.close() };

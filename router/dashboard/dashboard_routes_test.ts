@@ -19,7 +19,7 @@ const ALERT: Alert = {
   message: "backend-2 is down",
 };
 
-function setup(options: { maxClients?: number; plan?: boolean } = {}) {
+function setup(options: { maxClients?: number; maxPerClient?: number; plan?: boolean } = {}) {
   const clock = new ManualClock();
   const timeline = new LoadTimeline();
   let rate = 1;
@@ -55,6 +55,7 @@ function setup(options: { maxClients?: number; plan?: boolean } = {}) {
     logger: new MemoryLogger(),
     alerts: { active: () => [ALERT], recent: () => [ALERT] },
     ...(options.maxClients ? { maxClients: options.maxClients } : {}),
+    ...(options.maxPerClient ? { maxPerClient: options.maxPerClient } : {}),
   });
   return { app, clock, dashboard, setRate: (value: number) => rate = value };
 }
@@ -177,6 +178,29 @@ Deno.test("GET /api/stream is bounded: beyond maxClients 503 with Retry-After; a
   // close() ends every stream: readers see the end instead of hanging.
   assert.equal(dashboard.stream.clients, 0);
   for (const reader of [b, c.body!.getReader()]) {
+    while (!(await reader.read()).done) { /* drain */ }
+  }
+});
+
+Deno.test("GET /api/stream is bounded per client address: beyond it 429; others still get streams", async () => {
+  const { app, dashboard } = setup({ maxClients: 8, maxPerClient: 2 });
+  const from = (hostname: string) => ({ remoteAddr: { hostname, port: 1, transport: "tcp" } });
+  const a1 = (await app.request("/api/stream", {}, from("10.0.0.1"))).body!.getReader();
+  const a2 = await app.request("/api/stream", {}, from("10.0.0.1"));
+  assert.equal(a2.status, 200);
+  const refused = await app.request("/api/stream", {}, from("10.0.0.1"));
+  assert.equal(refused.status, 429);
+  assert.equal(refused.headers.get("retry-after"), "5");
+  assert.match((await refused.json()).error, /limits\.sse_streams_per_client/);
+  const b = await app.request("/api/stream", {}, from("10.0.0.2"));
+  assert.equal(b.status, 200);
+  // A closed stream frees its owner's slot.
+  await a1.cancel();
+  const again = await app.request("/api/stream", {}, from("10.0.0.1"));
+  assert.equal(again.status, 200);
+  await dashboard.close();
+  for (const response of [a2, b, again]) {
+    const reader = response.body!.getReader();
     while (!(await reader.read()).done) { /* drain */ }
   }
 });

@@ -7,7 +7,8 @@
  * with that client's layer timeline spliced in (computed once per distinct layer). A new
  * client gets the latest base at once (or a fresh one when there is none yet), so a page
  * never waits a whole interval. Bounds: at most `maxClients` streams (beyond → 503 with
- * `Retry-After`); a client that stops reading (`maxQueued` unread events) is dropped, so a
+ * `Retry-After`) and `maxPerClient` from one client address (beyond → 429), so one client
+ * cannot take every stream; a client that stops reading (`maxQueued` unread events) is dropped, so a
  * stalled page never grows the router's memory. A disconnect (the server cancels the response
  * stream) removes the client; `close()` ends every stream so the server can shut down.
  */
@@ -28,8 +29,10 @@ export interface SnapshotStreamOptions {
   logger: Logger;
   /** Time between snapshots (ms); default 1000. */
   intervalMs?: number;
-  /** Concurrent streams; default 32. */
+  /** Concurrent streams (`limits.sse_streams`); default 32. */
   maxClients?: number;
+  /** Concurrent streams from one client address (`limits.sse_streams_per_client`); default 4. */
+  maxPerClient?: number;
   /** Unread events after which a client is dropped; default 8. */
   maxQueued?: number;
 }
@@ -37,6 +40,8 @@ export interface SnapshotStreamOptions {
 interface Client {
   controller: ReadableStreamDefaultController<Uint8Array>;
   selection: TimelineSelection;
+  /** Who opened it (the remote address), for the per-client bound. */
+  owner: string;
 }
 
 const encoder = new TextEncoder();
@@ -45,9 +50,12 @@ const encoder = new TextEncoder();
 export class SnapshotStream {
   readonly intervalMs: number;
   readonly maxClients: number;
+  readonly maxPerClient: number;
+  readonly #perOwner = new Map<string, number>();
   readonly #options: SnapshotStreamOptions;
   readonly #maxQueued: number;
   readonly #clients = new Set<Client>();
+  readonly #releases = new Map<Client, () => void>();
   readonly #rounds: PeriodicRounds;
   #latest: SnapshotBase | undefined;
   #seq = 0;
@@ -58,6 +66,7 @@ export class SnapshotStream {
     this.#options = options;
     this.intervalMs = options.intervalMs ?? 1000;
     this.maxClients = options.maxClients ?? 32;
+    this.maxPerClient = options.maxPerClient ?? 4;
     this.#maxQueued = options.maxQueued ?? 8;
     this.#rounds = new PeriodicRounds(options.sources.clock, this.intervalMs, () => this.#tick());
   }
@@ -73,24 +82,45 @@ export class SnapshotStream {
     return snapshotJson(base, this.#options.sources.timeline, selection);
   }
 
-  /** Opens a stream for one page; throws 503 when `maxClients` are connected. */
-  connect(selection: TimelineSelection): Response {
+  /**
+   * Opens a stream for one page of `owner` (its remote address); throws 429 when that
+   * owner has `maxPerClient` open, 503 when `maxClients` are connected.
+   */
+  connect(selection: TimelineSelection, owner = "local"): Response {
     if (this.#closed) {
       throw new ApiError("overloaded", "Cannot open stream: the router is shutting down", {
         retryAfterS: 5,
       });
     }
-    if (this.#clients.size >= this.maxClients) {
+    if ((this.#perOwner.get(owner) ?? 0) >= this.maxPerClient) {
       throw new ApiError(
-        "overloaded",
-        `Cannot open stream: ${this.maxClients} dashboard streams are open (the limit)`,
+        "too_many_requests",
+        `Cannot open stream: ${this.maxPerClient} dashboard streams from this client are open (limits.sse_streams_per_client)`,
         { retryAfterS: 5 },
       );
     }
+    if (this.#clients.size >= this.maxClients) {
+      throw new ApiError(
+        "overloaded",
+        `Cannot open stream: ${this.maxClients} dashboard streams are open (limits.sse_streams)`,
+        { retryAfterS: 5 },
+      );
+    }
+    // Counted now, not when the body starts, so a burst cannot overshoot the bounds.
+    this.#perOwner.set(owner, (this.#perOwner.get(owner) ?? 0) + 1);
+    let counted = true;
+    const release = () => {
+      if (!counted) return;
+      counted = false;
+      const left = (this.#perOwner.get(owner) ?? 1) - 1;
+      if (left > 0) this.#perOwner.set(owner, left);
+      else this.#perOwner.delete(owner);
+    };
     let client: Client | undefined;
     const body = new ReadableStream<Uint8Array>({
       start: (controller) => {
-        client = { controller, selection };
+        client = { controller, selection, owner };
+        this.#releases.set(client, release);
         this.#clients.add(client);
         // Tell EventSource how long to wait before reconnecting.
         controller.enqueue(encoder.encode(`retry: ${this.intervalMs * 2}\n\n`));
@@ -175,5 +205,7 @@ export class SnapshotStream {
   #remove(client: Client | undefined): void {
     if (client === undefined) return;
     this.#clients.delete(client);
+    this.#releases.get(client)?.();
+    this.#releases.delete(client);
   }
 }

@@ -102,6 +102,7 @@ export function loadApiBody(
       saturation_max: roundOrNull(load.pool.saturationMax),
       capacity_tokens_s_per_backend: roundOrNull(load.pool.capacityPerBackend),
       scale: scaleBody(load.pool.scale),
+      router_shed_s: roundOrNull(load.pool.routerShedPerS),
     },
     backends: load.backends.map((backend) => ({
       id: backend.id,

@@ -38,6 +38,12 @@ export interface LoadCollectorOptions {
   scaleTarget?: number;
   /** Most backends the scaling advice recommends (`prewarm.max_backends`); default 8. */
   maxBackends?: number;
+  /**
+   * Requests this router has shed itself because the pool was at its limits (cumulative,
+   * e.g. 429 `router_full` + `backends_full`), and admitted (cumulative); the pool's
+   * saturation counts them. Absent: backends' own counts only.
+   */
+  routerCounts?: () => { shed: number; admitted: number };
   /** How long a capacity measured at saturation is remembered; default 10 minutes. */
   capacityMemoryMs?: number;
   /** Called with the aggregate after every round; errors are logged, never thrown. */
@@ -68,6 +74,8 @@ export class LoadCollector {
   readonly #states = new Map<string, BackendLoadState>();
   readonly #rounds: PeriodicRounds;
   #capacity: CapacityMemory = new Map();
+  #routerLast: { at: number; shed: number; admitted: number } | undefined;
+  #routerRates: { shedPerS: number; admittedPerS: number } | undefined;
 
   constructor(pool: { views(): readonly BackendView[] }, options: LoadCollectorOptions) {
     this.#pool = pool;
@@ -166,6 +174,7 @@ export class LoadCollector {
   async #runRound(): Promise<void> {
     await Promise.all(this.#pool.views().map((view) => this.#poll(view)));
     if (this.#rounds.signal.aborted) return;
+    this.#rateRouter();
     // Capacities measured at saturation outlive the round that measured them.
     const load = this.snapshot();
     this.#capacity = rememberCapacity(
@@ -184,6 +193,21 @@ export class LoadCollector {
     } catch (error) {
       this.#options.logger.warn("load round handler failed", { error: (error as Error).message });
     }
+  }
+
+  /** The router's own shed and admitted rates since the previous round. */
+  #rateRouter(): void {
+    const counts = this.#options.routerCounts?.();
+    if (counts === undefined) return;
+    const at = this.#options.clock.now();
+    const last = this.#routerLast;
+    this.#routerLast = { at, ...counts };
+    if (last === undefined || !(at > last.at)) return;
+    const perS = (now: number, then: number) => Math.max(0, now - then) * 1000 / (at - last.at);
+    this.#routerRates = {
+      shedPerS: perS(counts.shed, last.shed),
+      admittedPerS: perS(counts.admitted, last.admitted),
+    };
   }
 
   async #poll(view: BackendView): Promise<void> {

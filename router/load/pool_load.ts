@@ -15,6 +15,7 @@ import {
   type CapacityEstimate,
   type CapacityMemory,
   poolCapacityPerBackend,
+  poolSaturation,
   type Saturation,
   saturationOf,
   type ScaleAdvice,
@@ -134,6 +135,8 @@ export interface PoolLoad {
     capacityPerBackend?: number | undefined;
     /** The scaling rule's advice from the same signal. */
     scale?: ScaleAdvice | undefined;
+    /** Requests this router shed itself per second (pool at its in-flight limits). */
+    routerShedPerS?: number | undefined;
   };
 }
 
@@ -149,6 +152,8 @@ export interface AggregateOptions {
   scaleTarget?: number;
   /** Most backends the scaling advice recommends; default 8 (`prewarm.max_backends`). */
   maxBackends?: number;
+  /** Requests this router shed (429, pool at its limits) and admitted per second. */
+  router?: { shedPerS: number; admittedPerS: number };
 }
 
 /** Whether a sample is fresh: its last poll succeeded and its report is recent. */
@@ -287,9 +292,8 @@ export function aggregatePoolLoad(
       balancedness: balancedness(utilisations),
       cv: coefficientOfVariation(utilisations),
       tokensBalancedness: balancedness(usable.map((sample) => sample.rates!.backend.tokensPerS)),
-      saturation: saturations.length === 0
-        ? undefined
-        : saturations.reduce((a, b) => a + b, 0) / saturations.length,
+      saturation: poolSaturation(saturations, options.router),
+      routerShedPerS: options.router?.shedPerS,
       saturationMax: saturations.length === 0 ? undefined : Math.max(...saturations),
       capacityPerBackend: poolCapacityPerBackend(backends.map((b) => b.capacity)),
       scale: scaleAdvice(
@@ -298,7 +302,11 @@ export function aggregatePoolLoad(
           admittedPerS: b.requestsPerS ?? 0,
           shedPerS: b.shedPerS ?? 0,
         })),
-        { target: options.scaleTarget ?? 0.8, maxBackends: options.maxBackends ?? 8 },
+        {
+          target: options.scaleTarget ?? 0.8,
+          maxBackends: options.maxBackends ?? 8,
+          ...(options.router ? { router: options.router } : {}),
+        },
       ),
     },
   };

@@ -24,6 +24,13 @@
  * measurement of the same backend. Tokens ÷ executor busy ratio is not used: with the
  * host saturated it overestimated capacity six-fold.
  *
+ * **Router shedding.** A router that refuses work itself (429 `router_full` /
+ * `backends_full`: its admission found the pool at its in-flight limits) keeps the
+ * backends from ever seeing the overload; the pool is saturated all the same. So the
+ * pool's saturation (mean of fresh backends) is at least `0.9 + 0.1 · share` while the
+ * router sheds (share = shed ÷ (shed + admitted), {@linkcode poolSaturation}), and the
+ * router's shed work counts as demand in the scaling rule.
+ *
  * **Scaling advice** in backend-equivalents of demand, `D = Σ saturation ·
  * (1 + shed/admitted)` over fresh backends (shed work is demand too): scale up to
  * `ceil(D ÷ target)` when that exceeds the pool (always at least one more while the pool
@@ -182,23 +189,51 @@ export interface ScaleAdvice {
   reason: string;
 }
 
+/**
+ * The pool's saturation: the mean of fresh backends' saturations, at least
+ * `0.9 + 0.1 · share` while the router itself sheds; `undefined` without backends.
+ */
+export function poolSaturation(
+  saturations: readonly number[],
+  router: { shedPerS: number; admittedPerS: number } = { shedPerS: 0, admittedPerS: 0 },
+): number | undefined {
+  if (saturations.length === 0) return undefined;
+  const mean = saturations.reduce((a, b) => a + unit(b), 0) / saturations.length;
+  const shed = Math.max(0, router.shedPerS || 0);
+  if (!(shed > 0)) return mean;
+  const share = shed / (shed + Math.max(0, router.admittedPerS || 0));
+  return Math.max(mean, SATURATED + 0.1 * share);
+}
+
 /** The scaling rule of the module doc; `target` = utilisation to scale for (e.g. 0.8). */
 export function scaleAdvice(
   samples: readonly ScaleSample[],
-  options: { target: number; maxBackends: number },
+  options: {
+    target: number;
+    maxBackends: number;
+    /** Requests the router itself shed and admitted per second. */
+    router?: { shedPerS: number; admittedPerS: number };
+  },
 ): ScaleAdvice {
   const n = samples.length;
+  const routerShed = Math.max(0, options.router?.shedPerS ?? 0);
+  const routerAdmitted = Math.max(0, options.router?.admittedPerS ?? 0);
+  const routerExtra = routerShed > 0 ? (routerAdmitted > 0 ? routerShed / routerAdmitted : 1) : 0;
   const demand = samples.reduce((sum, s) => {
     const admitted = Math.max(0, s.admittedPerS);
     const shed = Math.max(0, s.shedPerS);
     const extra = shed > 0 ? (admitted > 0 ? shed / admitted : 1) : 0;
-    return sum + unit(s.saturation) * (1 + extra);
+    return sum + Math.max(unit(s.saturation), routerShed > 0 ? SATURATED : 0) *
+        (1 + extra + routerExtra);
   }, 0);
   const d = demand.toFixed(2);
   if (n === 0) {
     return { backends: 0, recommended: 0, demand, direction: "none", reason: "no backend reports" };
   }
-  const mean = samples.reduce((sum, s) => sum + unit(s.saturation), 0) / n;
+  const mean = poolSaturation(samples.map((s) => s.saturation), {
+    shedPerS: routerShed,
+    admittedPerS: routerAdmitted,
+  })!;
   const clamp = (k: number) => Math.min(Math.max(1, k), Math.max(options.maxBackends, n));
   let up = Math.ceil(demand / options.target - 1e-9);
   if (mean >= SATURATED) up = Math.max(up, n + 1);
@@ -212,7 +247,7 @@ export function scaleAdvice(
         `${clamp(up)} backends at ${options.target} each`,
     };
   }
-  const shedding = samples.some((s) => s.shedPerS > 0);
+  const shedding = routerShed > 0 || samples.some((s) => s.shedPerS > 0);
   if (n > 1 && !shedding && demand / (n - 1) <= SCALE_DOWN_BELOW) {
     const down = clamp(Math.ceil(demand / SCALE_DOWN_BELOW - 1e-9));
     return {

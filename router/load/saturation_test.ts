@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import {
   backendCapacity,
+  poolSaturation,
   queueShare,
   rememberCapacity,
   SATURATED,
@@ -161,4 +162,18 @@ Deno.test("scaleAdvice(): never fewer while saturated or any backend sheds, with
       advice.recommended > n ? "up" : advice.recommended < n ? "down" : "none",
     );
   }));
+});
+
+Deno.test("poolSaturation(): the mean, at least 0.9 + 0.1 · share while the router sheds", () => {
+  assert.equal(poolSaturation([]), undefined);
+  assert.equal(poolSaturation([0.5, 0.7]), 0.6);
+  // The bench's overload: the router's admission refused 429s, backends at 0.52 and 0.72.
+  const shed = poolSaturation([0.52, 0.72], { shedPerS: 250, admittedPerS: 520 })!;
+  assert.ok(Math.abs(shed - (0.9 + 0.1 * 250 / 770)) < 1e-12);
+  const advice = scaleAdvice([
+    { saturation: 0.52, admittedPerS: 260, shedPerS: 0 },
+    { saturation: 0.72, admittedPerS: 260, shedPerS: 0 },
+  ], { target: 0.8, maxBackends: 8, router: { shedPerS: 250, admittedPerS: 520 } });
+  assert.equal(advice.direction, "up");
+  assert.ok(advice.recommended >= 3, JSON.stringify(advice));
 });

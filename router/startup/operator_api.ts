@@ -29,6 +29,7 @@ import type { Clock } from "../runtime/clock.ts";
 import type { FetchLike } from "../runtime/fetch_like.ts";
 import type { RouterSeries } from "./series.ts";
 import { modelParameter } from "./served_model.ts";
+import { decideViewer, gated } from "../http/viewer_gate.ts";
 
 /** What the operator API reads. */
 export interface OperatorApiDeps {
@@ -118,6 +119,23 @@ export function registerOperatorApi<E extends Env>(
       servedModels: () => [...pool.catalog().keys()],
     });
   }
+  // Before the pages and streams: with a viewer token, only viewers reach them.
+  const viewer = config.auth.viewer_token;
+  if (viewer !== undefined) {
+    const tokens = { viewer, admin: adminToken };
+    app.use("*", async (c, next) => {
+      if (!gated(c.req.path)) return await next();
+      const decision = decideViewer(c.req.raw, tokens);
+      if (decision.kind === "refuse") throw decision.error;
+      if (decision.kind === "redirect") {
+        return new Response(null, {
+          status: 303,
+          headers: { location: decision.location, "set-cookie": decision.setCookie },
+        });
+      }
+      await next();
+    });
+  }
   // One cache of the dashboard's files for every page.
   const assets = new StaticAssets(deps.assets);
   registerAnalysisPages(app, assets);
@@ -128,5 +146,7 @@ export function registerOperatorApi<E extends Env>(
     logger,
     alerts: deps.alerts,
     assets,
+    maxClients: config.limits.sse_streams,
+    maxPerClient: config.limits.sse_streams_per_client,
   });
 }

@@ -42,6 +42,12 @@ const { values } = parseCli({
       value: "<list>",
       description: "reaction: adjust_interval values, one pool each",
     },
+    "reaction-out": {
+      type: "string",
+      default: "docs/results/balance-reaction.md",
+      value: "<file>",
+      description: "reaction: markdown result to write",
+    },
     threshold: {
       type: "string",
       default: "0.9",
@@ -279,6 +285,24 @@ if (values.phase === "reaction" || values.phase === "all") {
     "out/bench-balance-reaction.csv",
     [header, ...rows].map((r) => r.join(",")).join("\n") + "\n",
   );
+  const md = [
+    "# Balancer reaction: skew step → plan switch",
+    "",
+    `Command: \`deno task bench:balance ${Deno.args.join(" ")}\` (${new Date().toISOString()}).`,
+    "",
+    `${backends} backends, ${values.executor}, model \`${manifest.name}\`, threshold ` +
+    `${values.threshold}, ${values.rate} req/s open loop; ${values.settle} s of uniform request ` +
+    `types, then every request of type "${
+      results[0]?.stepType
+    }" (the step). Reaction = the first ` +
+    "switched `rebalance` decision after the step minus the step time (same clock).",
+    "",
+    `| ${header.join(" | ")} |`,
+    `| ${header.map(() => "---").join(" | ")} |`,
+    ...rows.map((r) => `| ${r.join(" | ")} |`),
+    "",
+  ].join("\n");
+  await Deno.writeTextFile(values["reaction-out"], md);
   if (values.phase === "reaction") Deno.exit(0);
 }
 

@@ -40,6 +40,12 @@ const { values } = parseCli({
       description: "layers of the generated model",
     },
     backends: { type: "string", default: "2", value: "<n>", description: "backend processes" },
+    "d-model": {
+      type: "string",
+      default: "32",
+      value: "<n>",
+      description: "hidden size of the generated model (small keeps wide models light)",
+    },
     runs: {
       type: "string",
       default: "5",
@@ -67,8 +73,8 @@ const modelDir = await Deno.makeTempDir({ prefix: "switchyard-bench-dashboard-" 
 console.log(`generating a model: ${layers} layers × ${experts} experts …`);
 await generateModel(modelDir, {
   name: "bench-moe",
-  dModel: 32,
-  dFf: 64,
+  dModel: Number(values["d-model"]),
+  dFf: 2 * Number(values["d-model"]),
   layers,
   experts,
   topK: 2,

@@ -180,8 +180,16 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
   await new Promise((resolve) => setTimeout(resolve, 8000));
   const bodies = async (path: string) =>
     await Promise.all(live.map(async (r) => JSON.stringify(await json(`${r.url}${path}`))));
-  const planBodies = await bodies("/api/plan");
-  const alertBodies = await bodies("/api/alerts");
+  // Followers serve the leader's published views, republished every few seconds: on a busy
+  // machine a view can be one publication behind, so wait (bounded) until every router agrees.
+  let planBodies: string[] = [];
+  let alertBodies: string[] = [];
+  const agree = (all: string[]) => all.every((b) => b === all[0]);
+  await until("every router to answer /api/plan and /api/alerts alike", async () => {
+    planBodies = await bodies("/api/plan");
+    alertBodies = await bodies("/api/alerts");
+    return agree(planBodies) && agree(alertBodies);
+  }).catch(() => {});
   const backendPlans: Record<string, number | null> = {};
   for (const backend of fleet.backends) {
     const plan = await json(`${backend.url}/v2/plan`, {
@@ -253,8 +261,8 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
       consistent: Object.values(backendPlans).every((v) => v === current),
     },
     viewsAgree: {
-      plan: planBodies.every((b) => b === planBodies[0]),
-      alerts: alertBodies.every((b) => b === alertBodies[0]),
+      plan: agree(planBodies),
+      alerts: agree(alertBodies),
     },
   };
 }

@@ -669,6 +669,22 @@ async function replayAll() {
       }`,
     );
   }
+  // The job's own forecast check: predicted vs later-observed tokens/s per bucket.
+  const checks = (withRun?.decisions ?? []).flatMap((d) => d.check ? [d.check] : []);
+  const mape = (list: typeof checks) => {
+    const done = list.filter((c) => c.error !== null);
+    return done.length === 0
+      ? "n/a"
+      : `${round(100 * done.reduce((sum, c) => sum + Math.abs(c.error!), 0) / done.length, 1)} % ` +
+        `over ${done.length}`;
+  };
+  const zero = checks.filter((c) => c.predictedTokensPerS === 0 && (c.observedTokensPerS ?? 0) > 0);
+  console.log(
+    `pre-warm prediction checks: MAPE before the event ${
+      mape(checks.filter((c) => c.to <= event.startMs))
+    }, during it ${mape(checks.filter((c) => c.from >= event.startMs && c.to <= event.endMs))}; ` +
+      `predicted 0 while traffic flowed: ${zero.length} of ${checks.length}`,
+  );
   await Deno.mkdir("out", { recursive: true });
   await Deno.writeTextFile(values.out, [header, ...rows].map((r) => r.join(",")).join("\n") + "\n");
   console.log(`wrote ${values.out}`);

@@ -78,20 +78,20 @@ function renderDoctor(body) {
 }
 
 async function refresh() {
-  // Each half renders on its own: a slow or failing advisor must not hide the doctor.
-  const [advice, doctor] = await Promise.allSettled([
-    getJson("/api/advice"),
-    getJson("/api/doctor"),
-  ]);
+  // Each half renders as soon as it arrives: a slow or failing advisor never holds back
+  // the doctor, and the page's frame is there from the start.
   const errors = [];
-  if (advice.status === "fulfilled") {
-    page.advice = advice.value;
-    renderAdvice(advice.value);
-  } else errors.push(String(advice.reason.message ?? advice.reason));
-  if (doctor.status === "fulfilled") {
-    page.doctor = doctor.value;
-    renderDoctor(doctor.value);
-  } else errors.push(String(doctor.reason.message ?? doctor.reason));
+  const failed = (error) => errors.push(String(error?.message ?? error));
+  await Promise.all([
+    getJson("/api/advice").then((body) => {
+      page.advice = body;
+      renderAdvice(body);
+    }, failed),
+    getJson("/api/doctor").then((body) => {
+      page.doctor = body;
+      renderDoctor(body);
+    }, failed),
+  ]);
   page.renders++;
   page.error = errors.length > 0 ? errors.join("; ") : null;
   document.body.dataset.renders = String(page.renders);

@@ -6,7 +6,7 @@
 import { escapeHtml } from "./dom.js";
 import { formatNumber, formatTime } from "./page_model.js";
 
-const HEAT_COLOURS = ["#f7fbff", "#c6dbef", "#6baed6", "#2171b5", "#fd8d3c", "#d94801", "#7f2704"];
+import { HEAT_COLOURS } from "./charts.js";
 
 function lineSeries(name, buckets, values) {
   return {
@@ -36,19 +36,28 @@ function axisTooltip(digits, unit) {
 /** Top-N expert lines (and the layer total) of one layer from `/api/analysis/activation`. */
 export function activationOption(body, layer) {
   const entry = body.layers.find((l) => l.layer === layer) ?? body.layers[0];
+  // The layer total is tens of times any one expert: it gets its own (right) axis so
+  // the top-N lines keep their scale.
   const series = entry
     ? [
-      lineSeries("all experts", body.buckets, entry.total_tokens),
+      {
+        ...lineSeries("all experts (right axis)", body.buckets, entry.total_tokens),
+        yAxisIndex: 1,
+        lineStyle: { type: "dashed" },
+      },
       ...entry.top.map((hot) => lineSeries(`expert ${hot.expert}`, body.buckets, hot.series)),
     ]
     : [];
   return {
     animation: false,
-    grid: { left: 56, right: 16, top: 40, bottom: 28 },
+    grid: { left: 56, right: 64, top: 40, bottom: 28 },
     legend: { top: 0, type: "scroll" },
     tooltip: axisTooltip(1, " tokens"),
     xAxis: { type: "time" },
-    yAxis: { type: "value", name: "tokens / bucket" },
+    yAxis: [
+      { type: "value", name: "tokens / bucket (top experts)" },
+      { type: "value", name: "all experts", splitLine: { show: false } },
+    ],
     series,
   };
 }
@@ -67,9 +76,12 @@ export function correlationCells(body, layer) {
 /** Request types × experts heatmap (share of each type's selections) for one layer. */
 export function correlationOption(body, layer) {
   const cells = correlationCells(body, layer);
+  // Colour scale relative to the data: shares are small when a type spreads over many
+  // experts, and a fixed 0–1 scale washes them out.
+  const max = Math.max(0, ...cells.data.map((cell) => cell[2]));
   return {
     animation: false,
-    grid: { left: 96, right: 72, top: 8, bottom: 40 },
+    grid: { left: 96, right: 110, top: 8, bottom: 40 },
     tooltip: {
       formatter: (p) => {
         const [expert, y, share] = p.data;
@@ -92,13 +104,14 @@ export function correlationOption(body, layer) {
     visualMap: {
       type: "continuous",
       min: 0,
-      max: 1,
+      max: max > 0 ? max : 1,
       calculable: true,
-      right: 4,
+      right: 40,
       top: "middle",
       itemHeight: 120,
-      text: ["share", "0"],
+      text: ["share", ""],
       inRange: { color: HEAT_COLOURS },
+      formatter: (value) => `${(value * 100).toFixed(1)} %`,
     },
     series: [{ id: "correlation", type: "heatmap", data: cells.data, progressive: 0 }],
   };

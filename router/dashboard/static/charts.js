@@ -1,28 +1,58 @@
 /**
  * @module ECharts options for the dashboard's charts. Heatmaps carry no per-cell labels
- * (unreadable at 256 experts): colour comes from a visualMap, exact values from the
- * tooltip, and wide axes get a dataZoom slider. Tooltip strings are escaped.
+ * (unreadable at 256 experts): colour comes from a visualMap on a perceptually uniform
+ * sequential scale (viridis: dark = idle, yellow = hottest; no middle colour reads as
+ * "no data"), exact values from the tooltip. Every expert is on screen by default: wide
+ * axes get a dataZoom slider that starts at the full range (zooming is an option), and
+ * their labels are thinned to every Nth expert so they never overlap. Tooltip strings
+ * are escaped.
  */
 import { escapeHtml } from "./dom.js";
 import { formatNumber, formatTime } from "./page_model.js";
 
-const HEAT_COLOURS = ["#f7fbff", "#c6dbef", "#6baed6", "#2171b5", "#fd8d3c", "#d94801", "#7f2704"];
+/** Viridis, sampled at 10 points (matplotlib's perceptually uniform sequential map). */
+export const HEAT_COLOURS = [
+  "#440154",
+  "#482878",
+  "#3e4989",
+  "#31688e",
+  "#26828e",
+  "#1f9e89",
+  "#35b779",
+  "#6ece58",
+  "#b5de2b",
+  "#fde725",
+];
 
-/** Experts beyond which the expert axis gets a dataZoom slider. */
+/** Experts beyond which the expert axis gets a dataZoom slider (at the full range). */
 const ZOOM_EXPERTS = 64;
 
 function expertLabels(count) {
   return Array.from({ length: count }, (_, e) => String(e));
 }
 
+/**
+ * Label every `step`-th category so labels keep `minPx` apart along `lengthPx`: 1, 2, 4,
+ * 8, 16… (round numbers: 0, 16, 32, … at 256 experts).
+ */
+export function labelStep(count, lengthPx, minPx) {
+  let step = 1;
+  while (step < count && (lengthPx / count) * step < minPx) step *= 2;
+  return step;
+}
+
+function categoryLabels(count, lengthPx, minPx) {
+  const step = labelStep(count, lengthPx, minPx);
+  return { interval: step - 1, hideOverlap: true, fontSize: 11 };
+}
+
 function zoom(count, axis) {
   if (count <= ZOOM_EXPERTS) return [];
-  const end = Math.min(100, (ZOOM_EXPERTS / count) * 100 * 2);
   const key = axis === "x" ? "xAxisIndex" : "yAxisIndex";
   const place = axis === "x" ? { height: 14, bottom: 4 } : { width: 12, left: 2 };
   return [
-    { type: "slider", [key]: 0, start: 0, end, ...place, filterMode: "none" },
-    { type: "inside", [key]: 0, start: 0, end, filterMode: "none" },
+    { type: "slider", [key]: 0, start: 0, end: 100, ...place, filterMode: "none" },
+    { type: "inside", [key]: 0, start: 0, end: 100, filterMode: "none", zoomOnMouseWheel: "ctrl" },
   ];
 }
 
@@ -33,7 +63,8 @@ function axisName(name, axis) {
     : { name, nameLocation: "middle", nameGap: 30, nameRotate: 90 };
 }
 
-function visualMap(max, unit) {
+/** A vertical colour legend that fits a chart `heightPx` tall (its text included). */
+function visualMap(max, unit, heightPx = 200) {
   return {
     type: "continuous",
     min: 0,
@@ -42,18 +73,22 @@ function visualMap(max, unit) {
     orient: "vertical",
     right: 4,
     top: "middle",
-    itemHeight: 120,
-    text: [unit, "0"],
+    itemWidth: 12,
+    itemHeight: Math.max(40, Math.min(140, heightPx - 70)),
+    text: [unit, ""],
+    textStyle: { fontSize: 11 },
     inRange: { color: HEAT_COLOURS },
   };
 }
 
-/** Layers × experts heatmap of one model. */
-export function heatmapOption(view) {
+/** Layers × experts heatmap of one model; `size` is the chart's `{width, height}` in px. */
+export function heatmapOption(view, size = { width: 1200, height: 300 }) {
   const layerLabels = view.layers.map((l) => `L${l}`);
+  const plotWidth = Math.max(100, size.width - 44 - 96);
+  const plotHeight = Math.max(40, size.height - 8 - (view.experts > ZOOM_EXPERTS ? 64 : 40));
   return {
     animation: false,
-    grid: { left: 44, right: 72, top: 8, bottom: view.experts > ZOOM_EXPERTS ? 64 : 40 },
+    grid: { left: 44, right: 96, top: 8, bottom: view.experts > ZOOM_EXPERTS ? 64 : 40 },
     tooltip: {
       formatter: (p) => {
         const [expert, y, value] = p.data;
@@ -65,10 +100,16 @@ export function heatmapOption(view) {
       type: "category",
       ...axisName("expert", "x"),
       data: expertLabels(view.experts),
-      splitArea: { show: true },
+      axisLabel: categoryLabels(view.experts, plotWidth, 28),
+      axisTick: { alignWithLabel: true, interval: labelStep(view.experts, plotWidth, 28) - 1 },
     },
-    yAxis: { type: "category", data: layerLabels, inverse: true },
-    visualMap: visualMap(view.max, "tok/s"),
+    yAxis: {
+      type: "category",
+      data: layerLabels,
+      inverse: true,
+      axisLabel: categoryLabels(layerLabels.length, plotHeight, 13),
+    },
+    visualMap: visualMap(view.max, "tok/s", size.height),
     dataZoom: zoom(view.experts, "x"),
     series: [{
       id: "expert-load",
@@ -81,11 +122,12 @@ export function heatmapOption(view) {
 }
 
 /** Experts × backends heatmap of one layer (tokens/s, or hosted 1/0 from the plan). */
-export function replicaOption(view, layer) {
+export function replicaOption(view, layer, size = { width: 600, height: 200 }) {
   const unit = view.kind === "rates" ? "tok/s" : "hosted";
+  const plotWidth = Math.max(100, size.width - 96 - 96);
   return {
     animation: false,
-    grid: { left: 96, right: 72, top: 8, bottom: view.experts > ZOOM_EXPERTS ? 64 : 40 },
+    grid: { left: 96, right: 96, top: 8, bottom: view.experts > ZOOM_EXPERTS ? 64 : 40 },
     tooltip: {
       formatter: (p) => {
         const [expert, y, value] = p.data;
@@ -95,20 +137,27 @@ export function replicaOption(view, layer) {
         return escapeHtml(`layer ${layer}, expert ${expert} on ${view.backends[y]}: ${what}`);
       },
     },
-    xAxis: { type: "category", ...axisName("expert", "x"), data: expertLabels(view.experts) },
+    xAxis: {
+      type: "category",
+      ...axisName("expert", "x"),
+      data: expertLabels(view.experts),
+      axisLabel: categoryLabels(view.experts, plotWidth, 28),
+    },
     yAxis: { type: "category", data: view.backends },
-    visualMap: visualMap(view.max, unit),
+    visualMap: visualMap(view.max, unit, size.height),
     dataZoom: zoom(view.experts, "x"),
     series: [{ id: "replicas", type: "heatmap", data: view.data, progressive: 0 }],
   };
 }
 
 /** Experts × recent columns heatmap of one layer. */
-export function timelineOption(view, layer, columnMs) {
+export function timelineOption(view, layer, columnMs, size = { width: 600, height: 400 }) {
   const labels = view.starts.map((s) => formatTime(s));
+  const plotHeight = Math.max(40, size.height - 8 - 28);
+  const plotWidth = Math.max(100, size.width - 72 - 96);
   return {
     animation: false,
-    grid: { left: view.experts > ZOOM_EXPERTS ? 72 : 52, right: 72, top: 8, bottom: 28 },
+    grid: { left: view.experts > ZOOM_EXPERTS ? 72 : 52, right: 96, top: 8, bottom: 28 },
     tooltip: {
       formatter: (p) => {
         const [x, expert, value] = p.data;
@@ -118,14 +167,19 @@ export function timelineOption(view, layer, columnMs) {
         );
       },
     },
-    xAxis: { type: "category", data: labels },
+    xAxis: {
+      type: "category",
+      data: labels,
+      axisLabel: categoryLabels(labels.length, plotWidth, 64),
+    },
     yAxis: {
       type: "category",
       ...axisName("expert", "y"),
       data: expertLabels(view.experts),
       inverse: true,
+      axisLabel: categoryLabels(view.experts, plotHeight, 14),
     },
-    visualMap: visualMap(view.max, "tok/s"),
+    visualMap: visualMap(view.max, "tok/s", size.height),
     dataZoom: zoom(view.experts, "y"),
     series: [{ id: "timeline", type: "heatmap", data: view.data, progressive: 0 }],
   };

@@ -9,6 +9,7 @@ import {
   formatNumber,
   formatTime,
   heatmapData,
+  hotExperts,
   modelLoad,
   replicaMatrix,
   timelineData,
@@ -21,7 +22,7 @@ import {
   timelineOption,
   trendOption,
 } from "./charts.js";
-import { renderAlerts, renderPlan, renderResources } from "./panels.js";
+import { renderAlerts, renderHot, renderPlan, renderResources } from "./panels.js";
 
 const STALE_AFTER_MS = 5000;
 /** Charts below the main heatmap, created after its first paint. */
@@ -66,6 +67,7 @@ function query() {
   return params.toString();
 }
 
+/** Sizes chart `id` for `rows` rows; returns its `{width, height}` for label spacing. */
 function sizeChart(chart, id, rows, perRow, min, max) {
   const height = Math.max(min, Math.min(max, rows * perRow + 60));
   const node = byId(id);
@@ -73,6 +75,7 @@ function sizeChart(chart, id, rows, perRow, min, max) {
     node.style.height = `${height}px`;
     chart.resize();
   }
+  return { width: node.clientWidth, height };
 }
 
 /** `40 s`, `3 min`: how much time the time view covers. */
@@ -99,8 +102,9 @@ function render(snapshot) {
   setText("alerts-firing", alerts === null ? "n/a" : String(alerts.active.length));
   // Step 3: the main heatmap, then everything else.
   const heat = heatmapData(load, entry?.model);
-  sizeChart(charts.heatmap, "chart-heatmap", heat.layers.length, 16, 160, 720);
-  charts.heatmap.setOption(heatmapOption(heat));
+  const heatSize = sizeChart(charts.heatmap, "chart-heatmap", heat.layers.length, 16, 160, 720);
+  charts.heatmap.setOption(heatmapOption(heat, heatSize));
+  renderHot(byId("hot-table"), hotExperts(load, plan, entry?.model, 10));
   const heatNode = byId("chart-heatmap");
   heatNode.dataset.at = String(load.at);
   heatNode.dataset.cells = String(heat.data.length);
@@ -132,8 +136,15 @@ function countUpdate() {
 function renderDetails(snapshot, entry, layer) {
   const { load, plan, alerts, timeline, trend } = snapshot;
   const replicas = replicaMatrix(load, plan, entry?.model, layer);
-  sizeChart(charts.replicas, "chart-replicas", replicas.backends.length, 26, 140, 480);
-  charts.replicas.setOption(replicaOption(replicas, layer));
+  const replicaSize = sizeChart(
+    charts.replicas,
+    "chart-replicas",
+    replicas.backends.length,
+    26,
+    140,
+    480,
+  );
+  charts.replicas.setOption(replicaOption(replicas, layer, replicaSize));
   byId("chart-replicas").dataset.kind = replicas.kind;
   setText(
     "replicas-note",
@@ -144,8 +155,8 @@ function renderDetails(snapshot, entry, layer) {
       : "No per-backend expert data and no plan yet.",
   );
   const time = timelineData(timeline);
-  sizeChart(charts.timeline, "chart-timeline", time.experts, 10, 180, 640);
-  charts.timeline.setOption(timelineOption(time, layer, timeline?.column_ms ?? 10000));
+  const timeSize = sizeChart(charts.timeline, "chart-timeline", time.experts, 10, 180, 640);
+  charts.timeline.setOption(timelineOption(time, layer, timeline?.column_ms ?? 10000, timeSize));
   setText(
     "timeline-note",
     timeline === null

@@ -260,6 +260,12 @@ export function planView(plan, layer) {
       ["threshold", formatNumber(plan.threshold, 3)],
       ["pinned", plan.pinned === null || plan.pinned === undefined ? "no" : String(plan.pinned)],
       [
+        `replicas (layer ${layer})`,
+        `${replicasPerExpert.reduce((a, b) => a + b, 0)} for ${
+          replicasPerExpert.filter((n) => n > 0).length
+        } experts; ${replicasPerExpert.filter((n) => n > 1).length} replicated`,
+      ],
+      [
         "slots per backend",
         plan.slots_per_backend === null || plan.slots_per_backend === undefined
           ? NA
@@ -270,7 +276,40 @@ export function planView(plan, layer) {
     perBackend: (planLayer?.hosted ?? []).map((h) => ({
       backend: String(h.backend),
       experts: h.experts.length,
+      replicated: h.experts.filter((e) => (replicasPerExpert[e] ?? 0) > 1).length,
       list: h.experts.join(", "),
     })),
   };
+}
+
+/**
+ * The `n` hottest (layer, expert) pairs of one model by tokens/s, each with its share of
+ * its layer's tokens/s and the backends hosting it: from the plan when there is one,
+ * else the backends that served it (per-backend rates).
+ */
+export function hotExperts(load, plan, model, n = 10) {
+  const entry = modelLoad(load, model);
+  if (entry === undefined) return [];
+  const all = [];
+  for (const layer of entry.layers) {
+    const total = layer.expert_tokens_s.reduce((a, b) => a + (b ?? 0), 0);
+    layer.expert_tokens_s.forEach((value, expert) => {
+      if (value > 0) {
+        all.push({ layer: layer.layer, expert, tokensS: value, share: value / total });
+      }
+    });
+  }
+  all.sort((a, b) => b.tokensS - a.tokensS || a.layer - b.layer || a.expert - b.expert);
+  return all.slice(0, n).map((hot) => {
+    const planLayer = plan?.layers?.find((l) => l.layer === hot.layer);
+    let backends = (planLayer?.hosted ?? [])
+      .filter((h) => h.experts.includes(hot.expert))
+      .map((h) => String(h.backend));
+    if (backends.length === 0) {
+      backends = replicaVectors(load, entry.model, hot.layer)
+        .filter((v) => (v.rates[hot.expert] ?? 0) > 0)
+        .map((v) => v.backend);
+    }
+    return { ...hot, backends, replicas: backends.length };
+  });
 }

@@ -3,7 +3,7 @@
  * only. Rows carry `data-*` attributes so tests and scripts can find them.
  */
 import { el, replaceChildren } from "./dom.js";
-import { alertRows, planView, resourceRows } from "./page_model.js";
+import { alertRows, formatNumber, formatPercent, planView, resourceRows } from "./page_model.js";
 
 const RESOURCE_COLUMNS = [
   ["backend", "backend"],
@@ -99,10 +99,12 @@ export function renderPlan(facts, perBackend, plan, layer) {
   );
   replaceChildren(
     perBackend,
-    header([["backend", "backend"], ["experts", `experts hosted (layer ${layer})`], [
-      "list",
-      "which",
-    ]]),
+    header([
+      ["backend", "backend"],
+      ["experts", `experts hosted (layer ${layer})`],
+      ["replicated", "of them replicated elsewhere"],
+      ["list", "which"],
+    ]),
     el(
       "tbody",
       {},
@@ -112,10 +114,44 @@ export function renderPlan(facts, perBackend, plan, layer) {
           { "data-backend": row.backend },
           el("td", {}, row.backend),
           el("td", {}, String(row.experts)),
-          el("td", { class: "wrap" }, row.list),
+          el("td", { "data-field": "replicated" }, String(row.replicated)),
+          // The ids only on demand: at 256 experts a list per backend is a wall of numbers.
+          el(
+            "td",
+            { class: "wrap" },
+            el("details", {}, el("summary", {}, "expert ids"), row.list),
+          ),
         )
       ),
     ),
   );
   return view.replicasPerExpert;
+}
+
+const HOT_COLUMNS = [
+  ["rank", "#"],
+  ["part", "expert"],
+  ["tokensS", "tokens/s"],
+  ["share", "share of layer"],
+  ["backends", "backends (replicas)"],
+];
+
+/** Fills `#hot-table` with the hottest experts (`hotExperts()` of page_model.js). */
+export function renderHot(table, hot) {
+  const rows = hot.map((h, i) =>
+    el(
+      "tr",
+      { "data-layer": String(h.layer), "data-expert": String(h.expert) },
+      el("td", { "data-field": "rank" }, String(i + 1)),
+      el("td", { "data-field": "part" }, `L${h.layer} E${h.expert}`),
+      el("td", { "data-field": "tokensS" }, formatNumber(h.tokensS, 3)),
+      el("td", { "data-field": "share" }, formatPercent(h.share)),
+      el(
+        "td",
+        { "data-field": "backends" },
+        h.backends.length === 0 ? "n/a" : `${h.backends.join(", ")} (${h.replicas})`,
+      ),
+    )
+  );
+  replaceChildren(table, header(HOT_COLUMNS), el("tbody", {}, ...rows));
 }

@@ -1,0 +1,253 @@
+/**
+ * The dashboard at fleet width, in Debian's Chromium at 1440×900: a generated 256-expert
+ * model (3 layers, top-8 of 8 groups) on two backends under skewed traffic.
+ *
+ * - every expert column is in the rendered heatmap, equal to `/api/load`, and the whole
+ *   expert range is shown (no zoom by default);
+ * - the hottest experts of layer 0 are drawn inside the viewport;
+ * - no two text labels of any chart overlap (their laid-out bounding boxes);
+ * - the hot-experts table lists the hottest expert first;
+ * - the Advisor page shows its frame and the doctor before a (delayed) advice arrives.
+ *
+ * Screenshots of the three pages go to `out/screenshots/` (test artifacts); the first
+ * heatmap paint time is printed, never asserted.
+ */
+import assert from "node:assert/strict";
+import type { Page } from "playwright-core";
+import { generateModel } from "../tools/model/generate.ts";
+import { createRandom } from "../tools/model/prng.ts";
+import { demoTokens, loadDemoTraffic } from "../tools/model/traffic.ts";
+import { startPool } from "../tools/pool/processes.ts";
+import { chromiumForTest, launchChromium } from "./_support/browser.ts";
+import { infer } from "./_support/client.ts";
+
+const WIDE = {
+  name: "wide-moe",
+  dModel: 16,
+  dFf: 16,
+  layers: 3,
+  experts: 256,
+  topK: 8,
+  groups: 8,
+  topkGroup: 4,
+  sharedExperts: 1,
+} as const;
+const VIEWPORT = { width: 1440, height: 900 };
+const SHOTS = new URL("../out/screenshots/", import.meta.url);
+
+const present = await chromiumForTest("the wide dashboard browser test");
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 20_000) {
+  const deadline = Date.now() + ms;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
+}
+
+async function shoot(page: Page, name: string): Promise<void> {
+  await Deno.mkdir(SHOTS, { recursive: true });
+  const path = new URL(name, SHOTS).pathname;
+  await page.screenshot({ path, fullPage: false });
+  // deno-lint-ignore no-console
+  console.log(`screenshot: ${path}`);
+}
+
+interface TextBox {
+  chart: string;
+  text: string;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+/** Every text element ECharts laid out on the page's charts, with its box in px. */
+function textBoxes(page: Page, global: string): Promise<TextBox[]> {
+  return page.evaluate((global) => {
+    // deno-lint-ignore no-explicit-any
+    const charts = (globalThis as any)[global].charts as Record<string, any>;
+    const out: TextBox[] = [];
+    for (const [name, chart] of Object.entries(charts)) {
+      for (const el of chart.getZr().storage.getDisplayList(true)) {
+        if (el.type !== "tspan" || el.invisible || el.ignore || !el.style?.text) continue;
+        const rect = el.getBoundingRect().clone();
+        const transform = el.getComputedTransform();
+        if (transform) rect.applyTransform(transform);
+        out.push({
+          chart: name,
+          text: String(el.style.text),
+          x: rect.x,
+          y: rect.y,
+          w: rect.width,
+          h: rect.height,
+        });
+      }
+    }
+    return out;
+  }, global);
+}
+
+function overlaps(boxes: TextBox[]): string[] {
+  const found: string[] = [];
+  for (let i = 0; i < boxes.length; i++) {
+    for (let j = i + 1; j < boxes.length; j++) {
+      const [a, b] = [boxes[i]!, boxes[j]!];
+      if (a.chart !== b.chart) continue;
+      const w = Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x);
+      const h = Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y);
+      if (w > 0.5 && h > 0.5) found.push(`${a.chart}: "${a.text}" overlaps "${b.text}"`);
+    }
+  }
+  return found;
+}
+
+Deno.test({
+  name: "the dashboard at 256 experts shows every expert, the hot ones, and readable labels",
+  ignore: !present,
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, async () => {
+  const modelDir = await Deno.makeTempDir({ prefix: "switchyard-wide-" });
+  await generateModel(modelDir, { ...WIDE, seed: 3, requestTypes: ["chat", "code", "math"] });
+  const traffic = (await loadDemoTraffic(modelDir))!;
+  const pool = await startPool({ modelDir, backends: 2 });
+  const browser = await launchChromium();
+  let stop = false;
+  const random = createRandom(11);
+  const load = Array.from({ length: 2 }, async () => {
+    while (!stop) {
+      const tokens = demoTokens(traffic, "code", 8, random);
+      await infer(pool.router.url, WIDE.name, tokens, WIDE.dModel, { requestType: "code" })
+        .catch(() => {});
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  });
+  try {
+    const page = await browser.newPage({ viewport: VIEWPORT });
+    const problems: string[] = [];
+    page.on("console", (m) => m.type() === "error" && problems.push(m.text()));
+    page.on("pageerror", (error) => problems.push(String(error)));
+    await page.goto(`${pool.router.url}/dashboard`);
+
+    // Step 1: all 256 expert columns of every layer, equal to /api/load in the same round.
+    const shown = await waitFor("a heatmap equal to /api/load", async () => {
+      const view = await page.evaluate(() => {
+        // deno-lint-ignore no-explicit-any
+        const d = (globalThis as any).switchyardDashboard;
+        const option = d.charts.heatmap.getOption();
+        const rows: number[][] = option.yAxis[0].data.map(() => []);
+        for (const [expert, y, value] of option.series[0].data) rows[y]![expert] = value;
+        return {
+          columns: option.xAxis[0].data.length as number,
+          cells: option.series[0].data.length as number,
+          zoom: (option.dataZoom ?? []).map((z: { start: number; end: number }) => [
+            z.start,
+            z.end,
+          ]),
+          rows,
+          firstHeatmapMs: d.firstHeatmapMs as number | null,
+        };
+      });
+      const api = await (await fetch(`${pool.router.url}/api/load`)).json();
+      const apiRows: number[][] = (api.models?.[0]?.layers ?? []).map((
+        l: { expert_tokens_s: number[] },
+      ) => l.expert_tokens_s);
+      const busy = apiRows.some((r) => r.some((v) => v > 0));
+      if (!busy || JSON.stringify(apiRows) !== JSON.stringify(view.rows)) return undefined;
+      return view;
+    });
+    assert.equal(shown.columns, WIDE.experts, "one column per expert");
+    assert.equal(shown.cells, WIDE.layers * WIDE.experts, "a cell for every (layer, expert)");
+    for (const [start, end] of shown.zoom) assert.deepEqual([start, end], [0, 100], "no zoom");
+    // deno-lint-ignore no-console
+    console.log(
+      `first heatmap paint: ${Math.round(shown.firstHeatmapMs ?? NaN)} ms after navigation start`,
+    );
+
+    // Step 2: the five hottest experts of layer 0 are drawn inside the viewport.
+    const layer0 = shown.rows[0]!;
+    const hottest = [...layer0.keys()].sort((a, b) => layer0[b]! - layer0[a]!).slice(0, 5);
+    const positions = await page.evaluate((experts) => {
+      // deno-lint-ignore no-explicit-any
+      const chart = (globalThis as any).switchyardDashboard.charts.heatmap;
+      const box = chart.getDom().getBoundingClientRect();
+      return experts.map((e: number) => {
+        const [x, y] = chart.convertToPixel({ seriesIndex: 0 }, [e, 0]);
+        return { expert: e, x: box.left + x, y: box.top + y };
+      });
+    }, hottest);
+    for (const p of positions) {
+      assert.ok(p.x >= 0 && p.x <= VIEWPORT.width, `expert ${p.expert} at x ${p.x}`);
+      assert.ok(p.y >= 0 && p.y <= VIEWPORT.height, `expert ${p.expert} at y ${p.y}`);
+    }
+
+    // Step 3: the hot-experts table leads with the page's hottest expert.
+    const top = await waitFor("the hot-experts table", async () => {
+      const rows = await page.locator("#hot-table tbody tr").count();
+      return rows === 10 ? await page.locator("#hot-table tbody tr").first() : undefined;
+    });
+    const snapshotTop = await page.evaluate(() => {
+      // deno-lint-ignore no-explicit-any
+      const layers = (globalThis as any).switchyardDashboard.lastSnapshot.load.models[0].layers;
+      let best = { layer: -1, expert: -1, value: -1 };
+      for (const l of layers) {
+        l.expert_tokens_s.forEach((v: number, e: number) => {
+          if (v > best.value) best = { layer: l.layer, expert: e, value: v };
+        });
+      }
+      return best;
+    });
+    assert.equal(await top.getAttribute("data-layer"), String(snapshotTop.layer));
+    assert.equal(await top.getAttribute("data-expert"), String(snapshotTop.expert));
+    assert.notEqual(await top.locator('td[data-field="backends"]').textContent(), "n/a");
+
+    // Step 4: no overlapping labels on any chart of the page (detail charts included).
+    await waitFor("the detail charts", async () =>
+      await page.evaluate(() =>
+        // deno-lint-ignore no-explicit-any
+        (globalThis as any).switchyardDashboard.charts.timeline !== undefined || undefined
+      ));
+    await page.waitForTimeout(500);
+    const boxes = await textBoxes(page, "switchyardDashboard");
+    assert.ok(boxes.length > 20, `${boxes.length} labels found`);
+    assert.deepEqual(overlaps(boxes), [], "overlapping labels");
+    await shoot(page, "dashboard-256.png");
+    assert.deepEqual(problems, [], "browser console errors");
+
+    // Step 5: analysis page renders (screenshot).
+    const analysis = await browser.newPage({ viewport: VIEWPORT });
+    await analysis.goto(`${pool.router.url}/dashboard/analysis`);
+    await analysis.waitForSelector("body[data-renders]", { timeout: 20_000 });
+    await shoot(analysis, "analysis-256.png");
+
+    // Step 6: the Advisor's frame and doctor come before a slow advice answer.
+    const advisor = await browser.newPage({ viewport: VIEWPORT });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => release = resolve);
+    await advisor.route("**/api/advice", async (route) => {
+      await held;
+      await route.continue();
+    });
+    await advisor.goto(`${pool.router.url}/dashboard/advisor`);
+    await advisor.waitForSelector("#doctor-table tr[data-check]", { timeout: 20_000 });
+    assert.equal(await advisor.locator('[data-loading="advice"]').count(), 1, "advice pending");
+    assert.ok(await advisor.isVisible("#panel-advice"));
+    release();
+    await advisor.waitForSelector("#advice-list article.advice", { timeout: 30_000 });
+    await shoot(advisor, "advisor-256.png");
+  } finally {
+    stop = true;
+    await Promise.all(load);
+    await browser.close();
+    await pool.close();
+    await Deno.remove(modelDir, { recursive: true });
+  }
+});
