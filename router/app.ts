@@ -225,6 +225,11 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
     checkContentLength(raw.headers, config.limits.max_body_bytes);
     const model = await resolveModel(pool, c.req.param("model")!);
     c.set("inferModel", model.name);
+    // Every backend serving it full: shed now, before reading and checking the body.
+    const candidates = pool.candidates(model.name);
+    if (candidates.length > 0 && !candidates.some((b) => guards.admission.hasRoom(b.inFlight))) {
+      throw guards.admission.backendsFull(model.name);
+    }
     // Step 2: read (bounded in size and time) and check the structure as a backend would;
     // values are the backend's to check (once), so this hop does no work per tensor element.
     const body = await readLimitedBody(raw, config.limits.max_body_bytes, {

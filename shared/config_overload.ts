@@ -29,7 +29,7 @@ export const AdmissionSchema = z.object({
   /** Inference requests this router handles at once (reading, validating, forwarding). */
   max_in_flight: z.int().min(1).max(1_000_000).default(256),
   /** Requests this router forwards to one backend at once. */
-  max_in_flight_per_backend: z.int().min(1).max(1_000_000).default(32),
+  max_in_flight_per_backend: z.int().min(1).max(1_000_000).default(64),
 }).prefault({});
 
 /** `router.retry`: per-try timeout and the retry budget (within `router.request_timeout`). */

@@ -6,7 +6,10 @@
  * request whose gate finished at the same time — travels in one frame (one per frame
  * kind: per-expert `run` items, per-layer `layer` items) over one persistent WebSocket. A dropped connection fails the rows in flight with
  * {@linkcode PeerUnavailableError} (the dispatcher re-sends them to another replica)
- * and marks the peer unavailable for `reconnectDelayMs` before the next attempt. So does
+ * and marks the peer unavailable for `reconnectDelayMs` before the next attempt — doubled
+ * after each failure in a row up to `maxReconnectDelayMs` (a hung peer accepts TCP but
+ * never welcomes; each attempt would hold rows for the connect timeout), reset by the
+ * first answer. So does
  * a frame left unanswered for `answerTimeoutMs`: a hung peer (SIGSTOP, a stuck event
  * loop) keeps its TCP connection open, and without this its rows would wait forever.
  */
@@ -44,6 +47,8 @@ export interface PeerClientOptions {
   token: string | undefined;
   logger: Logger;
   reconnectDelayMs?: number;
+  /** Cap of the doubled reconnect delay; default 8 s. */
+  maxReconnectDelayMs?: number;
   connectTimeoutMs?: number;
   /** A frame unanswered this long drops the connection (rows re-sent elsewhere); default 3 s. */
   answerTimeoutMs?: number;
@@ -74,6 +79,10 @@ export class PeerClient {
   #answerTimers = new Map<number, ReturnType<typeof setTimeout>>();
   #nextId = 1;
   #downUntil = 0;
+  /** Failures since the last answer (the reconnect delay doubles with each). */
+  #failures = 0;
+  /** The socket of the connection attempt in progress, if any. */
+  #connecting: WebSocket | null = null;
   #closed = false;
   /** Frames and rows sent, for load accounting and tests. */
   readonly sent = { frames: 0, items: 0, rows: 0 };
@@ -221,9 +230,13 @@ export class PeerClient {
     const url = `${this.#options.url.replace(/^http/, "ws")}/v2/peer`;
     this.#ready = new Promise<WebSocket>((resolve, reject) => {
       const socket = new WebSocket(url);
+      this.#connecting = socket;
       socket.binaryType = "arraybuffer";
       const timer = setTimeout(() => {
-        reject(new Error(`no welcome within ${this.#options.connectTimeoutMs ?? 2000} ms`));
+        const reason = `no welcome within ${this.#options.connectTimeoutMs ?? 2000} ms`;
+        // Marked down now: the close of a socket whose peer hangs may never come.
+        if (this.#connecting === socket) this.#down(reason);
+        reject(new Error(reason));
         socket.close();
       }, this.#options.connectTimeoutMs ?? 2000);
       socket.onopen = () => {
@@ -241,6 +254,7 @@ export class PeerClient {
         if (frame.header.t === "welcome") {
           clearTimeout(timer);
           this.#socket = socket;
+          if (this.#connecting === socket) this.#connecting = null;
           resolve(socket);
           return;
         }
@@ -251,7 +265,9 @@ export class PeerClient {
         clearTimeout(timer);
         const reason = event.reason || `connection closed (code ${event.code})`;
         reject(new Error(reason));
-        if (this.#socket === socket || this.#socket === null) this.#down(reason);
+        // Only the live connection or the attempt in progress: a socket already given up
+        // (its peer stopped answering) must not mark down a newer attempt.
+        if (this.#socket === socket || this.#connecting === socket) this.#down(reason);
       };
     });
     // A failed connection must not stay cached.
@@ -266,6 +282,7 @@ export class PeerClient {
     const entries = this.#pending.get(header.id);
     if (!entries) return;
     this.#pending.delete(header.id);
+    this.#failures = 0;
     clearTimeout(this.#answerTimers.get(header.id));
     this.#answerTimers.delete(header.id);
     if (!header.ok) {
@@ -285,8 +302,12 @@ export class PeerClient {
 
   #down(reason: string): void {
     this.#socket = null;
+    this.#connecting = null;
     this.#ready = null;
-    this.#downUntil = this.#now() + (this.#options.reconnectDelayMs ?? 500);
+    const base = this.#options.reconnectDelayMs ?? 500;
+    const delay = Math.min(base * 2 ** this.#failures, this.#options.maxReconnectDelayMs ?? 8000);
+    this.#failures = Math.min(this.#failures + 1, 30);
+    this.#downUntil = this.#now() + delay;
     this.#options.logger.warn("peer unavailable", { peer: this.peerId, reason });
     this.#fail(reason);
   }

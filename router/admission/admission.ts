@@ -73,6 +73,14 @@ export class Admission {
     return inFlight < this.settings.maxPerBackend;
   }
 
+  /** Counts a request shed because every backend serving `model` is full; its 429. */
+  backendsFull(model: string): ApiError {
+    return this.shed(
+      "backends_full",
+      `Cannot run inference: every backend serving model "${model}" has ${this.settings.maxPerBackend} requests in flight (router.admission.max_in_flight_per_backend); retry later`,
+    );
+  }
+
   /** Counts and (throttled) logs a shed request; returns the error to answer with. */
   shed(reason: ShedReason, message: string): ApiError {
     this.#sheds.set(reason, (this.#sheds.get(reason) ?? 0) + 1);

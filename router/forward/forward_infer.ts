@@ -134,10 +134,7 @@ export async function forwardInfer(request: ForwardRequest, deps: ForwardDeps): 
       const withRoom = candidates.filter((b) => admission.hasRoom(b.inFlight));
       if (withRoom.length === 0) {
         if (attempt > 0) break;
-        throw admission.shed(
-          "backends_full",
-          `Cannot run inference: every backend serving model "${request.model}" has ${admission.settings.maxPerBackend} requests in flight (router.admission.max_in_flight_per_backend); retry later`,
-        );
+        throw admission.backendsFull(request.model);
       }
       const previous = tried[tried.length - 1];
       if (previous !== undefined) {
