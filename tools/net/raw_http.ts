@@ -1,7 +1,7 @@
 /**
- * @module Test support: HTTP/1.1 over a raw TCP socket, for what `fetch` cannot do —
- * send part of a body and stop, or hang up mid-body — and to see whether the server
- * closed the connection.
+ * @module HTTP/1.1 over a raw TCP socket, for what `fetch` cannot do — send part of a
+ * body and stop, or hang up mid-body — and to see whether the server closed the
+ * connection. Used by the hostile-input tests and `bench:fuzz`.
  */
 
 const encoder = new TextEncoder();
