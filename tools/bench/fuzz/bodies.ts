@@ -88,8 +88,11 @@ export function fuzzCase(random: Random, kind: FuzzKind, model: FuzzModel): Fuzz
           () => text.slice(0, int(random, 0, text.length - 1)),
           () => {
             const at = int(random, 0, text.length - 1);
-            return text.slice(0, at) + pick(random, ["{", "]", '"', ",", "\\", "\u0000", "NaN"]) +
-              text.slice(at + 1);
+            // Never the same character again (that would leave the body valid).
+            const others = ["{", "]", '"', ",", "\\", "\u0000", "NaN"].filter((c) =>
+              c !== text[at]
+            );
+            return text.slice(0, at) + pick(random, others) + text.slice(at + 1);
           },
           () =>
             String.fromCharCode(
