@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { closeWhenAsked, closingResponse, serveErrorHandler } from "./serve_hooks.ts";
-import { readUntilClosed, sendPartial } from "../tests/_support/raw_http.ts";
+import { readUntilClosed, sendPartial } from "../tools/net/raw_http.ts";
 import { createJsonLogger } from "./logger.ts";
 
 Deno.test("closingResponse() keeps status, headers and bytes, then errors", async () => {

@@ -10,7 +10,7 @@ import { findSamples, parseExposition } from "../shared/metrics/parse_exposition
 import { MAX_JSON_DEPTH } from "../shared/json_depth.ts";
 import { startPool } from "../tools/pool/processes.ts";
 import { infer, postRaw } from "./_support/client.ts";
-import { readUntil, readUntilClosed, sendPartial } from "./_support/raw_http.ts";
+import { readUntil, readUntilClosed, sendPartial } from "../tools/net/raw_http.ts";
 import { makeTinyModel, TINY } from "./_support/tiny_model.ts";
 
 const D = TINY.dModel;

@@ -1,7 +1,7 @@
 /**
- * @module Test support: HTTP/1.1 over a raw TCP socket, for what `fetch` cannot do —
- * send part of a body and stop, or hang up mid-body — and to see whether the server
- * closed the connection.
+ * @module HTTP/1.1 over a raw TCP socket, for what `fetch` cannot do — send part of a
+ * body and stop, or hang up mid-body — and to see whether the server closed the
+ * connection. Used by the hostile-input tests and `bench:fuzz`.
  */
 
 const encoder = new TextEncoder();
@@ -69,8 +69,8 @@ export async function readUntilClosed(conn: Deno.Conn, limitMs: number): Promise
   }
 }
 
-/** Reads until the text received matches `pattern` (or the server closes); keeps the socket open. */
-export async function readUntil(conn: Deno.Conn, pattern: RegExp): Promise<string> {
+/** Reads until the text received matches `pattern` (or EOF); closes the socket unless `close` is false. */
+export async function readUntil(conn: Deno.Conn, pattern: RegExp, close = true): Promise<string> {
   const buffer = new Uint8Array(16_384);
   let text = "";
   while (!pattern.test(text)) {
@@ -78,8 +78,10 @@ export async function readUntil(conn: Deno.Conn, pattern: RegExp): Promise<strin
     if (n === null) break;
     text += decoder.decode(buffer.subarray(0, n));
   }
-  try {
-    conn.close();
-  } catch { /* already closed */ }
+  if (close) {
+    try {
+      conn.close();
+    } catch { /* already closed */ }
+  }
   return text;
 }
