@@ -72,11 +72,15 @@ Deno.test("deno task traffic: counts match the router's metrics; skewed makes th
     assert.equal(layers.length, TINY.layers, "load reports arrived");
     for (const layer of layers) {
       const rates = layer.ewma_tokens_s;
-      const hottest = rates.indexOf(Math.max(...rates));
       const chat = traffic.preferred_experts[layer.layer]![0]!;
+      // Chat's preferred experts run hotter on average than the rest (one other expert may
+      // still top them by chance: a few hundred tokens over 4 s on a busy machine).
+      const mean = (experts: number[]) =>
+        experts.reduce((sum, e) => sum + rates[e]!, 0) / experts.length;
+      const others = rates.map((_, e) => e).filter((e) => !chat.includes(e));
       assert.ok(
-        chat.includes(hottest),
-        `layer ${layer.layer}: hottest expert ${hottest} is not one of chat's ${chat} (${rates})`,
+        mean(chat) > mean(others),
+        `layer ${layer.layer}: chat's experts ${chat} are not the hot ones (${rates})`,
       );
       // Chat is ~65 % of requests (Zipf 1.5 over 3 types); an even mix would give its
       // experts about a third of the load.
