@@ -264,6 +264,7 @@ if (values.phase === "reaction" || values.phase === "all") {
     "worst_layer_before",
     "worst_layer_after",
     "switches_while_balanced",
+    "lowest_worst_layer_after_step",
     "reason",
   ];
   const rows = results.map((r) => [
@@ -272,7 +273,11 @@ if (values.phase === "reaction" || values.phase === "all") {
     r.before === null ? "-" : round(r.before, 3),
     r.after === null ? "-" : round(r.after, 3),
     r.settleSwitches,
-    (r.reason ?? "no switch within adjust_interval + 40 s").replaceAll(",", ";"),
+    r.worstSeen === null ? "-" : round(r.worstSeen, 3),
+    (r.reason ??
+      (r.worstSeen !== null && r.worstSeen >= Number(values.threshold)
+        ? "no switch needed: the plan in force kept every layer at or above the threshold"
+        : "no switch within adjust_interval + 40 s")).replaceAll(",", ";"),
   ]);
   console.log(
     `bench:balance reaction — ${backends} backends, ${values.executor}, model ${manifest.name}, ` +

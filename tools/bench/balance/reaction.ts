@@ -36,6 +36,8 @@ export interface ReactionResult {
   reason: string | null;
   /** Switches (rebalance) during the balanced settle phase. */
   settleSwitches: number;
+  /** Lowest worst-layer balancedness the balancer saw after the step (null: none seen). */
+  worstSeen: number | null;
   stepType: string;
 }
 
@@ -121,7 +123,10 @@ export async function measureReaction(settings: ReactionSettings): Promise<React
     }
     stop.abort();
     await traffic;
+    const seen = (await decisions(url)).filter((d) => d.at > step && d.before !== null)
+      .map((d) => d.before!);
     return {
+      worstSeen: seen.length === 0 ? null : Math.min(...seen),
       adjustInterval: settings.adjustInterval,
       reactionS: found ? (found.at - step) / 1000 : null,
       before: found?.before ?? null,
