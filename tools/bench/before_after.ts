@@ -42,6 +42,7 @@ import { type ConfigOutcome, summaryMarkdown } from "./before_after/summary.ts";
 import { parseCli } from "../cli/cli_args.ts";
 import { resolveConfig } from "../../shared/config.ts";
 import { calibrateFromOrt } from "../../gpu-backend/execution/calibrate.ts";
+import { json, waitFor } from "./http_probe.ts";
 
 const { values } = parseCli({
   name: "deno task bench",
@@ -225,21 +226,6 @@ const configs: Config[] = [
     waitForRebalance: true,
   }]),
 ];
-
-async function json(url: string, headers: Record<string, string> = {}) {
-  const response = await fetch(url, { headers });
-  if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
-  return await response.json();
-}
-
-async function waitFor(probe: () => Promise<boolean>, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await probe().catch(() => false)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  return false;
-}
 
 async function loadReports(pool: TestPool): Promise<Map<string, LoadReport>> {
   const auth = { authorization: `Bearer ${pool.token}` };

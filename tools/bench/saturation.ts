@@ -21,6 +21,7 @@ import { formatTable, round, summarize } from "./stats.ts";
 import { prepareWorkload } from "./workload.ts";
 import { parseCli } from "../cli/cli_args.ts";
 import { oldDoctorUtilisation, oldHottestShare, oldScaler } from "./saturation/old_rules.ts";
+import { json } from "./http_probe.ts";
 
 const { values } = parseCli({
   name: "deno task bench:saturation",
@@ -72,10 +73,6 @@ function pool(): Promise<TestPool> {
     backends,
     env: { SWITCHYARD_LOG__REQUESTS: "false", SWITCHYARD_STATE__KV: ":memory:" },
   });
-}
-
-async function json(url: string, headers: Record<string, string> = {}) {
-  return await (await fetch(url, { headers })).json();
 }
 
 interface Reading {

@@ -28,6 +28,7 @@ import { simOptions } from "./run.ts";
 import { demoScale } from "./demo_scale.ts";
 import { peakRate } from "./scales.ts";
 import type { DayScenario } from "./workload.ts";
+import { json, waitFor } from "../bench/http_probe.ts";
 
 const { values } = parseCli({
   name: "deno task sim:validate",
@@ -81,21 +82,6 @@ interface Real {
   balancedness: number;
   trace: number[][];
   version: number;
-}
-
-async function json(url: string, headers: Record<string, string> = {}) {
-  const response = await fetch(url, { headers });
-  if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
-  return await response.json();
-}
-
-async function waitFor(probe: () => Promise<boolean>, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await probe().catch(() => false)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  return false;
 }
 
 async function real(strategy: "static" | "dynamic"): Promise<Real> {
