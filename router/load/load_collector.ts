@@ -134,6 +134,8 @@ export class LoadCollector {
       ...(this.#options.maxBackends !== undefined
         ? { maxBackends: this.#options.maxBackends }
         : {}),
+      // The router's own sheds (429 at its in-flight limits) are saturation too.
+      ...(this.#routerRates !== undefined ? { router: this.#routerRates } : {}),
     };
   }
 

@@ -177,3 +177,44 @@ Deno.test("LoadCollector polls every interval after start() and stops on stop()"
   assert.equal(h.clock.pendingTimers, poolTimers);
   await h.close();
 });
+
+Deno.test("the router's own sheds reach the pool signal: saturation ≥ 0.9 and scale-up advice", async () => {
+  const h = await createHarness({ backends: 2 });
+  for (const [i, backend] of h.backends.entries()) {
+    let tick = 0;
+    // Calm backends: 10 % busy, no sheds of their own.
+    backend.loadReport = () =>
+      fakeLoadReport({
+        backend: `backend-${i + 1}`,
+        at: T0 + 1000 * tick,
+        busyMs: 100 * tick++,
+        tokens: 10 * tick,
+      });
+  }
+  let shed = 0;
+  let admitted = 0;
+  const collector = new LoadCollector(h.pool, {
+    fetch: h.network.fetch,
+    clock: h.clock,
+    logger: h.logger,
+    internalToken: TEST_TOKEN,
+    routerCounts: () => ({ shed, admitted }),
+  });
+  await collector.pollNow();
+  await h.clock.advance(1000);
+  admitted += 100;
+  await collector.pollNow();
+  const calm = collector.snapshot().pool;
+  assert.ok(calm.saturation! < 0.5, `calm pool: saturation ${calm.saturation}`);
+  assert.equal(calm.routerShedPerS, 0);
+
+  await h.clock.advance(1000);
+  admitted += 100;
+  shed += 300; // The router answered 429 to 300 requests in that second.
+  await collector.pollNow();
+  const full = collector.snapshot().pool;
+  assert.equal(full.routerShedPerS, 300);
+  assert.ok(full.saturation! >= 0.9, `router shedding: saturation ${full.saturation}`);
+  assert.equal(full.scale?.direction, "up");
+  await h.close();
+});
