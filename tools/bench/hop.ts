@@ -18,7 +18,8 @@
  *
  * `--out PREFIX` writes PREFIX.json (every figure) and PREFIX.md (the report).
  */
-import { freePort, type PoolProcess, startProcess } from "../pool/processes.ts";
+import type { PoolProcess } from "../pool/processes.ts";
+import { benchEnv, startBenchBackend, startBenchRouter } from "./baseline/serving.ts";
 import { parseCli } from "../cli/cli_args.ts";
 import { join } from "node:path";
 import { computeLimit } from "./compute_limit.ts";
@@ -90,25 +91,9 @@ const { manifest, workloads } = await benchModel(values.model, values.sizes);
 
 // Step 1: the limit (for "% of limit"), then the processes.
 const { tokensPerS: limit } = await computeLimit(values.model, manifest);
-const common = {
-  SWITCHYARD_MODEL__DIR: values.model,
-  SWITCHYARD_AUTH__INTERNAL_TOKEN: token,
-  SWITCHYARD_LOG__LEVEL: "warn",
-  SWITCHYARD_LOG__DIR: "",
-  SWITCHYARD_STATE__KV: ":memory:",
-};
+const common = benchEnv(values.model, token);
 const processes: PoolProcess[] = [];
-const backendPort = freePort();
-const backend = await startProcess("gpu-backend/main.ts", {
-  url: `http://127.0.0.1:${backendPort}`,
-  token,
-  env: {
-    ...common,
-    SWITCHYARD_BACKEND__PORT: String(backendPort),
-    SWITCHYARD_BACKEND__ID: "bench-backend",
-    SWITCHYARD_BACKEND__EXECUTION_PROVIDERS: '["cpu"]',
-  },
-});
+const backend = await startBenchBackend(common, token);
 processes.push(backend);
 const PROTOCOLS = [["http1", "via router, HTTP/1.1 keep-alive"], [
   "http2",
@@ -122,17 +107,7 @@ try {
   if (values["compare-ref"]) {
     const ref = values["compare-ref"];
     checkout = await archiveCheckout(ref);
-    const port = freePort();
-    const router = await startProcess("router/main.ts", {
-      url: `http://127.0.0.1:${port}`,
-      cwd: checkout,
-      env: {
-        ...common,
-        SWITCHYARD_ROUTER__HOST: "127.0.0.1",
-        SWITCHYARD_ROUTER__PORT: String(port),
-        SWITCHYARD_ROUTER__BACKENDS: JSON.stringify([backend.url]),
-      },
-    });
+    const router = await startBenchRouter(common, backend.url, {}, checkout);
     processes.push(router);
     targets.push({
       name: `before: router of ${ref}, HTTP/1.1`,
@@ -141,16 +116,8 @@ try {
     });
   }
   for (const [protocol, name] of PROTOCOLS) {
-    const port = freePort();
-    const router = await startProcess("router/main.ts", {
-      url: `http://127.0.0.1:${port}`,
-      env: {
-        ...common,
-        SWITCHYARD_ROUTER__HOST: "127.0.0.1",
-        SWITCHYARD_ROUTER__PORT: String(port),
-        SWITCHYARD_ROUTER__BACKENDS: JSON.stringify([backend.url]),
-        SWITCHYARD_ROUTER__BACKEND_PROTOCOL: protocol,
-      },
+    const router = await startBenchRouter(common, backend.url, {
+      SWITCHYARD_ROUTER__BACKEND_PROTOCOL: protocol,
     });
     processes.push(router);
     targets.push({ name, url: router.url, routerPid: router.child.pid });

@@ -121,37 +121,13 @@ export async function startServing(
   modelDir: string,
   token: string,
 ): Promise<ServingProcesses> {
-  const common = {
-    SWITCHYARD_MODEL__DIR: modelDir,
-    SWITCHYARD_AUTH__INTERNAL_TOKEN: token,
-    SWITCHYARD_LOG__LEVEL: "warn",
-    SWITCHYARD_LOG__DIR: "",
-    SWITCHYARD_STATE__KV: ":memory:",
-  };
-  const backendPort = freePort();
-  const backend = await startProcess("gpu-backend/main.ts", {
-    url: `http://127.0.0.1:${backendPort}`,
-    token,
-    env: {
-      ...common,
-      SWITCHYARD_BACKEND__PORT: String(backendPort),
-      SWITCHYARD_BACKEND__ID: "bench-backend",
-      SWITCHYARD_BACKEND__EXECUTORS: String(variant.executors),
-      SWITCHYARD_BACKEND__EXECUTION: variant.execution,
-      SWITCHYARD_BACKEND__EXECUTION_PROVIDERS: '["cpu"]',
-      ...variantEnv(variant),
-    },
+  const common = benchEnv(modelDir, token);
+  const backend = await startBenchBackend(common, token, {
+    SWITCHYARD_BACKEND__EXECUTORS: String(variant.executors),
+    SWITCHYARD_BACKEND__EXECUTION: variant.execution,
+    ...variantEnv(variant),
   });
-  const routerPort = freePort();
-  const router = await startProcess("router/main.ts", {
-    url: `http://127.0.0.1:${routerPort}`,
-    env: {
-      ...common,
-      SWITCHYARD_ROUTER__HOST: "127.0.0.1",
-      SWITCHYARD_ROUTER__PORT: String(routerPort),
-      SWITCHYARD_ROUTER__BACKENDS: JSON.stringify([backend.url]),
-    },
-  }).catch(async (error) => {
+  const router = await startBenchRouter(common, backend.url).catch(async (error) => {
     await backend.kill();
     throw error;
   });
@@ -174,4 +150,56 @@ export async function readiness(
     headers: { authorization: `Bearer ${token}` },
   });
   return (await response.json()).details;
+}
+
+/** The environment every benchmark process shares: model, token, quiet logs, state in memory. */
+export function benchEnv(modelDir: string, token: string): Record<string, string> {
+  return {
+    SWITCHYARD_MODEL__DIR: modelDir,
+    SWITCHYARD_AUTH__INTERNAL_TOKEN: token,
+    SWITCHYARD_LOG__LEVEL: "warn",
+    SWITCHYARD_LOG__DIR: "",
+    SWITCHYARD_STATE__KV: ":memory:",
+  };
+}
+
+/** Starts one CPU backend process on a free loopback port. */
+export async function startBenchBackend(
+  common: Record<string, string>,
+  token: string,
+  env: Record<string, string> = {},
+): Promise<PoolProcess> {
+  const port = freePort();
+  return await startProcess("gpu-backend/main.ts", {
+    url: `http://127.0.0.1:${port}`,
+    token,
+    env: {
+      ...common,
+      SWITCHYARD_BACKEND__PORT: String(port),
+      SWITCHYARD_BACKEND__ID: "bench-backend",
+      SWITCHYARD_BACKEND__EXECUTION_PROVIDERS: '["cpu"]',
+      ...env,
+    },
+  });
+}
+
+/** Starts one router process in front of `backendUrl` on a free loopback port. */
+export async function startBenchRouter(
+  common: Record<string, string>,
+  backendUrl: string,
+  env: Record<string, string> = {},
+  cwd?: string,
+): Promise<PoolProcess> {
+  const port = freePort();
+  return await startProcess("router/main.ts", {
+    url: `http://127.0.0.1:${port}`,
+    ...(cwd !== undefined ? { cwd } : {}),
+    env: {
+      ...common,
+      SWITCHYARD_ROUTER__HOST: "127.0.0.1",
+      SWITCHYARD_ROUTER__PORT: String(port),
+      SWITCHYARD_ROUTER__BACKENDS: JSON.stringify([backendUrl]),
+      ...env,
+    },
+  });
 }
