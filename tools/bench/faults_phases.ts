@@ -157,17 +157,7 @@ export async function killPhase(
 ): Promise<KillResult> {
   const victim = (await stack.status())!.backends[0]!;
   const before = await scrape(stack.routerUrl);
-  const tally = newTally();
-  const stop = new AbortController();
-  const load = openLoop({
-    url: options.url,
-    requests: options.requests,
-    rate: options.rate,
-    durationS: options.maxSeconds + 10,
-    fetch: tallyingFetch(tally),
-    signal: stop.signal,
-    seed: 40,
-  });
+  const { tally, stop, load } = faultLoad(options, options.maxSeconds + 10, 40);
   await sleep(3000);
   const killedAt = performance.now();
   const since = () => round((performance.now() - killedAt) / 1000, 2);
@@ -242,17 +232,7 @@ export async function stopPhase(
 ): Promise<StopResult> {
   const victim = (await stack.status())!.backends[1]!;
   const before = await scrape(stack.routerUrl);
-  const tally = newTally();
-  const stop = new AbortController();
-  const load = openLoop({
-    url: options.url,
-    requests: options.requests,
-    rate: options.rate,
-    durationS: options.stopSeconds + 120,
-    fetch: tallyingFetch(tally),
-    signal: stop.signal,
-    seed: 41,
-  });
+  const { tally, stop, load } = faultLoad(options, options.stopSeconds + 120, 41);
   let ejected: number | null = null;
   let back: number | null = null;
   try {
@@ -298,4 +278,24 @@ export async function stopPhase(
     retries_refused: delta("switchyard_router_retries_refused_total"),
     p99_ms: round(summarize(result.latencies).p99, 1),
   };
+}
+
+/** Open-loop load at `options.rate` that runs until its `stop` is aborted (or `durationS`). */
+function faultLoad(
+  options: { url: string; requests: readonly PreparedRequest[]; rate: number },
+  durationS: number,
+  seed: number,
+) {
+  const tally = newTally();
+  const stop = new AbortController();
+  const load = openLoop({
+    url: options.url,
+    requests: options.requests,
+    rate: options.rate,
+    durationS,
+    fetch: tallyingFetch(tally),
+    signal: stop.signal,
+    seed,
+  });
+  return { tally, stop, load };
 }
