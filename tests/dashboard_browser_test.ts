@@ -13,29 +13,11 @@ import { startPool } from "../tools/pool/processes.ts";
 import { chromiumForTest, launchChromium } from "./_support/browser.ts";
 import { infer } from "./_support/client.ts";
 import { makeTinyModel, TINY } from "./_support/tiny_model.ts";
+import { waitFor } from "./_support/wait_for.ts";
 
 const SCREENSHOT = new URL("../out/dashboard.png", import.meta.url).pathname;
 
 const present = await chromiumForTest("the dashboard browser test");
-
-async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  ms = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
-}
 
 /** Saves the page to `out/dashboard.png` (a test artifact) and prints the path. */
 async function screenshot(page: Page): Promise<void> {

@@ -20,6 +20,7 @@ import { demoTokens, loadDemoTraffic } from "../tools/model/traffic.ts";
 import { startPool } from "../tools/pool/processes.ts";
 import { chromiumForTest, launchChromium } from "./_support/browser.ts";
 import { infer } from "./_support/client.ts";
+import { waitFor } from "./_support/wait_for.ts";
 
 const WIDE = {
   name: "wide-moe",
@@ -36,21 +37,6 @@ const VIEWPORT = { width: 1440, height: 900 };
 const SHOTS = new URL("../out/screenshots/", import.meta.url);
 
 const present = await chromiumForTest("the wide dashboard browser test");
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 20_000) {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
-}
 
 async function shoot(page: Page, name: string): Promise<void> {
   await Deno.mkdir(SHOTS, { recursive: true });
