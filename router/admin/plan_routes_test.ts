@@ -48,9 +48,11 @@ Deno.test("GET /api/plan summarises the current plan without auth", async () => 
   assert.equal(body.threshold, 0.75);
   assert.equal(body.slots_per_backend, 5);
   assert.equal(body.pinned, null);
-  assert.equal(body.balancedness, 0.889);
+  // Predicted: what the plan reaches under the balancer's load (the trigger's measure).
+  assert.equal(body.predicted_balancedness, 0.889);
+  assert.deepEqual(body.predicted_worst_layer, { layer: 0, balancedness: 0.889 });
   assert.deepEqual(body.layers[0].hosted[0], { backend: A, experts: [0, 1, 2, 3] });
-  assert.equal(body.layers[0].balancedness, 0.889);
+  assert.equal(body.layers[0].predicted_balancedness, 0.889);
   assert.equal(body.decisions.length, 1);
   assert.equal(body.decisions[0].outcome, "switched");
   assert.equal(body.decisions[0].version, 1);

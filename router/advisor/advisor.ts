@@ -121,27 +121,26 @@ export class Advisor {
     const { balancer, config } = this.#deps;
     const shape = this.#deps.modelShape();
     const bytes = shape ? expertWeightBytes(shape.dModel, shape.dFf, shape.kind) : 0;
+    // The measured balancedness now: the same aggregate the header and /metrics read.
+    const pool = this.#deps.load?.().pool;
+    const base = {
+      expertBytes: bytes,
+      threshold: config.expert_balancer.threshold,
+      now: pool && pool.reporting > 0
+        ? { balancedness: pool.balancedness, worstLayer: pool.worstLayer ?? null }
+        : undefined,
+    };
     if (balancer === undefined) {
       return replacementAdvice({
+        ...base,
         preview: undefined,
         reason: "no balancer: Deno KV is not available to this router",
-        expertBytes: bytes,
-        threshold: config.expert_balancer.threshold,
       });
     }
     try {
-      return replacementAdvice({
-        preview: await balancer.preview(),
-        expertBytes: bytes,
-        threshold: config.expert_balancer.threshold,
-      });
+      return replacementAdvice({ ...base, preview: await balancer.preview() });
     } catch (error) {
-      return replacementAdvice({
-        preview: undefined,
-        reason: (error as Error).message,
-        expertBytes: bytes,
-        threshold: config.expert_balancer.threshold,
-      });
+      return replacementAdvice({ ...base, preview: undefined, reason: (error as Error).message });
     }
   }
 

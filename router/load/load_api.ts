@@ -13,8 +13,14 @@
  * or `null` — and `capacity_tokens_s` (with `capacity_source`); for the pool
  * `saturation` (mean), `saturation_max`, `capacity_tokens_s_per_backend` and `scale`
  * (`{backends, recommended, direction, demand, reason}`).
+ *
+ * Spread (`backend_balance.ts`): `balancedness` (across backends) for the pool, per model
+ * and per layer, with `worst_layer` (`{model, layer, balancedness}`) beside the pool and
+ * model values; `expert_skew` (`{top10_share, cv}`, across experts) per layer; and the
+ * pool's `utilisation_balancedness` and `utilisation_cv` (executor busy time).
  */
 import type { AcceleratorReading } from "../../shared/load_report.ts";
+import type { WorstLayer } from "./backend_balance.ts";
 import type { BackendLoad, PoolLoad } from "./pool_load.ts";
 import type { ScaleAdvice } from "./saturation.ts";
 
@@ -85,6 +91,13 @@ function scaleBody(scale: ScaleAdvice | undefined) {
   };
 }
 
+/** The worst layer's body: `{model, layer, balancedness}`, or null without layers. */
+function worstLayerBody(worst: WorstLayer | null | undefined) {
+  return worst
+    ? { model: worst.model, layer: worst.layer, balancedness: round(worst.balancedness) }
+    : null;
+}
+
 /** The `/api/load` body for `load`; `detail` adds optional sections. */
 export function loadApiBody(
   load: PoolLoad,
@@ -96,8 +109,9 @@ export function loadApiBody(
     pool: {
       backends_reporting: load.pool.reporting,
       balancedness: round(load.pool.balancedness),
-      cv: round(load.pool.cv),
-      tokens_s_balancedness: round(load.pool.tokensBalancedness),
+      worst_layer: worstLayerBody(load.pool.worstLayer),
+      utilisation_balancedness: round(load.pool.utilisationBalancedness),
+      utilisation_cv: round(load.pool.utilisationCv),
       saturation: roundOrNull(load.pool.saturation),
       saturation_max: roundOrNull(load.pool.saturationMax),
       capacity_tokens_s_per_backend: roundOrNull(load.pool.capacityPerBackend),
@@ -131,13 +145,18 @@ export function loadApiBody(
       capacity_source: backend.capacity?.source ?? null,
       ...(detail === "replicas" ? replicasBody(backend) : {}),
     })),
-    models: load.models.map(({ model, layers }) => ({
+    models: load.models.map(({ model, layers, balancedness, worstLayer }) => ({
       model,
+      balancedness: roundOrNull(balancedness),
+      worst_layer: worstLayerBody(worstLayer),
       layers: layers.map((layer) => ({
         layer: layer.layer,
         expert_tokens_s: layer.expertTokensPerS.map(round),
         balancedness: round(layer.balancedness),
-        cv: round(layer.cv),
+        expert_skew: {
+          top10_share: round(layer.expertSkew.top10Share),
+          cv: round(layer.expertSkew.cv),
+        },
         ewma_tokens_s: source.ewma?.(model, layer.layer)?.map(round) ?? null,
       })),
     })),

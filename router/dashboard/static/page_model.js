@@ -163,14 +163,29 @@ export function timelineData(timeline) {
   return { starts: columns.map((c) => c.start), experts, data, max };
 }
 
-/** Balancedness trend series `[[at, value|null]]` per measure. */
+/** Trend series `[[at, value|null]]`: pool and worst-layer balancedness, expert skew. */
 export function trendSeries(trend) {
   const points = Array.isArray(trend) ? trend : [];
   return {
     pool: points.map((p) => [p.at, p.pool ?? null]),
-    tokens: points.map((p) => [p.at, p.tokens ?? null]),
-    experts: points.map((p) => [p.at, p.experts ?? null]),
+    worst: points.map((p) => [p.at, p.worst ?? null]),
+    skew: points.map((p) => [p.at, p.skew ?? null]),
   };
+}
+
+/**
+ * The pool's balancedness (across backends) with its worst layer, as the header, the
+ * plan panel and the advisor print it: `0.912 (worst L3 0.801)`.
+ */
+export function balanceText(load) {
+  const pool = load?.pool;
+  if (!isNumber(pool?.balancedness)) return NA;
+  const worst = pool.worst_layer;
+  return worst && isNumber(worst.balancedness)
+    ? `${formatNumber(pool.balancedness, 3)} (worst L${worst.layer} ${
+      formatNumber(worst.balancedness, 3)
+    })`
+    : formatNumber(pool.balancedness, 3);
 }
 
 function acceleratorOf(backend) {
@@ -237,8 +252,15 @@ export function alertRows(alerts) {
   }));
 }
 
+/** The plan's predicted pool balancedness and worst layer (what the trigger judges). */
+function predictedText(plan) {
+  const worst = plan.predicted_worst_layer;
+  const pool = formatNumber(plan.predicted_balancedness, 3);
+  return worst ? `${pool} (worst L${worst.layer} ${formatNumber(worst.balancedness, 3)})` : pool;
+}
+
 /** Plan facts for the summary list, and replicas per expert of one layer. */
-export function planView(plan, layer) {
+export function planView(plan, layer, load) {
   if (plan === null || plan === undefined) return null;
   if (plan.error !== undefined) return { error: String(plan.error) };
   const planLayer = (plan.layers ?? []).find((l) => l.layer === layer);
@@ -256,7 +278,8 @@ export function planView(plan, layer) {
       ["strategy", String(plan.strategy ?? NA)],
       ["reason", plan.reason ?? NA],
       ["created", formatTime(plan.created_at)],
-      ["predicted balancedness", formatNumber(plan.balancedness, 3)],
+      ["balancedness now", balanceText(load)],
+      ["predicted balancedness", predictedText(plan)],
       ["threshold", formatNumber(plan.threshold, 3)],
       ["pinned", plan.pinned === null || plan.pinned === undefined ? "no" : String(plan.pinned)],
       [

@@ -78,8 +78,8 @@ export function renderAlerts(table, note, alerts) {
 }
 
 /** Fills the plan facts and the per-backend table; returns replicas per expert. */
-export function renderPlan(facts, perBackend, plan, layer) {
-  const view = planView(plan, layer);
+export function renderPlan(facts, perBackend, plan, layer, load) {
+  const view = planView(plan, layer, load);
   if (view === null) {
     replaceChildren(facts, el("dt", {}, "plan"), el("dd", {}, "no balancer on this router"));
     replaceChildren(perBackend);
