@@ -94,6 +94,7 @@ Deno.test("GET /api/load serves per-backend rates, per-layer expert load and bal
         },
         capacity_tokens_s: round(40 / 0.3),
         capacity_source: "extrapolated",
+        residency: null,
       },
       {
         id: "127.0.0.1:9002",
@@ -120,6 +121,7 @@ Deno.test("GET /api/load serves per-backend rates, per-layer expert load and bal
         saturation: null,
         capacity_tokens_s: null,
         capacity_source: null,
+        residency: null,
       },
     ],
     models: [{

@@ -2,7 +2,9 @@
  * @module The advisor service: gathers the live inputs (balancer preview, backends'
  * batching measurements, a backend's bias evaluation), turns them into advice with the
  * pure advice functions, caches it briefly (an evaluation costs executor time), and
- * applies the live-safe recommendations on an admin's request.
+ * applies the live-safe recommendations on an admin's request. The first advice is
+ * precomputed ({@linkcode Advisor.prepare}, from the load rounds), so even the first call
+ * answers from the cache.
  */
 import type { Config } from "../../shared/config.ts";
 import type { Logger } from "../../shared/logger.ts";
@@ -63,6 +65,8 @@ export class Advisor {
   #cached: AdviceReport | undefined;
   /** The computation under way, shared by every caller meanwhile. */
   #computing: Promise<AdviceReport> | undefined;
+  /** What {@linkcode prepare} precomputed: nothing, an idle pool's advice, or with load. */
+  #prepared: "none" | "idle" | "loaded" = "none";
 
   constructor(deps: AdvisorDeps) {
     this.#deps = deps;
@@ -82,6 +86,25 @@ export class Advisor {
     const computing = this.#compute();
     if (this.#cached !== undefined && !refresh) return this.#cached;
     return await computing;
+  }
+
+  /**
+   * Precomputes the advice in the background from a load round: once when backends first
+   * report, and once more when expert load first appears (the advice then has something
+   * to plan on). Later advice is refreshed on demand (stale-while-revalidate). So the
+   * first `GET /api/advice` answers from the cache instead of waiting on a planner run and
+   * a backend's bias evaluation (seconds at 61 × 256 under load).
+   */
+  prepare(load: PoolLoad): void {
+    if (this.#prepared === "loaded" || load.pool.reporting === 0) return;
+    const loaded = load.models.some((m) =>
+      m.layers.some((l) => l.expertTokensPerS.some((v) => v > 0))
+    );
+    if (!loaded && this.#prepared === "idle") return;
+    // A computation started before the load arrived would not see it: wait for the next round.
+    if (this.#computing !== undefined) return;
+    this.#prepared = loaded ? "loaded" : "idle";
+    void this.#compute();
   }
 
   /** Starts (or joins) a computation of the advice; see {@linkcode advise}. */

@@ -8,6 +8,7 @@ import type { BackendView } from "../pool/backend_view.ts";
 import { ManualClock } from "../runtime/manual_clock.ts";
 import { registerAdviceRoutes } from "./advice_routes.ts";
 import { Advisor } from "./advisor.ts";
+import type { PoolLoad } from "../load/pool_load.ts";
 import { expertWeightBytes } from "../../shared/model_manifest.ts";
 
 const ADMIN = "admin-token-0123456789";
@@ -159,5 +160,44 @@ Deno.test("advice is cached, and a refresh recomputes at most every 5 s", async 
   await advisor.advise(); // cached for 30 s
   assert.equal(evaluations(), 1);
   await advisor.advise(true);
+  assert.equal(evaluations(), 2);
+});
+
+Deno.test("the first advice is precomputed from the load rounds: the first call is a cache hit", async () => {
+  const { f, advisor, calls } = await advisorFixture();
+  await using _ = f;
+  const evaluations = () => calls.filter((c) => c.url.endsWith("/v2/advice/gate-bias")).length;
+  const round = (reporting: number, rate: number): PoolLoad => ({
+    at: 0,
+    backends: [],
+    models: [{
+      model: "m",
+      layers: [{
+        layer: 0,
+        expertTokensPerS: [rate, 0],
+        balancedness: 1,
+        expertSkew: { top10Share: 1, cv: 1 },
+      }],
+    }],
+    pool: { reporting, balancedness: 1, utilisationBalancedness: 1, utilisationCv: 0 },
+  });
+  // Nothing reporting yet: nothing to precompute.
+  advisor.prepare(round(0, 0));
+  assert.equal(evaluations(), 0);
+  // Backends report (idle): one computation; an idle round again adds none.
+  advisor.prepare(round(2, 0));
+  advisor.prepare(round(2, 0));
+  const first = await advisor.advise();
+  assert.equal(evaluations(), 1, "advise() answered the precomputed report");
+  // Expert load appears: once more, so the advice plans on it; later rounds add nothing.
+  advisor.prepare(round(2, 50));
+  advisor.prepare(round(2, 60)); // under way: joins nothing, starts nothing
+  let second = await advisor.advise();
+  for (let i = 0; i < 100 && second === first; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    second = await advisor.advise();
+  }
+  assert.ok(second !== first, "the background computation replaced the report");
+  advisor.prepare(round(2, 70));
   assert.equal(evaluations(), 2);
 });

@@ -5,7 +5,8 @@
  * Node resources per backend: `cpu_cores` (cores busy on average), `net_rx_bytes_s` and
  * `net_tx_bytes_s` (body bytes/s), `accelerator` (`{utilisation, memory_used_bytes,
  * memory_total_bytes}` from `nvidia-smi`, or `null` where none is readable) and `power_w`
- * (or `null`). `?detail=replicas` adds per backend `layers: [{layer, expert_tokens_s}]`,
+ * (or `null`); `residency` (`{budget_bytes, used_bytes, expert_bytes}`: routed-expert
+ * memory budget, bytes warm now, largest routed expert) or `null`. `?detail=replicas` adds per backend `layers: [{layer, expert_tokens_s}]`,
  * the routed-expert tokens/s it served (0 for experts it does not host).
  *
  * The load signal (`saturation.ts`): per backend `saturation` — `{value, bottleneck,
@@ -143,6 +144,13 @@ export function loadApiBody(
       saturation: saturationBody(backend),
       capacity_tokens_s: roundOrNull(backend.capacity?.tokensPerS),
       capacity_source: backend.capacity?.source ?? null,
+      residency: backend.residency
+        ? {
+          budget_bytes: backend.residency.budgetBytes,
+          used_bytes: backend.residency.usedBytes,
+          expert_bytes: backend.residency.expertBytes,
+        }
+        : null,
       ...(detail === "replicas" ? replicasBody(backend) : {}),
     })),
     models: load.models.map(({ model, layers, balancedness, worstLayer }) => ({

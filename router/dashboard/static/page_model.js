@@ -252,6 +252,23 @@ export function alertRows(alerts) {
   }));
 }
 
+/** `42 replicas loaded since v6`, or n/a. */
+function movesText(moves) {
+  if (moves === null || moves === undefined) return NA;
+  return moves.from_version === null
+    ? `${moves.moved} replicas (first plan)`
+    : `${moves.moved} replicas loaded since v${moves.from_version}`;
+}
+
+/** `1.2 GiB / 4.0 GiB` warm routed experts over the budget, or n/a. */
+function residencyText(residency) {
+  if (residency === null || residency === undefined) return NA;
+  const budget = residency.budget_bytes === null
+    ? "unlimited"
+    : formatBytes(residency.budget_bytes);
+  return `${formatBytes(residency.used_bytes)} / ${budget}`;
+}
+
 /** The plan's predicted pool balancedness and worst layer (what the trigger judges). */
 function predictedText(plan) {
   const worst = plan.predicted_worst_layer;
@@ -294,14 +311,25 @@ export function planView(plan, layer, load) {
           ? NA
           : String(plan.slots_per_backend),
       ],
+      ["moves since last plan", movesText(plan.moves)],
     ],
     replicasPerExpert,
-    perBackend: (planLayer?.hosted ?? []).map((h) => ({
-      backend: String(h.backend),
-      experts: h.experts.length,
-      replicated: h.experts.filter((e) => (replicasPerExpert[e] ?? 0) > 1).length,
-      list: h.experts.join(", "),
-    })),
+    perBackend: (planLayer?.hosted ?? []).map((h) => {
+      const whole = (plan.moves?.backends ?? []).find((b) => b.backend === h.backend);
+      const report = (load?.backends ?? []).find((b) => b.name === h.backend);
+      const expertBytes = report?.residency?.expert_bytes;
+      return {
+        backend: String(h.backend),
+        hosted: whole ? String(whole.hosted) : NA,
+        // Bytes the plan puts there: hosted (layer, expert) pairs × the expert's bytes.
+        bytes: whole && isNumber(expertBytes) ? formatBytes(whole.hosted * expertBytes) : NA,
+        resident: residencyText(report?.residency),
+        moved: whole ? String(whole.moved) : NA,
+        experts: h.experts.length,
+        replicated: h.experts.filter((e) => (replicasPerExpert[e] ?? 0) > 1).length,
+        list: h.experts.join(", "),
+      };
+    }),
   };
 }
 

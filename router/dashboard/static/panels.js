@@ -101,8 +101,12 @@ export function renderPlan(facts, perBackend, plan, layer, load) {
     perBackend,
     header([
       ["backend", "backend"],
-      ["experts", `experts hosted (layer ${layer})`],
-      ["replicated", "of them replicated elsewhere"],
+      ["hosted", "experts hosted (all layers)"],
+      ["bytes", "bytes (plan)"],
+      ["resident", "warm now / budget"],
+      ["moved", "moved since last plan"],
+      ["experts", `layer ${layer}: hosted`],
+      ["replicated", "replicated elsewhere"],
       ["list", "which"],
     ]),
     el(
@@ -113,6 +117,10 @@ export function renderPlan(facts, perBackend, plan, layer, load) {
           "tr",
           { "data-backend": row.backend },
           el("td", {}, row.backend),
+          el("td", { "data-field": "hosted" }, row.hosted),
+          el("td", { "data-field": "bytes" }, row.bytes),
+          el("td", { "data-field": "resident" }, row.resident),
+          el("td", { "data-field": "moved" }, row.moved),
           el("td", {}, String(row.experts)),
           el("td", { "data-field": "replicated" }, String(row.replicated)),
           // The ids only on demand: at 256 experts a list per backend is a wall of numbers.
