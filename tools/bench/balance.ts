@@ -266,6 +266,7 @@ if (values.phase === "reaction" || values.phase === "all") {
     "measured_worst_before",
     "below_threshold_s",
     "lowest_measured",
+    "balancer_lowest",
     "switch_s",
     "balancer_worst_before_after",
     "recovered_s",
@@ -280,6 +281,7 @@ if (values.phase === "reaction" || values.phase === "all") {
     fmt(r.measuredBefore),
     fmt(r.dropS, 1),
     fmt(r.lowestMeasured),
+    fmt(r.lowestSeenByBalancer),
     r.switchS === null ? "none" : fmt(r.switchS, 1),
     r.switched === null ? "-" : `${fmt(r.switched.before)} → ${fmt(r.switched.after)}`,
     fmt(r.recoveredS, 1),
@@ -321,7 +323,9 @@ if (values.phase === "reaction" || values.phase === "all") {
     "Columns (seconds after the step, same clock): `below_threshold_s` — first poll (every " +
     "250 ms) where the measured per-layer backend balancedness (`/api/load?detail=replicas`, " +
     "mean ÷ max over backends of the tokens/s each served in the layer) of the worst layer " +
-    "fell below the threshold; `switch_s` — the balancer's `rebalance` decision with outcome " +
+    "fell below the threshold; `balancer_lowest` — the lowest worst layer the balancer " +
+    "itself predicted for the plan in force on its short window (its decisions' `before`); " +
+    "`switch_s` — the balancer's `rebalance` decision with outcome " +
     "`switched`, recorded once the new version is active on every backend; `recovered_s` — " +
     `first poll after the switch from which the measured worst layer stayed ≥ the threshold for ` +
     `${RECOVERY_POLLS} polls.`,

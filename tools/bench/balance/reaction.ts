@@ -150,6 +150,11 @@ export async function measureReaction(settings: ReactionSettings): Promise<React
     }
     stop.abort();
     await traffic;
+    await Deno.mkdir("out", { recursive: true });
+    await Deno.writeTextFile(
+      `out/bench-balance-reaction-${settings.adjustInterval}-${t0}.json`,
+      JSON.stringify({ t0, stepType, step, samples, decisions: [...decisions.values()] }, null, 1),
+    );
     return {
       ...timeline,
       adjustInterval: settings.adjustInterval,

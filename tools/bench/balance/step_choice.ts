@@ -10,7 +10,8 @@
  *   load is those experts' load, shared equally by the backends hosting each of them
  *   (an approximation: the router may weight replicas). A layer's predicted backend
  *   balancedness is mean ÷ max of the backends' shares; a type's score is its worst
- *   layer's. The step takes the type with the lowest score (first on a tie).
+ *   layer's. The step takes the type with the lowest score; on a tie the one with the
+ *   lowest mean over layers (more layers unbalanced), then the first.
  * - Pure; the bench checks the prediction against the measured per-layer backend
  *   balancedness ({@linkcode measuredLayerBalance}) after the step.
  */
@@ -42,7 +43,7 @@ export interface StepChoice {
   /** Predicted worst-layer backend balancedness of the plan in force under the step. */
   predictedWorst: number;
   /** Every type's predicted worst layer, in the model's type order. */
-  scores: { type: string; worst: number }[];
+  scores: { type: string; worst: number; mean: number }[];
 }
 
 /**
@@ -57,10 +58,14 @@ export function chooseStep(
   const scores = types.flatMap((type, t) => {
     const hot = preferred.map((layer) => layer[t] ?? []);
     if (hot.every((experts) => experts.length === 0)) return [];
-    return [{ type, worst: Math.min(...stepBalance(layers, hot)) }];
+    const perLayer = stepBalance(layers, hot);
+    const mean = perLayer.reduce((s, v) => s + v, 0) / perLayer.length;
+    return [{ type, worst: Math.min(...perLayer), mean }];
   });
   if (scores.length === 0) return null;
-  const best = scores.reduce((a, b) => b.worst < a.worst ? b : a);
+  const best = scores.reduce((a, b) =>
+    b.worst < a.worst || (b.worst === a.worst && b.mean < a.mean) ? b : a
+  );
   return { type: best.type, predictedWorst: best.worst, scores };
 }
 

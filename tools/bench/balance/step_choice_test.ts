@@ -58,3 +58,10 @@ Deno.test("measuredLayerBalance is null when nothing ran or nothing is fresh", (
     null,
   );
 });
+
+Deno.test("chooseStep breaks a worst-layer tie by the mean over layers", () => {
+  const two = [layers[0]!, layers[0]!];
+  // Both reach 0.5 in some layer; "both" also unbalances layer 1 (0.667 vs 1).
+  const choice = chooseStep(two, ["one", "both"], [[[0, 1], [0, 1]], [[1, 3], [1, 2]]]);
+  assert.equal(choice?.type, "both");
+});
