@@ -13,6 +13,10 @@
  * or `null` — and `capacity_tokens_s` (with `capacity_source`); for the pool
  * `saturation` (mean), `saturation_max`, `capacity_tokens_s_per_backend` and `scale`
  * (`{backends, recommended, direction, demand, reason}`).
+ *
+ * Cold starts per backend (`cold_start_window.ts`): `cold_starts`, routed experts loaded
+ * on demand since the backend started, and `cold_starts_per_min` over the last minute
+ * (`null` where the backend does not report them or fewer than two reports arrived).
  */
 import type { AcceleratorReading } from "../../shared/load_report.ts";
 import type { BackendLoad, PoolLoad } from "./pool_load.ts";
@@ -128,6 +132,8 @@ export function loadApiBody(
       power_w: roundOrNull(backend.powerW),
       saturation: saturationBody(backend),
       capacity_tokens_s: roundOrNull(backend.capacity?.tokensPerS),
+      cold_starts: backend.coldStarts ?? null,
+      cold_starts_per_min: roundOrNull(backend.coldStartsPerMin),
       capacity_source: backend.capacity?.source ?? null,
       ...(detail === "replicas" ? replicasBody(backend) : {}),
     })),
