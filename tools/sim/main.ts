@@ -12,11 +12,13 @@ import { HARDWARE } from "./params.ts";
 import {
   balanceOverTime,
   type ComparisonRow,
+  evaluationsTable,
   hourlyCsv,
   provenanceTable,
   resultsTable,
+  traceCsv,
 } from "./report.ts";
-import { affinityFor, COMPARISON, defaultSettings, runComparison } from "./run.ts";
+import { affinityFor, COMPARISON, defaultSettings, detectSampling, runComparison } from "./run.ts";
 import { peakRate, type Scale, SCALE_NAMES, SCALES } from "./scales.ts";
 import { demoScale } from "./demo_scale.ts";
 import { SCENARIOS } from "./workload.ts";
@@ -61,6 +63,11 @@ const { values } = parseCli({
       type: "string",
       value: "<file.md>",
       description: "also write the report there (and the hourly CSV beside it)",
+    },
+    trace: {
+      type: "string",
+      value: "<file.csv>",
+      description: "write every balancer evaluation of the Switchyard runs there",
     },
     timings: {
       type: "boolean",
@@ -169,6 +176,7 @@ for (const name of scaleNames) {
         provenance: "assumed",
         source: `compression ${(86_400 / dayS).toFixed(0)}×`,
       },
+      "detection sampling": detectSampling(dayS),
     }),
   );
   const affinity = affinityFor(scale, seed);
@@ -182,6 +190,7 @@ for (const name of scaleNames) {
         dayS,
         memory: memory as "ample" | "tight",
         affinity,
+        trace: values.trace !== undefined,
       });
       rows.push({ scale: scale.name, scenario: scenarioName, memory, results });
     }
@@ -202,6 +211,16 @@ lines.push(
   "",
   ...balanceOverTime(rows),
   "",
+  "## The balancer's evaluations",
+  "",
+  "Every `evaluate_interval` (day-time) the production evaluation step ran once, unless a " +
+    "switch was staging. balanced = worst layer ≥ threshold, not armed; confirming = below, " +
+    "not yet armed; no better plan = armed, the planned placement gains nothing (or, in the " +
+    "hysteresis band, less than its width); held = the gain is below `switch_gain` within " +
+    "`adjust_interval` of the last switch; switch (gain ≥ switch_gain) = switched within it.",
+  "",
+  ...evaluationsTable(rows),
+  "",
 );
 if (values.timings) {
   lines.push(`Wall time of the whole run: ${((performance.now() - started) / 1000).toFixed(1)} s.`);
@@ -213,4 +232,8 @@ if (values.out !== undefined) {
   await Deno.mkdir(dirname(values.out), { recursive: true });
   await Deno.writeTextFile(values.out, text);
   await Deno.writeTextFile(values.out.replace(/\.md$/, "") + "-hourly.csv", hourlyCsv(rows));
+}
+if (values.trace !== undefined) {
+  await Deno.mkdir(dirname(values.trace), { recursive: true });
+  await Deno.writeTextFile(values.trace, traceCsv(rows));
 }
