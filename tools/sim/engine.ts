@@ -191,6 +191,8 @@ export interface SimOptions {
 /** What one run measured. */
 export interface SimResult {
   policy: PlacementPolicy;
+  /** Report label when it is not the policy's name (a tuned variant). */
+  label?: string;
   arrived: number;
   completed: number;
   shed: number;

@@ -64,6 +64,11 @@ const { values } = parseCli({
       value: "<file.md>",
       description: "also write the report there (and the hourly CSV beside it)",
     },
+    threshold: {
+      type: "string",
+      value: "<t,…>",
+      description: "also run the Switchyard balancer with these TUNED thresholds (labelled rows)",
+    },
     trace: {
       type: "string",
       value: "<file.csv>",
@@ -108,6 +113,9 @@ const policies = [
     .flatMap((p) => (p === "all" ? PLACEMENT_POLICIES.filter((q) => q !== "static") : [p])),
 ] as PlacementPolicy[];
 const memories = values.memory === "both" ? ["ample", "tight"] : [values.memory];
+const thresholds = values.threshold === undefined
+  ? []
+  : values.threshold.split(",").map((v) => Number(v.trim()));
 const seed = Number(values.seed);
 const problems = [
   ...scaleNames.filter((n) => !SCALE_NAMES.includes(n)).map((n) => `unknown scale "${n}"`),
@@ -115,6 +123,9 @@ const problems = [
   ...policies.filter((p) => !KNOWN_POLICIES.includes(p)).map((p) => `unknown policy "${p}"`),
   ...memories.filter((m) => m !== "ample" && m !== "tight").map((m) => `unknown memory "${m}"`),
   ...(Number.isInteger(seed) ? [] : [`--seed must be an integer, got "${values.seed}"`]),
+  ...thresholds.filter((t) => !(t > 0 && t <= 1)).map((t) =>
+    `--threshold values must be in (0, 1], got "${values.threshold}"`
+  ),
   ...(values.day !== undefined && !(Number(values.day) > 0)
     ? [`--day must be > 0, got "${values.day}"`]
     : []),
@@ -192,6 +203,20 @@ for (const name of scaleNames) {
         affinity,
         trace: values.trace !== undefined,
       });
+      for (const threshold of thresholds) {
+        const [tuned] = await runComparison({
+          scale,
+          scenario: SCENARIOS[scenarioName]!,
+          policies: ["switchyard"],
+          seed,
+          dayS,
+          memory: memory as "ample" | "tight",
+          affinity,
+          trace: values.trace !== undefined,
+          balancerOverride: { threshold },
+        });
+        results.push({ ...tuned!, label: `switchyard-threshold-${threshold} (TUNED)` });
+      }
       rows.push({ scale: scale.name, scenario: scenarioName, memory, results });
     }
   }

@@ -62,7 +62,7 @@ export function resultsTable(rows: readonly ComparisonRow[], timings: boolean): 
         row.scale,
         row.scenario,
         row.memory,
-        r.policy,
+        r.label ?? r.policy,
         fmt(r.goodputPerS, 0),
         base.goodputPerS > 0 ? `${fmt(r.goodputPerS / base.goodputPerS, 2)}×` : "n/a",
         fmt(r.p50Ms, 1),
@@ -98,7 +98,7 @@ export function hourlyCsv(rows: readonly ComparisonRow[]): string {
             row.scale,
             row.scenario,
             row.memory,
-            r.policy,
+            r.label ?? r.policy,
             h.hour,
             fmt(h.goodputPerS, 1),
             fmt(h.balancedness, 4),
@@ -120,7 +120,9 @@ export function balanceOverTime(rows: readonly ComparisonRow[]): string[] {
   for (const row of rows) {
     for (const r of row.results) {
       const series = r.hourly.map((h) => fmt(h.balancedness, 2)).join(" ");
-      lines.push(`| ${row.scale} | ${row.scenario} | ${row.memory} | ${r.policy} | ${series} |`);
+      lines.push(
+        `| ${row.scale} | ${row.scenario} | ${row.memory} | ${r.label ?? r.policy} | ${series} |`,
+      );
     }
   }
   return lines;
@@ -153,7 +155,7 @@ export function evaluationsTable(rows: readonly ComparisonRow[]): string[] {
         row.scale,
         row.scenario,
         row.memory,
-        r.policy,
+        r.label ?? r.policy,
         String(total),
         ...OUTCOMES.map((o) => String(r.evaluations[o] ?? 0)),
       ];
@@ -174,7 +176,7 @@ export function traceCsv(rows: readonly ComparisonRow[]): string {
             row.scale,
             row.scenario,
             row.memory,
-            r.policy,
+            r.label ?? r.policy,
             fmt(t.hour, 4),
             fmt(t.worst, 4),
             t.armed,
