@@ -124,7 +124,7 @@ const problems = [
   ...memories.filter((m) => m !== "ample" && m !== "tight").map((m) => `unknown memory "${m}"`),
   ...(Number.isInteger(seed) ? [] : [`--seed must be an integer, got "${values.seed}"`]),
   ...thresholds.filter((t) => !(t > 0 && t <= 1)).map((t) =>
-    `--threshold values must be in (0, 1], got "${values.threshold}"`
+    `--threshold values must be in (0, 1], got ${t}`
   ),
   ...(values.day !== undefined && !(Number(values.day) > 0)
     ? [`--day must be > 0, got "${values.day}"`]
