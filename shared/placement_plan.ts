@@ -93,16 +93,20 @@ export function planProblem(
     if (placement.phy2log.length !== slots) {
       return `layers[${layer}].phy2log has ${placement.phy2log.length} slots, expected ${slots}`;
     }
-    const seen = new Set<number>();
-    for (const [slot, expert] of placement.phy2log.entries()) {
+    // A typed array, not a Set: the balancer checks its plan every evaluation.
+    const seen = new Uint8Array(model.experts);
+    let distinct = 0;
+    const row = placement.phy2log;
+    for (let slot = 0; slot < row.length; slot++) {
+      const expert = row[slot]!;
       if (expert >= model.experts) {
         return `layers[${layer}].phy2log[${slot}] is expert ${expert}, model has ${model.experts}`;
       }
-      seen.add(expert);
+      if (seen[expert] === 0) distinct++;
+      seen[expert] = 1;
     }
-    if (seen.size !== model.experts) {
-      const missing = Array.from({ length: model.experts }, (_, e) => e).find((e) => !seen.has(e));
-      return `layers[${layer}] places no replica of expert ${missing}`;
+    if (distinct !== model.experts) {
+      return `layers[${layer}] places no replica of expert ${seen.indexOf(0)}`;
     }
     if (placement.replicaWeights && placement.replicaWeights.length !== slots) {
       return `layers[${layer}].replicaWeights has ${placement.replicaWeights.length} entries, expected ${slots}`;

@@ -11,8 +11,9 @@
  * Scheduling is a timer re-armed after each tick on the injected clock, so ticks never
  * overlap and tests drive time; Deno.cron's one-minute granularity is too coarse. A tick
  * (an evaluation) runs every `evaluate_interval` (default 2 s) — detection is fast — and
- * the trigger's hysteresis state ({@linkcode nextTrigger}) and the time of the last
- * switch bound switching to one per `adjust_interval` unless the gain is `switch_gain`.
+ * the trigger's hysteresis state and the time of the last switch bound switching to one
+ * per `adjust_interval` unless the gain is `switch_gain` ({@linkcode evaluateBalance},
+ * the same pure step the simulator drives).
  */
 import type { PlacementPlan, PlanBackend } from "../../shared/placement_plan.ts";
 import type { TimerHandle } from "../runtime/clock.ts";
@@ -41,16 +42,15 @@ import {
   switchPlan,
 } from "./plan_switch.ts";
 import {
-  decideRebalance,
   loadShapeProblem,
   type ModelShape,
-  nextTrigger,
   proposePlacement,
   sameBackends,
   type TriggerState,
   type UnversionedPlan,
   worstLayer,
 } from "./rebalancer.ts";
+import { evaluateBalance, INITIAL_TRIGGER } from "./evaluate_balance.ts";
 
 interface State {
   model: ModelShape;
@@ -70,7 +70,7 @@ export class Balancer {
   /** Bumped by start(): a tick loop from before a stop() does not re-arm. */
   #generation = 0;
   #pending: PendingActivation | undefined;
-  #trigger: TriggerState = { below: 0, armed: false };
+  #trigger: TriggerState = INITIAL_TRIGGER;
   /** When the last switch (any trigger) happened; null: none since start. */
   #lastSwitchAt: number | null = null;
   #reconcileQueued = false;
@@ -326,35 +326,20 @@ export class Balancer {
         }
       }
       const loads = this.#options.loadSource(model.name);
-      // The trigger's hysteresis runs on the current plan's worst layer.
-      const usable = state.current !== null && loads !== null &&
-        loadShapeProblem(loads, model) === null &&
-        sameBackends(state.current.backends, state.backends);
-      let worst: number | null = null;
-      if (usable) {
-        try {
-          worst = worstLayer(state.current!, loads!);
-        } catch {
-          worst = null;
-        }
-      }
-      this.#trigger = nextTrigger(this.#trigger, worst, settings.threshold);
-      const decision = decideRebalance({
-        enabled: settings.enabled,
-        strategy: settings.strategy,
-        threshold: settings.threshold,
-        pinned: state.pinned,
-        current: state.current,
-        loads,
+      const evaluation = evaluateBalance({
+        settings,
+        trigger: this.#trigger,
+        now: clock.now(),
+        lastSwitchAt: this.#lastSwitchAt,
         model,
         backends: state.backends,
-        redundancy: settings.redundancy,
+        current: state.current,
+        pinned: state.pinned,
+        loads,
         budgets: this.#budgets(),
-        armed: this.#trigger.armed,
-        sinceLastSwitchMs: this.#lastSwitchAt === null ? null : clock.now() - this.#lastSwitchAt,
-        adjustIntervalMs: settings.adjust_interval,
-        ...(settings.switch_gain !== undefined ? { switchGain: settings.switch_gain } : {}),
       });
+      this.#trigger = evaluation.trigger;
+      const { decision } = evaluation;
       if (decision.action === "none" || decision.plan === undefined) {
         return this.#record({
           ...kept,

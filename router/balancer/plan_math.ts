@@ -86,27 +86,33 @@ export function backendLoads(
       `Cannot predict balance: load has ${loads.length} layers, plan has ${plan.layers.length}`,
     );
   }
+  // Plain loops: the balancer scores plans every evaluation (every 2 s, 256 experts).
+  const backends = plan.backends.length;
+  const perSlot = plan.slotsPerBackend;
   return plan.layers.map((placement, layer) => {
     const row = loads[layer]!;
-    const weights = placement.phy2log.map((_, slot) => placement.replicaWeights?.[slot] ?? 1);
-    const totalWeight = new Array<number>(row.length).fill(0);
-    const replicas = new Array<number>(row.length).fill(0);
-    placement.phy2log.forEach((expert, slot) => {
+    const slots = placement.phy2log;
+    const weights = placement.replicaWeights;
+    const totalWeight = new Float64Array(row.length);
+    const replicas = new Float64Array(row.length);
+    for (let slot = 0; slot < slots.length; slot++) {
+      const expert = slots[slot]!;
       if (expert >= row.length) {
         throw new RangeError(
           `Cannot predict balance: layers[${layer}].phy2log[${slot}] is expert ${expert}, load has ${row.length}`,
         );
       }
-      totalWeight[expert]! += weights[slot]!;
+      totalWeight[expert]! += weights?.[slot] ?? 1;
       replicas[expert]! += 1;
-    });
-    const perBackend = new Array<number>(plan.backends.length).fill(0);
-    placement.phy2log.forEach((expert, slot) => {
+    }
+    const perBackend = new Array<number>(backends).fill(0);
+    for (let slot = 0; slot < slots.length; slot++) {
+      const expert = slots[slot]!;
       const total = totalWeight[expert]!;
       // All-zero replica weights mean "no preference": equal shares.
-      const share = total > 0 ? weights[slot]! / total : 1 / replicas[expert]!;
-      perBackend[Math.floor(slot / plan.slotsPerBackend)]! += row[expert]! * share;
-    });
+      const share = total > 0 ? (weights?.[slot] ?? 1) / total : 1 / replicas[expert]!;
+      perBackend[Math.floor(slot / perSlot)]! += row[expert]! * share;
+    }
     return perBackend;
   });
 }

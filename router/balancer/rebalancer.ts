@@ -36,8 +36,9 @@
  *   6. no usable load (absent, wrong shape, all zero) → none;
  *   7. not armed (worst layer ≥ threshold, or not yet confirmed) → none;
  *   8. planned worst layer > current → go on, else none;
- *   9. last switch < `adjust_interval` ago and gain < `switch_gain` → none (held);
- *      else `rebalance`.
+ *   9. last switch < `adjust_interval` ago and gain < `switch_gain` → none (held; checked
+ *      before planning when even a perfect plan, worst layer 1, could not gain
+ *      `switch_gain`, so a held evaluation is cheap then); else `rebalance`.
  * - Knobs: `threshold`, `redundancy` (spare slots per backend, {@linkcode slotsPerBackend}).
  */
 import type { ModelMetadata } from "../../shared/oip.ts";
@@ -197,7 +198,8 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
     return { ...none(`cannot place experts: ${limit.reason}`), failed: limit.reason };
   }
   const slots = limit.slots;
-  const fixed = staticPlacement(input, slots);
+  // Built only when needed (steps 3 and 5): the balancer evaluates every few seconds.
+  const fixed = () => staticPlacement(input, slots);
 
   // Step 3: a plan that cannot be used as it is.
   const unusable = unusableReason(current, input) ??
@@ -207,13 +209,14 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
       : null);
   if (unusable !== null) {
     const pin = pinned === null ? "" : ` (drops the pin of version ${pinned})`;
+    const initial = fixed();
     return {
       action: "initial",
       reason: `${unusable}: static placement${pin}`,
-      plan: fixed,
+      plan: initial,
       predicted: {
         before: current !== null && planProblem(current, model) === null ? score(current) : null,
-        after: score(fixed),
+        after: score(initial),
       },
     };
   }
@@ -222,12 +225,13 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
   if (pinned !== null) return none(`pinned to version ${pinned}`, score(plan));
   // Step 5: static placement never moves.
   if (input.strategy === "static") {
-    if (samePlacement(plan, fixed)) return none("strategy static: placement stays fixed");
+    const initial = fixed();
+    if (samePlacement(plan, initial)) return none("strategy static: placement stays fixed");
     return {
       action: "initial",
       reason: `strategy static: version ${plan.version} is not the static placement`,
-      plan: fixed,
-      predicted: { before: score(plan), after: score(fixed) },
+      plan: initial,
+      predicted: { before: score(plan), after: score(initial) },
     };
   }
   // Step 6: nothing observed to plan on.
@@ -243,6 +247,14 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
         fmt(input.threshold)
       }, confirming (${TRIGGER_CONFIRM} evaluations)`;
     return none(`${why} (version ${plan.version})`, before);
+  }
+  // Step 9 early, without planning: held, and no plan can gain switch_gain (after ≤ 1).
+  const since = input.sinceLastSwitchMs;
+  const interval = input.adjustIntervalMs ?? 0;
+  const large = input.switchGain ?? Number.POSITIVE_INFINITY;
+  const held = since !== undefined && since !== null && since < interval;
+  if (held && 1 - before < large) {
+    return heldDecision(since, interval, `at most ${fmt(1 - before)}`, large, before, null);
   }
   // Step 8: re-plan on the observed load — every layer, or only those that need it.
   const perLayer = predictedBalance(plan, loads).perLayer;
@@ -273,25 +285,34 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
   }
   // Step 9: at most one switch per adjust_interval unless the gain is large.
   const gain = after - before;
-  const since = input.sinceLastSwitchMs;
-  const interval = input.adjustIntervalMs ?? 0;
-  const large = input.switchGain ?? Number.POSITIVE_INFINITY;
-  if (since !== undefined && since !== null && since < interval && gain < large) {
-    return {
-      action: "none",
-      reason: `held: last switch ${(since / 1000).toFixed(1)} s ago < adjust_interval ${
-        (interval / 1000).toFixed(0)
-      } s and gain ${fmt(gain)} < switch_gain ${fmt(large)} (worst layer ${fmt(before)} → ${
-        fmt(after)
-      })`,
-      predicted: { before, after },
-    };
+  if (held && gain < large) {
+    return heldDecision(since, interval, fmt(gain), large, before, after);
   }
   return {
     action: "rebalance",
     reason: `worst layer balancedness ${fmt(before)} < threshold ${fmt(input.threshold)} ` +
       `(${layersText}); planned ${fmt(after)}${proposed === full ? "" : " re-placing only those"}`,
     plan: proposed,
+    predicted: { before, after },
+  };
+}
+
+/** "Held": switched `since` ms ago (< `interval`) and the gain is < `large`. */
+function heldDecision(
+  since: number,
+  interval: number,
+  gain: string,
+  large: number,
+  before: number,
+  after: number | null,
+): RebalanceDecision {
+  return {
+    action: "none",
+    reason: `held: last switch ${(since / 1000).toFixed(1)} s ago < adjust_interval ${
+      (interval / 1000).toFixed(0)
+    } s and gain ${gain} < switch_gain ${fmt(large)} (worst layer ${fmt(before)}${
+      after === null ? ", not planned" : ` → ${fmt(after)}`
+    })`,
     predicted: { before, after },
   };
 }

@@ -188,10 +188,12 @@ Deno.test("decideRebalance() holds a switch within adjust_interval unless the ga
     input({ loads: hot, ...bounded, sinceLastSwitchMs: 4_000, switchGain: 0.5 }),
   );
   assert.equal(held.action, "none");
+  // Worst layer 0.68: even a perfect plan gains at most 0.32 < 0.5, so it is not planned.
   assert.match(
     held.reason,
-    /^held: last switch 4\.0 s ago < adjust_interval 10 s and gain 0\.320 < switch_gain 0\.500/,
+    /^held: last switch 4\.0 s ago < adjust_interval 10 s and gain at most 0\.320 < switch_gain 0\.500 \(worst layer 0\.680, not planned\)/,
   );
+  assert.equal(held.predicted.after, null);
   // The same gain is large against switch_gain 0.15: it switches at once.
   assert.equal(
     decideRebalance(input({ loads: hot, ...bounded, sinceLastSwitchMs: 4_000 })).action,
@@ -320,6 +322,24 @@ Deno.test("decideRebalance(): every plan fits every budget (all budgets and load
         if (limit !== null) assert.ok(decision.plan.slotsPerBackend * 2 * MiB <= limit * MiB);
       }
       assert.ok(decision.plan.slotsPerBackend * 2 >= 8, "every expert has a replica");
+    }),
+    { numRuns: 80 },
+  );
+});
+
+Deno.test("decideRebalance(): held ⇔ the unheld decision's gain < switch_gain (all loads)", () => {
+  // The cheap early hold (no planning) must decide exactly as planning and comparing would.
+  const row = fc.array(fc.integer({ min: 0, max: 1000 }), { minLength: 8, maxLength: 8 });
+  fc.assert(
+    fc.property(fc.tuple(row, row), fc.double({ min: 0.01, max: 1, noNaN: true }), (l, gain) => {
+      const loads = [l[0], l[1]];
+      const free = decideRebalance(input({ loads }));
+      const held = decideRebalance(
+        input({ loads, sinceLastSwitchMs: 1_000, adjustIntervalMs: 60_000, switchGain: gain }),
+      );
+      const large = free.action === "rebalance" &&
+        free.predicted.after! - free.predicted.before! >= gain;
+      assert.equal(held.action, large ? "rebalance" : "none", held.reason);
     }),
     { numRuns: 80 },
   );

@@ -15,8 +15,11 @@
  *   Poisson-like noise; a layer takes the slowest accelerator's `a + b·rows`, overlapped
  *   with (or followed by) two all-to-all hops.
  * - Placement control: static, EPLB greedy every N minutes, SGLang-style every K steps
- *   (synchronous), or Switchyard's balancer (`decideRebalance` every adjust interval on
- *   the windowed load) with or without the pre-warm job (`runPrewarm`). Switches stage
+ *   (synchronous), or Switchyard's balancer as the router runs it: load rounds every
+ *   second feed an EWMA over `detect_window`, and every `evaluate_interval` the production
+ *   evaluation step (`evaluateBalance`: trigger hysteresis, `decideRebalance`,
+ *   `adjust_interval` hold unless the gain is `switch_gain`) decides — with or without
+ *   the pre-warm job (`runPrewarm`). Switches stage
  *   weights in the background and activate after the transfer; what does not fit in
  *   memory is loaded at activation, on the critical path (cold starts).
  * Time: the day is compressed `C×`; traffic patterns and every control period (adjust
@@ -38,11 +41,8 @@ import {
   replicasMoved,
   slotsPerBackend,
 } from "../../router/balancer/plan_math.ts";
-import {
-  decideRebalance,
-  type ModelShape,
-  proposePlacement,
-} from "../../router/balancer/rebalancer.ts";
+import { type ModelShape, proposePlacement } from "../../router/balancer/rebalancer.ts";
+import { evaluateBalance, INITIAL_TRIGGER } from "../../router/balancer/evaluate_balance.ts";
 import type { BackendView } from "../../router/pool/backend_view.ts";
 import { runPrewarm } from "../../router/prewarm/run_prewarm.ts";
 import type { PrewarmDeps, PrewarmEvent } from "../../router/prewarm/prewarm_types.ts";
@@ -86,10 +86,43 @@ export const PLACEMENT_POLICIES: readonly PlacementPolicy[] = [
 /** The balancer knobs (day-time ms for periods). */
 export interface BalancerKnobs {
   threshold: number;
+  /** At most one switch per interval unless the worst layer gains `switchGain`. */
   adjustIntervalMs: number;
+  /** Long load window (pre-warm's observed mix and utilisation). */
   windowMs: number;
   redundancy: number;
+  /** Cadence of the balancer's evaluations (`expert_balancer.evaluate_interval`). */
+  evaluateIntervalMs: number;
+  /** EWMA time constant of the load the balancer detects and plans on (`detect_window`). */
+  detectWindowMs: number;
+  /** `expert_balancer.switch_gain`. */
+  switchGain: number;
+  /** Cadence of the router's load rounds that feed the detection window (production: 1 s). */
+  loadRoundMs: number;
 }
+
+/** One balancer evaluation, as `--trace` writes it. */
+export interface EvaluationTrace {
+  /** Day-hour of the evaluation. */
+  hour: number;
+  /** The current plan's predicted worst layer on the detection window's load. */
+  worst: number | null;
+  armed: boolean;
+  outcome: EvaluationOutcome;
+  /** Predicted worst layer after the planned switch, when planned. */
+  after: number | null;
+}
+
+/** What one evaluation did (counted per run; see `EvaluationTrace`). */
+export type EvaluationOutcome =
+  | "staging"
+  | "no load"
+  | "balanced"
+  | "confirming"
+  | "no better plan"
+  | "held"
+  | "switch"
+  | "switch (gain ≥ switch_gain)";
 
 /** The pre-warm knobs (day-time ms). */
 export interface PrewarmKnobs {
@@ -144,6 +177,8 @@ export interface SimOptions {
   arrivals?: readonly FixedArrival[];
   /** Virtual seconds at the start left out of `measuredRowsPerS` and `measuredBalancedness`. */
   warmupS?: number;
+  /** Keep every balancer evaluation in `SimResult.trace` (analysis; off by default). */
+  trace?: boolean;
 }
 
 /** What one run measured. */
@@ -181,6 +216,10 @@ export interface SimResult {
   steps: number;
   /** Per day-hour: goodput/s, mean balancedness, p99 (for the CSV). */
   hourly: { hour: number; goodputPerS: number; balancedness: number | null; p99Ms: number }[];
+  /** Balancer evaluations by outcome (Switchyard policies; empty otherwise). */
+  evaluations: Partial<Record<EvaluationOutcome, number>>;
+  /** Every evaluation, when `SimOptions.trace`. */
+  trace: EvaluationTrace[];
 }
 
 /** Measures inside the first scheduled-or-not event of the scenario with a multiplier > 1. */
@@ -198,6 +237,7 @@ type Ev =
   | { kind: "stepEnd" }
   | { kind: "wake" }
   | { kind: "tick" }
+  | { kind: "round" }
   | { kind: "eplb" }
   | { kind: "prewarm" }
   | { kind: "activate"; plan: PlacementPlan; coldLoads: number; stallMs: number }
@@ -300,14 +340,43 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     });
     return loads;
   };
-  const windowLoads = (now: number): number[][] | null => {
+  let logHead = 0;
+  const trimLog = (now: number) => {
     const windowMs = o.balancer.windowMs / C;
-    while (log.length > 0 && log[0]!.at < now - windowMs) log.shift();
-    if (log.length === 0) return null;
-    const sum = new Float64Array(T * epochs);
-    for (const entry of log) entry.weights.forEach((w, i) => sum[i]! += w);
-    return loadsOf(sum, windowMs / 1000);
+    while (logHead < log.length && log[logHead]!.at < now - windowMs) logHead++;
+    if (logHead > 4096 && logHead * 2 > log.length) {
+      log.splice(0, logHead);
+      logHead = 0;
+    }
   };
+  // The balancer's detection window, as the router keeps it (ShortWindowLoad): an EWMA
+  // with time constant detect_window of each load round's rates. Kept on the (type, epoch)
+  // row weights: loads are linear in them, so the EWMA of the loads is the loads of this.
+  const detected = new Float64Array(T * epochs);
+  let sinceRound = new Float64Array(T * epochs);
+  let lastRoundAt: number | null = null;
+  const loadRound = (now: number) => {
+    const seconds = (now - (lastRoundAt ?? 0)) / 1000;
+    if (lastRoundAt === null) {
+      sinceRound.forEach((w, i) => detected[i] = w / Math.max(seconds, 1e-9));
+    } else {
+      const alpha = 1 - Math.exp(-(now - lastRoundAt) / (o.balancer.detectWindowMs / C));
+      sinceRound.forEach((w, i) => detected[i]! += alpha * (w / seconds - detected[i]!));
+    }
+    // Weights decayed below 1e-6 of the total are dropped (they never reach 0 on their own):
+    // loads cost L·E per non-zero weight, evaluated every evaluate_interval.
+    const total = detected.reduce((x, y) => x + y, 0);
+    detected.forEach((w, i) => {
+      if (w < 1e-6 * total) detected[i] = 0;
+    });
+    lastRoundAt = now;
+    sinceRound = new Float64Array(T * epochs);
+  };
+  let trigger = INITIAL_TRIGGER;
+  /** Day-time ms of the last (non-initial) switch's activation. */
+  let lastSwitchAt: number | null = null;
+  const evaluations: Partial<Record<EvaluationOutcome, number>> = {};
+  const trace: EvaluationTrace[] = [];
 
   const newVersion = (unversioned: Omit<PlacementPlan, "version" | "createdAt">, now: number) => ({
     ...unversioned,
@@ -495,7 +564,11 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       waitSum += now - r.at;
     }
     log.push({ at: now, weights });
-    weights.forEach((w, i) => sinceLast[i]! += w);
+    trimLog(now);
+    weights.forEach((w, i) => {
+      sinceLast[i]! += w;
+      sinceRound[i]! += w;
+    });
     rowsLD.fill(0);
     weights.forEach((w, i) => {
       if (w <= 0) return;
@@ -543,8 +616,8 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   let virtualNow = 0;
   const observedMix = (): Record<string, number> => {
     const mix: Record<string, number> = {};
-    for (const entry of log) {
-      entry.weights.forEach((w, i) => {
+    for (let j = logHead; j < log.length; j++) {
+      log[j]!.weights.forEach((w, i) => {
         const type = o.types[Math.floor(i / epochs)]!;
         mix[type] = (mix[type] ?? 0) + w;
       });
@@ -646,7 +719,10 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     currentPlan: () => Promise.resolve(plan),
     poolLoad: () => {
       const windowMs = o.balancer.windowMs / C;
-      const tokens = log.reduce((sum, e) => sum + e.weights.reduce((x, y) => x + y, 0), 0);
+      const tokens = log.slice(logHead).reduce(
+        (sum, e) => sum + e.weights.reduce((x, y) => x + y, 0),
+        0,
+      );
       const utilisation = Math.min(1, busyMsInWindow / windowMs);
       return {
         backends: backends.map((backend) => ({
@@ -667,7 +743,8 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   if (first !== null) events.push(first, { kind: "arrival" });
   events.push(sampleMs, { kind: "sample" });
   if (o.policy.startsWith("switchyard")) {
-    events.push(o.balancer.adjustIntervalMs / C, { kind: "tick" });
+    events.push(o.balancer.loadRoundMs / C, { kind: "round" });
+    events.push(o.balancer.evaluateIntervalMs / C, { kind: "tick" });
   }
   if (o.policy === "eplb") events.push(o.eplbEveryMs / C, { kind: "eplb" });
   if (o.policy === "switchyard-prewarm") events.push(o.prewarm.everyMs / C, { kind: "prewarm" });
@@ -726,29 +803,66 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       case "activate":
         residency.activate(ev.plan);
         setPlan(ev.plan);
+        lastSwitchAt = virtualNow;
         coldStarts += ev.coldLoads;
         if (inEvent(now)) eventColdStarts += ev.coldLoads;
         stallMs += ev.stallMs;
         pending = false;
         break;
+      case "round":
+        events.push(now + o.balancer.loadRoundMs / C, { kind: "round" });
+        loadRound(now);
+        break;
       case "tick": {
-        events.push(now + o.balancer.adjustIntervalMs / C, { kind: "tick" });
-        if (pending) break;
-        const loads = windowLoads(now);
-        const started = performance.now();
-        const decision = decideRebalance({
-          strategy: "dynamic",
-          threshold: o.balancer.threshold,
-          pinned: null,
-          current: plan,
-          loads,
-          model,
-          backends,
-          redundancy: o.balancer.redundancy,
-        });
-        if (decision.action !== "none" && decision.plan !== undefined) {
-          plannerMs.push(performance.now() - started);
-          stage(newVersion(decision.plan, now), now, false);
+        // The router's balancer: one evaluation every evaluate_interval; none while a
+        // switch stages (its ticks run one at a time with the switch).
+        events.push(now + o.balancer.evaluateIntervalMs / C, { kind: "tick" });
+        let outcome: EvaluationOutcome = "staging";
+        let worst: number | null = null;
+        let after: number | null = null;
+        if (!pending) {
+          const started = performance.now();
+          const evaluation = evaluateBalance({
+            settings: {
+              enabled: true,
+              strategy: "dynamic",
+              threshold: o.balancer.threshold,
+              adjust_interval: o.balancer.adjustIntervalMs,
+              switch_gain: o.balancer.switchGain,
+              redundancy: o.balancer.redundancy,
+            },
+            trigger,
+            now: virtualNow,
+            lastSwitchAt,
+            model,
+            backends,
+            current: plan,
+            pinned: null,
+            loads: lastRoundAt === null ? null : loadsOf(detected, 1),
+          });
+          trigger = evaluation.trigger;
+          worst = evaluation.worst;
+          const { decision } = evaluation;
+          after = decision.predicted.after;
+          const held = lastSwitchAt !== null &&
+            virtualNow - lastSwitchAt < o.balancer.adjustIntervalMs;
+          outcome = decision.action !== "none"
+            ? held ? "switch (gain ≥ switch_gain)" : "switch"
+            : worst === null
+            ? "no load"
+            : !trigger.armed
+            ? worst >= o.balancer.threshold ? "balanced" : "confirming"
+            : decision.reason.startsWith("held")
+            ? "held"
+            : "no better plan";
+          if (decision.action !== "none" && decision.plan !== undefined) {
+            plannerMs.push(performance.now() - started);
+            stage(newVersion(decision.plan, now), now, false);
+          }
+        }
+        evaluations[outcome] = (evaluations[outcome] ?? 0) + 1;
+        if (o.trace) {
+          trace.push({ hour: hourOf(now), worst, armed: trigger.armed, outcome, after });
         }
         break;
       }
@@ -797,6 +911,8 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     plannerMs,
     eventColdStarts,
     C,
+    evaluations,
+    trace,
   });
 }
 
@@ -840,6 +956,8 @@ function summarise(s: {
   plannerMs: number[];
   eventColdStarts: number;
   C: number;
+  evaluations: SimResult["evaluations"];
+  trace: EvaluationTrace[];
 }): SimResult {
   const { o } = s;
   const daySeconds = o.dayS;
@@ -912,6 +1030,8 @@ function summarise(s: {
     plannerMs: s.plannerMs,
     steps: s.steps,
     hourly,
+    evaluations: s.evaluations,
+    trace: s.trace,
   };
 }
 

@@ -47,7 +47,16 @@ function queueOptions(fixedMs: number): SimOptions {
     queueLimit: 1e9,
     batching: { min: 1, max: 1, maxWaitMs: 0, latencyBudgetMs: 1e9 },
     routing: "round_robin",
-    balancer: { threshold: 0.75, adjustIntervalMs: 60_000, windowMs: 60_000, redundancy: 0 },
+    balancer: {
+      threshold: 0.75,
+      adjustIntervalMs: 60_000,
+      windowMs: 60_000,
+      redundancy: 0,
+      evaluateIntervalMs: 2_000,
+      detectWindowMs: 5_000,
+      switchGain: 0.15,
+      loadRoundMs: 1_000,
+    },
     prewarm: {
       horizonMs: 900_000,
       threshold: 0.8,
@@ -120,7 +129,7 @@ function smallOptions(scenario: DayScenario, policy: SimOptions["policy"], seed 
     queueLimit: 256,
     batching: { min: 2, max: 16, maxWaitMs: 2, latencyBudgetMs: 50 },
     routing: "p2c",
-    balancer: { threshold: 0.9, adjustIntervalMs: 60_000, windowMs: 60_000, redundancy: 0.25 },
+    balancer: { ...base.balancer, threshold: 0.9, redundancy: 0.25 },
     noise: true,
   };
 }
@@ -148,3 +157,74 @@ for (const scenario of Object.values(SCENARIOS)) {
     }
   });
 }
+
+/**
+ * One layer, 4 experts on 2 accelerators (2 slots each, no spare), top-1. Type a loads
+ * experts 0 and 1: the static plan ({0, 1} / {2, 3}) gives worst layer 0.5 ÷ 0.8 = 0.625.
+ * At 12:00 the mix becomes type b, which loads 0 and 3: bad on the plan the planner makes
+ * for a ({0, 3} / {1, 2}).
+ * 100 evaluations and 200 load rounds per day.
+ */
+function cadenceOptions(balancer: Partial<SimOptions["balancer"]>): SimOptions {
+  const base = queueOptions(0.05);
+  const dayMs = 86_400_000;
+  return {
+    ...base,
+    devices: 2,
+    shape: { layers: 1, experts: 4, topK: 1, groups: 1, topkGroup: 1 },
+    // Fast links: the pool keeps up, so the load observed is the load offered.
+    device: { ...base.device, interNodeBytesPerMs: assumed(1e9, "", "test") },
+    types: ["a", "b"],
+    affinity: [[[[0.4, 0.4, 0.1, 0.1]]], [[[0.4, 0.1, 0.4, 0.1]]]],
+    scenario: {
+      name: "shift",
+      description: "a, then b from 12:00",
+      diurnal: false,
+      phases: [{ startH: 0, mix: { a: 1 } }, { startH: 12, mix: { b: 1 } }],
+      events: [],
+    },
+    policy: "switchyard",
+    dayS: 2,
+    peakRatePerS: 2000,
+    rowsMin: 4,
+    rowsMax: 4,
+    batching: { min: 1, max: 8, maxWaitMs: 0, latencyBudgetMs: 1e9 },
+    trace: true,
+    balancer: {
+      ...base.balancer,
+      evaluateIntervalMs: dayMs / 100,
+      loadRoundMs: dayMs / 200,
+      detectWindowMs: dayMs / 400,
+      adjustIntervalMs: dayMs,
+      ...balancer,
+    },
+  };
+}
+
+Deno.test("balancer cadence: the trigger confirms before the first switch; the hold keeps the plan", async () => {
+  const r = await simulate(cadenceOptions({ switchGain: 0.5 }));
+  assert.equal(r.trace.length, 100, "one evaluation per evaluate_interval");
+  const outcomes = r.trace.map((t) => t.outcome);
+  // Evaluation 1 sees the static plan at 0.625 < 0.75: confirming; evaluation 2 arms and switches.
+  assert.equal(r.trace[0]!.worst, 0.625);
+  assert.equal(outcomes[0], "confirming");
+  assert.equal(outcomes[1], "switch");
+  assert.equal(r.trace[1]!.after, 1);
+  // After 12:00 type b is as bad on the new plan, but the last switch is < adjust_interval
+  // (a day) ago and a gain of at most 0.375 < switch_gain 0.5: held, never switched.
+  const afternoon = r.trace.filter((t) => t.hour >= 12.5);
+  assert.ok(afternoon.length > 40);
+  for (const t of afternoon) {
+    assert.ok(Math.abs(t.worst! - 0.625) < 1e-3 && t.outcome === "held", `${outcomes}`);
+  }
+  assert.equal(r.switches, 1);
+  assert.equal(r.evaluations.switch, 1);
+});
+
+Deno.test("balancer cadence: a gain ≥ switch_gain switches within adjust_interval", async () => {
+  const r = await simulate(cadenceOptions({ switchGain: 0.3 }));
+  assert.equal(r.switches, 2);
+  assert.equal(r.evaluations["switch (gain ≥ switch_gain)"], 1);
+  const second = r.trace.find((t) => t.outcome === "switch (gain ≥ switch_gain)")!;
+  assert.ok(second.hour >= 12, `${second.hour}`);
+});

@@ -10,6 +10,9 @@ import { assumed, type Param } from "./params.ts";
 import { peakRate, type Scale } from "./scales.ts";
 import { type AffinityTable, buildAffinity, type DayScenario, SIM_TYPES } from "./workload.ts";
 
+/** The router's load round (`router/server.ts`: `loadIntervalMs` default), day-time ms. */
+export const LOAD_ROUND_MS = 1000;
+
 /** Knobs of the comparison that are not Switchyard config (all assumed). */
 export const COMPARISON = {
   eplbEveryMin: assumed(10, "day-minutes", 'DeepSeek: re-placement "every 10 minutes"'),
@@ -98,6 +101,10 @@ export function simOptions(
       adjustIntervalMs: config.expert_balancer.adjust_interval,
       windowMs: config.expert_balancer.window,
       redundancy,
+      evaluateIntervalMs: config.expert_balancer.evaluate_interval,
+      detectWindowMs: config.expert_balancer.detect_window,
+      switchGain: config.expert_balancer.switch_gain,
+      loadRoundMs: LOAD_ROUND_MS,
       ...(policy === "switchyard-tuned" ? { threshold: COMPARISON.tunedThreshold.value } : {}),
       ...options.balancerOverride,
     },
@@ -140,6 +147,21 @@ export function defaultSettings(): Record<string, Param> {
       config.expert_balancer.adjust_interval / 1000,
       "day-s",
       "expert_balancer.adjust_interval",
+    ),
+    "balancer evaluate interval": cfg(
+      config.expert_balancer.evaluate_interval / 1000,
+      "day-s",
+      "expert_balancer.evaluate_interval",
+    ),
+    "balancer detect window": cfg(
+      config.expert_balancer.detect_window / 1000,
+      "day-s",
+      "expert_balancer.detect_window (EWMA of load rounds every 1 day-s)",
+    ),
+    "balancer switch gain": cfg(
+      config.expert_balancer.switch_gain,
+      "worst-layer gain",
+      "expert_balancer.switch_gain",
     ),
     "balancer window": cfg(config.expert_balancer.window / 1000, "day-s", "expert_balancer.window"),
     "balancer redundancy": cfg(

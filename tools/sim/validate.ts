@@ -162,7 +162,16 @@ const simRun = (policy: "static" | "switchyard") =>
     rowsMax: ROWS.max,
     peakRatePerS: 3 * peakRate({ ...scale, rowsMin: ROWS.min, rowsMax: ROWS.max }).value /
       scale.loadFactor.value,
-    balancer: { ...base.balancer, threshold: 0.9, adjustIntervalMs: 2000 * C, windowMs: 3000 * C },
+    // The real pool's settings (BALANCER_ENV and the defaults), in virtual time.
+    balancer: {
+      ...base.balancer,
+      threshold: 0.9,
+      adjustIntervalMs: 2000 * C,
+      windowMs: 3000 * C,
+      evaluateIntervalMs: base.balancer.evaluateIntervalMs * C,
+      detectWindowMs: base.balancer.detectWindowMs * C,
+      loadRoundMs: base.balancer.loadRoundMs * C,
+    },
     warmupS: 10,
   });
 const simStatic = await simRun("static");
