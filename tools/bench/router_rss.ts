@@ -15,7 +15,7 @@ import { loadDemoTraffic } from "../model/traffic.ts";
 import { freePort, type PoolProcess, startProcess } from "../pool/processes.ts";
 import { measureCapacity } from "./capacity.ts";
 import { closedLoop, openLoop } from "./load_generator.ts";
-import { rssMiB, scrape, sumSeries } from "./faults_stack.ts";
+import { openFds, rssMiB, scrape, sumSeries } from "./faults_stack.ts";
 import { round } from "./stats.ts";
 import { prepareWorkload } from "./workload.ts";
 import { pickVariants } from "./router_rss/variants.ts";
@@ -63,14 +63,6 @@ const command = ["deno task bench:router-rss", ...Deno.args].join(" ");
 const log = (line: string) => console.log(`[router-rss] ${line}`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const TOKEN = `rss-internal-${crypto.randomUUID()}`;
-
-function openFds(pid: number): number {
-  let n = 0;
-  try {
-    for (const _ of Deno.readDirSync(`/proc/${pid}/fd`)) n++;
-  } catch { /* gone */ }
-  return n;
-}
 
 const manifest = JSON.parse(await Deno.readTextFile(join(modelDir, "moe.json")));
 const requests = prepareWorkload({
