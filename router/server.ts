@@ -186,6 +186,9 @@ export async function buildRouter(
   // The collector's rounds publish views through the app, created below.
   // deno-lint-ignore prefer-const
   let app: ReturnType<typeof createApp> | undefined;
+  // Its rounds also warm the advisor, registered with the operator API below.
+  // deno-lint-ignore prefer-const
+  let operatorApi: ReturnType<typeof registerOperatorApi> | undefined;
   const collector = new LoadCollector(pool, {
     fetch,
     clock,
@@ -205,6 +208,7 @@ export async function buildRouter(
       alerts.onRound(load);
       timeline.record(load);
       utilisation.record(load);
+      operatorApi?.onRound(load);
       // Pool-wide series, replica weights and the views followers read: the leader's.
       if (!fleet.isLeader()) return;
       await series.recordRound(load);
@@ -291,7 +295,7 @@ export async function buildRouter(
     logger,
     ...(fleet.fence ? { fence: fleet.fence } : {}),
   });
-  const operatorApi = registerOperatorApi(app, config, {
+  operatorApi = registerOperatorApi(app, config, {
     kv: state?.kv,
     pool,
     load: loadNow,
