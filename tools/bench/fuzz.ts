@@ -342,6 +342,12 @@ const result = {
     during_slow: {
       n: slowValid.length,
       ok: slowValidOk,
+      by_status: Object.fromEntries(
+        [...slowValid.reduce(
+          (m, v) => m.set(String(v.status), (m.get(String(v.status)) ?? 0) + 1),
+          new Map<string, number>(),
+        )].sort(),
+      ),
       p50_ms: p50(slowValid.map((v) => v.ms)),
       p99_ms: p99(slowValid.map((v) => v.ms)),
     },
@@ -403,7 +409,9 @@ const md = [
     JSON.stringify(result.slow_bodies.by_status)
   } | 408, or 429 beyond max_body_readers |`,
   `| … of them closed by the server | ${slowClosed} / ${SLOW} | all (see below) |`,
-  `| valid requests during the slow connections answered 200 | ${slowValidOk} / ${slowValid.length} (p99 ${result.valid.during_slow.p99_ms} ms) | all |`,
+  `| valid requests during the slow connections answered 200 | ${slowValidOk} / ${slowValid.length} (p99 ${result.valid.during_slow.p99_ms} ms; by status ${
+    JSON.stringify(result.valid.during_slow.by_status)
+  }) | all |`,
   `| slow-header connections (headers never finished) closed by the server | ${result.slow_headers.closed_by_server_within_timeout_plus_5s} / ${SLOW_HEADERS} | — (Deno.serve has no header timeout) |`,
   "",
   "Answers by fault family (status code or outcome):",
@@ -427,6 +435,7 @@ const md = [
   "",
 ];
 await Deno.writeTextFile(`${values.out}.md`, md.join("\n"));
+await new Deno.Command(Deno.execPath(), { args: ["fmt", "-q", `${values.out}.md`] }).output();
 // deno-lint-ignore no-console
 console.log(md.join("\n"));
 Deno.exit(0);
