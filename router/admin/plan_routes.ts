@@ -2,7 +2,11 @@
  * @module Placement-plan endpoints of the router's admin API.
  *
  * - `GET /api/plan` (read-only, no auth): the current plan, its predicted balancedness
- *   under the observed load, the pin and the last balancer decisions.
+ *   (`predicted_balancedness`, pool and per layer, with `predicted_worst_layer`: what
+ *   the plan would reach under the balancer's short-window load — what its trigger
+ *   compares with `threshold`), `moves` (per backend the experts hosted over all layers
+ *   and the replicas loaded since the previous stored plan, `plan_moves.ts`), the pin and
+ *   the last balancer decisions. The measured balancedness now is `/api/load`'s.
  * - `POST /api/plan/preview`, `POST /api/plan/apply`, `POST /api/plan/pin`,
  *   `DELETE /api/plan/pin`: admin only (`authorization: Bearer <auth.admin_token>`).
  *
@@ -20,6 +24,7 @@ import type { Balancer } from "../balancer/balancer.ts";
 import { BalancerError, type DecisionRecord } from "../balancer/balancer_types.ts";
 import { PlanCallError } from "../balancer/plan_client.ts";
 import { predictedBalance } from "../balancer/plan_math.ts";
+import { planMoves } from "./plan_moves.ts";
 import type { PlanStore } from "../balancer/plan_store.ts";
 
 /** What the plan routes need. */
@@ -170,6 +175,10 @@ async function planSummary(balancer: Balancer, store: PlanStore) {
     ? [null, null]
     : await Promise.all([store.current(model.name), store.pinned(model.name)]);
   const loads = balancer.observedLoads();
+  // The previous stored plan: what the switch to the current one moved from.
+  const previous = plan === null || model === null
+    ? null
+    : (await store.history(model.name, 8)).find((p) => p.version < plan.version) ?? null;
   let predicted: { perLayer: number[]; pool: number } | null = null;
   if (plan !== null && loads !== null) {
     try {
@@ -187,18 +196,36 @@ async function planSummary(balancer: Balancer, store: PlanStore) {
     created_at: plan?.createdAt ?? null,
     backends: plan?.backends ?? [],
     slots_per_backend: plan?.slotsPerBackend ?? null,
-    balancedness: round(predicted?.pool ?? null),
+    predicted_balancedness: round(predicted?.pool ?? null),
+    predicted_worst_layer: predictedWorst(plan, loads, predicted),
+    moves: plan === null ? null : planMoves(plan, previous),
     layers: plan === null ? [] : layerSummaries(plan, predicted),
     pinned,
     decisions: balancer.decisions().map(decisionBody),
   };
 }
 
+/** The loaded layer the trigger judges (`worstLayer` of the rebalancer), or null. */
+function predictedWorst(
+  plan: PlacementPlan | null,
+  loads: number[][] | null,
+  predicted: { perLayer: number[] } | null,
+) {
+  if (plan === null || loads === null || predicted === null) return null;
+  let worst: { layer: number; balancedness: number } | null = null;
+  predicted.perLayer.forEach((value, layer) => {
+    if (!loads[layer]?.some((v) => v > 0)) return;
+    if (worst === null || value < worst.balancedness) worst = { layer, balancedness: value };
+  });
+  const found = worst as { layer: number; balancedness: number } | null;
+  return found === null ? null : { layer: found.layer, balancedness: round(found.balancedness) };
+}
+
 function layerSummaries(plan: PlacementPlan, predicted: { perLayer: number[] } | null) {
   const hosted = plan.backends.map((backend) => hostedExperts(plan, backend.id));
   return plan.layers.map((_, layer) => ({
     layer,
-    balancedness: round(predicted?.perLayer[layer] ?? null),
+    predicted_balancedness: round(predicted?.perLayer[layer] ?? null),
     hosted: plan.backends.map((backend, b) => ({
       backend: backend.id,
       experts: hosted[b]![layer] ?? [],

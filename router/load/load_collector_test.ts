@@ -61,12 +61,17 @@ Deno.test("LoadCollector derives rates from two polls and sends the internal tok
   const [layer0, layer1] = load.models[0]!.layers;
   assert.deepEqual(layer0?.expertTokensPerS, [150, 150, 0, 0]);
   assert.deepEqual(layer1?.expertTokensPerS, [100, 100, 100, 100]);
-  assert.equal(layer0?.balancedness, 0.5);
+  // Balancedness across backends: layer 0 ran 200 and 100 expert tokens/s on them.
+  assert.equal(layer0?.balancedness, 0.75);
   assert.equal(layer1?.balancedness, 1);
+  // Expert skew across experts: the top 10 % (one expert) carries half of layer 0.
+  assert.deepEqual(layer0?.expertSkew, { top10Share: 0.5, cv: 1 });
   assert.equal(load.pool.reporting, 2);
+  // Pool: 400 and 300 expert tokens/s summed over layers; the worst layer is layer 0.
+  assert.equal(load.pool.balancedness, 0.875);
+  assert.deepEqual(load.pool.worstLayer, { model: "tiny", layer: 0, balancedness: 0.75 });
   // Utilisations 0.5 and 0.25: mean 0.375 over max 0.5.
-  assert.equal(load.pool.balancedness, 0.75);
-  assert.equal(load.pool.tokensBalancedness, 1);
+  assert.equal(load.pool.utilisationBalancedness, 0.75);
   await h.close();
 });
 
