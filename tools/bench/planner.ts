@@ -17,6 +17,7 @@ import {
 } from "../../router/balancer/mod.ts";
 import { createRandom, type Random } from "../model/prng.ts";
 import { formatTable, round } from "./stats.ts";
+import { dirname } from "node:path";
 import { parseCli } from "../cli/cli_args.ts";
 
 /** A family of skewed load shapes. */
@@ -76,7 +77,14 @@ function medianTimed(fn: () => PlacementPlan, runs: number): { plan: PlacementPl
   return results[Math.floor(runs / 2)]!;
 }
 
-function main(): void {
+/** Every line printed, for `--out`. */
+const printed: string[] = [];
+function say(text = ""): void {
+  printed.push(text);
+  console.log(text);
+}
+
+async function main(): Promise<void> {
   const { values } = parseCli({
     name: "deno task bench:planner",
     summary:
@@ -90,6 +98,11 @@ function main(): void {
         default: "auto",
         value: "<auto|hierarchical|global>",
         description: "placement policy of both planners",
+      },
+      out: {
+        type: "string",
+        value: "<file.md>",
+        description: "also write the report there, with the command",
       },
     },
   });
@@ -141,10 +154,10 @@ function main(): void {
       times.planner / times.layers,
     ),
   );
-  console.log(
+  say(
     `Placement planner vs DeepSeek EPLB greedy: ${count} inputs, seed ${values.seed}, policy ${policy}; per layer, ratio = greedy max GPU load / planner max GPU load\n`,
   );
-  console.log(
+  say(
     formatTable(
       [
         "family",
@@ -162,8 +175,28 @@ function main(): void {
       rows,
     ),
   );
-  console.log();
+  say();
   deepSeekV3(random);
+  if (values.out !== undefined) {
+    const command = ["deno task bench:planner", ...Deno.args].join(" ");
+    await Deno.mkdir(dirname(values.out), { recursive: true });
+    await Deno.writeTextFile(
+      values.out,
+      [
+        "# Placement planner vs DeepSeek EPLB greedy",
+        "",
+        `Command: \`${command}\``,
+        "",
+        `Wall-clock times are from this machine (${navigator.hardwareConcurrency} cores, shared ` +
+        "with other work while it ran): compare them within this run only.",
+        "",
+        "```",
+        ...printed,
+        "```",
+        "",
+      ].join("\n"),
+    );
+  }
 }
 
 function familyRow(
@@ -205,10 +238,10 @@ function deepSeekV3(random: Random): void {
   const g = planStats(greedy.plan);
   const p = planStats(planned.plan);
   const ratios = g.maxGpuLoad.map((max, l) => max / p.maxGpuLoad[l]!);
-  console.log(
+  say(
     "DeepSeek-V3 scale (61 layers x 256 experts -> 288 slots, 36 GPUs, 9 nodes, 8 groups; Zipf 1.0; global policy)\n",
   );
-  console.log(
+  say(
     formatTable(
       [
         "planner",
@@ -257,4 +290,4 @@ function shuffle<T>(values: T[], random: Random): T[] {
   return values;
 }
 
-main();
+await main();

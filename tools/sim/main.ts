@@ -69,6 +69,12 @@ const { values } = parseCli({
       value: "<t,…>",
       description: "also run the Switchyard balancer with these TUNED thresholds (labelled rows)",
     },
+    "raw-detection": {
+      type: "boolean",
+      default: false,
+      description: "the balancer's load rounds as the compressed day samples them (no 1/√C " +
+        "noise scaling; shows that artefact)",
+    },
     trace: {
       type: "string",
       value: "<file.csv>",
@@ -187,7 +193,14 @@ for (const name of scaleNames) {
         provenance: "assumed",
         source: `compression ${(86_400 / dayS).toFixed(0)}×`,
       },
-      "detection sampling": detectSampling(dayS),
+      "detection sampling": values["raw-detection"]
+        ? {
+          value: 1,
+          unit: "× sampled deviation",
+          provenance: "assumed",
+          source: "--raw-detection: as the compressed day samples it (an artefact)",
+        }
+        : detectSampling(dayS),
     }),
   );
   const affinity = affinityFor(scale, seed);
@@ -202,6 +215,7 @@ for (const name of scaleNames) {
         memory: memory as "ample" | "tight",
         affinity,
         trace: values.trace !== undefined,
+        rawDetection: values["raw-detection"],
       });
       for (const threshold of thresholds) {
         const [tuned] = await runComparison({
@@ -213,6 +227,7 @@ for (const name of scaleNames) {
           memory: memory as "ample" | "tight",
           affinity,
           trace: values.trace !== undefined,
+          rawDetection: values["raw-detection"],
           balancerOverride: { threshold },
         });
         results.push({ ...tuned!, label: `switchyard-threshold-${threshold} (TUNED)` });

@@ -45,6 +45,8 @@ export interface ComparisonOptions {
   affinity?: AffinityTable;
   /** Keep every balancer evaluation (`SimResult.trace`). */
   trace?: boolean;
+  /** Load rounds as the compressed day samples them (no 1/√C scaling). */
+  rawDetection?: boolean;
 }
 
 /** The affinity table of a scale (the expensive part: gate routing of sampled tokens). */
@@ -121,7 +123,7 @@ export function simOptions(
     sglangEverySteps: COMPARISON.sglangEverySteps.value,
     overlap: scale.overlap,
     noise: true,
-    detectSampling: detectSampling(options.dayS ?? scale.dayS).value,
+    detectSampling: options.rawDetection ? 1 : detectSampling(options.dayS ?? scale.dayS).value,
     ...(options.trace ? { trace: true } : {}),
   };
 }
