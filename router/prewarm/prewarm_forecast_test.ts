@@ -12,6 +12,7 @@ import { TrafficRecorder } from "../traffic/traffic_recorder.ts";
 import { TrafficStore } from "../traffic/traffic_store.ts";
 import { prewarmFixture } from "./_prewarm_fixture.ts";
 import { PrewarmJob } from "./prewarm_job.ts";
+import { predictVolume } from "./predict_load.ts";
 import { storeTrafficSource } from "./prewarm_sources.ts";
 
 const MIN = 60_000;
@@ -200,5 +201,47 @@ Deno.test("forecastVolume() blends the bucket in progress: a step shows on the m
   assert.equal(lagging!.points.find((p) => p.at === onMinute + MIN)!.tokensPerS, 40);
   const next = fresh!.points.find((p) => p.at === onMinute + MIN)!.tokensPerS;
   assert.ok(Math.abs(next - 80) / 80 < 0.05, `blended forecast for the next minute: ${next}`);
+  await recorder.close();
+});
+
+Deno.test("forecastVolume() divides a running event out of the history: the job's 5× is not counted twice", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const clock = new ManualClock(T0);
+  const store = new TrafficStore(kv, { clock, bucketMs: MIN, retentionMs: 60 * MIN });
+  const recorder = new TrafficRecorder(store, {
+    clock,
+    logger: new MemoryLogger(),
+    roundIntervalMs: 1000,
+  });
+  const source = storeTrafficSource(store, {
+    model: () => "m",
+    forecasters: [lastValue],
+    partialBucket: false,
+  });
+  // 40 tokens/s for 4 minutes, then a 5× event (200 tokens/s) that runs for 3 minutes so far.
+  const fiveX = {
+    id: "e",
+    name: "promotion",
+    start: T0 + 4 * MIN,
+    end: T0 + 30 * MIN,
+    multiplier: 5,
+  };
+  for (let minute = 0; minute < 7; minute++) {
+    const rows = minute < 4 ? 4 : 20;
+    for (let second = 0; second < 60; second++) {
+      for (let k = 0; k < 10; k++) recorder.observe(event(clock.now() + k * 100, rows));
+      await clock.advance(1000);
+    }
+    await recorder.flushClosed();
+  }
+  await clock.advance(10_000);
+  const now = clock.now();
+  const asIs = await source.forecastVolume(now, 3 * MIN);
+  const baseline = await source.forecastVolume(now, 3 * MIN, [fiveX]);
+  for (const p of asIs!.points) assert.ok(Math.abs(p.tokensPerS - 200) < 1e-9, "history as it is");
+  for (const p of baseline!.points) assert.ok(Math.abs(p.tokensPerS - 40) < 1e-9, "5× divided out");
+  // The job multiplies the baseline by the event: 200, what is flowing, not 1,000.
+  const predicted = predictVolume(baseline!.points, [fiveX], { now, defaultLeadMs: 10 * MIN });
+  for (const p of predicted) assert.ok(Math.abs(p.tokensPerS - 200) < 1e-9);
   await recorder.close();
 });

@@ -5,7 +5,8 @@
  * - Volume: the `tokens:<model>` series over the last `historyMs`, forecast `horizon`
  *   buckets ahead by the forecaster the rolling-origin backtest selects (lowest MASE;
  *   re-selected at most every `reselectMs`), converted to tokens/s. Events are not in it:
- *   the job applies them. **Only settled buckets**: a bucket counts once it closed at
+ *   the job applies them, so the traffic of the events it passes (running ones included)
+ *   is divided out of the history first (`event_baseline.ts`). **Only settled buckets**: a bucket counts once it closed at
  *   least `settleMs` (default 5 s, longer than the recorder's 2 s flush) before `now`.
  *   The job runs on the minute, the moment the last bucket closes and before its final
  *   flush: reading that bucket gave "last value" forecasts of 0 with traffic flowing.
@@ -25,8 +26,14 @@ import type { Forecaster } from "../forecast/forecaster.ts";
 import { FORECASTERS } from "../forecast/forecasters.ts";
 import type { TrafficStore } from "../traffic/traffic_store.ts";
 import { OPEN_BUCKET_FLUSH_MS } from "../traffic/traffic_recorder.ts";
+import { eventFactor, withoutEvents } from "./event_baseline.ts";
 import { blendPartial, coveredFraction } from "./partial_bucket.ts";
-import type { ExpertAffinity, TrafficSource, VolumeForecast } from "./prewarm_types.ts";
+import type {
+  ExpertAffinity,
+  PrewarmEvent,
+  TrafficSource,
+  VolumeForecast,
+} from "./prewarm_types.ts";
 
 /** Options of {@linkcode storeTrafficSource}. */
 export interface StoreTrafficSourceOptions {
@@ -64,7 +71,11 @@ export function storeTrafficSource(
   let chosen: { forecaster: Forecaster; at: number; horizon: number } | undefined;
 
   return {
-    async forecastVolume(now: number, horizonMs: number): Promise<VolumeForecast | null> {
+    async forecastVolume(
+      now: number,
+      horizonMs: number,
+      events: readonly PrewarmEvent[] = [],
+    ): Promise<VolumeForecast | null> {
       const model = options.model();
       if (model === null) return null;
       // Only settled buckets: closed at least settleMs ago (the last flush is in).
@@ -72,7 +83,9 @@ export function storeTrafficSource(
       const history = await store.values({ kind: "tokens", model }, end - historyMs, end);
       const first = history.findIndex((v) => v > 0);
       if (first < 0) return null;
-      const series = history.slice(first);
+      // The series ends at `end` (bucket-aligned), whatever retention cut from its start.
+      const firstStart = end - (history.length - first) * bucketMs;
+      const series = withoutEvents(history.slice(first), firstStart, bucketMs, events);
       const horizon = Math.max(1, Math.ceil(horizonMs / bucketMs));
       const usable = candidates.filter((f) => f.minHistory({ seasonLength }) <= series.length);
       if (usable.length === 0) return null;
@@ -95,7 +108,8 @@ export function storeTrafficSource(
           if (f <= 0) break;
           const [tokens] = await store.values({ kind: "tokens", model }, start, start + bucketMs);
           const next = forecaster.forecast(extended, 1, { seasonLength }).mean[0] ?? 0;
-          const blended = blendPartial(tokens ?? 0, f, next);
+          const baseline = (tokens ?? 0) / eventFactor(start, bucketMs, events);
+          const blended = blendPartial(baseline, f, next);
           extended.push(blended);
           partial.push({ at: start + bucketMs, tokens: blended });
         }

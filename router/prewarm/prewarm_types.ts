@@ -52,8 +52,16 @@ export type ExpertAffinity = Record<string, number[][]>;
 
 /** What the job reads about traffic; every method may answer null when it knows nothing. */
 export interface TrafficSource {
-  /** Forecast of router tokens/s over `(now, now + horizonMs]`, without events. */
-  forecastVolume(now: number, horizonMs: number): Promise<VolumeForecast | null>;
+  /**
+   * Forecast of router tokens/s over `(now, now + horizonMs]`, without events: the
+   * traffic of `events` (those the job knows, running ones included) is divided out of
+   * the history before fitting, as the job applies them itself.
+   */
+  forecastVolume(
+    now: number,
+    horizonMs: number,
+    events?: readonly PrewarmEvent[],
+  ): Promise<VolumeForecast | null>;
   /** Recently observed request-type mix (shares, any scale). */
   observedMix(now: number): Promise<Record<string, number> | null>;
   /** Observed request-type → expert affinity of `model`. */

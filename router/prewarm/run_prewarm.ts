@@ -110,10 +110,8 @@ async function decide(
     };
   }
   // Step 2: volume over the horizon, events applied.
-  const [forecast, events] = await Promise.all([
-    deps.traffic.forecastVolume(now, settings.horizon),
-    deps.events.upcoming(now),
-  ]);
+  const events = await deps.events.upcoming(now);
+  const forecast = await deps.traffic.forecastVolume(now, settings.horizon, events);
   const relevant = events.filter((e) =>
     inLeadWindow(e, now, settings.lead_time) || (e.start < now + settings.horizon && e.end > now)
   );
