@@ -95,6 +95,8 @@ Deno.test("GET /api/load serves per-backend rates, per-layer expert load and bal
         capacity_tokens_s: round(40 / 0.3),
         capacity_source: "extrapolated",
         residency: null,
+        cold_starts: null,
+        cold_starts_per_min: null,
       },
       {
         id: "127.0.0.1:9002",
@@ -122,6 +124,8 @@ Deno.test("GET /api/load serves per-backend rates, per-layer expert load and bal
         capacity_tokens_s: null,
         capacity_source: null,
         residency: null,
+        cold_starts: null,
+        cold_starts_per_min: null,
       },
     ],
     models: [{

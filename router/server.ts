@@ -201,8 +201,7 @@ export async function buildRouter(
     routerCounts: () => {
       const sheds = guards.admission.sheds();
       const full = (sheds.get("router_full") ?? 0) + (sheds.get("backends_full") ?? 0);
-      const admitted = guards.admission.entered - (sheds.get("backends_full") ?? 0) -
-        (sheds.get("no_backend") ?? 0);
+      const admitted = guards.admission.admitted;
       return { shed: full, admitted: Math.max(0, admitted) };
     },
     onRound: async (load) => {
@@ -253,6 +252,7 @@ export async function buildRouter(
       retries: () => guards.retries,
       retriesRefused: () => guards.budget.refused,
       inFlight: () => guards.admission.inFlight,
+      bodyReaders: () => guards.readers.reading,
     },
   });
   const guard = (kind: string, observer: InferenceObserver) =>

@@ -24,7 +24,7 @@ import type { Balancer } from "../balancer/balancer.ts";
 import { BalancerError, type DecisionRecord } from "../balancer/balancer_types.ts";
 import { PlanCallError } from "../balancer/plan_client.ts";
 import { predictedBalance } from "../balancer/plan_math.ts";
-import { planMoves } from "./plan_moves.ts";
+import { type PlanMoves, planMoves } from "./plan_moves.ts";
 import type { PlanStore } from "../balancer/plan_store.ts";
 
 /** What the plan routes need. */
@@ -52,7 +52,9 @@ export function registerPlanRoutes<E extends Env>(app: Hono<E>, deps: PlanRoutes
   const audit = (what: string, fields: Record<string, unknown>) =>
     logger.info("admin action", { who: "admin", what, ...fields });
 
-  app.get("/api/plan", (c) => handle(c, () => planSummary(balancer, store)));
+  // Moves per plan version: computed once (the dashboard reads /api/plan every second).
+  const moves = new Map<string, PlanMoves>();
+  app.get("/api/plan", (c) => handle(c, () => planSummary(balancer, store, moves)));
 
   app.post("/api/plan/preview", (c) =>
     handle(c, async () => {
@@ -168,17 +170,13 @@ function decisionBody(decision: DecisionRecord) {
 }
 
 /** The `GET /api/plan` body. */
-async function planSummary(balancer: Balancer, store: PlanStore) {
+async function planSummary(balancer: Balancer, store: PlanStore, cache: Map<string, PlanMoves>) {
   const model = balancer.modelShape();
   const settings = balancer.settings;
   const [plan, pinned] = model === null
     ? [null, null]
     : await Promise.all([store.current(model.name), store.pinned(model.name)]);
   const loads = balancer.observedLoads();
-  // The previous stored plan: what the switch to the current one moved from.
-  const previous = plan === null || model === null
-    ? null
-    : (await store.history(model.name, 8)).find((p) => p.version < plan.version) ?? null;
   let predicted: { perLayer: number[]; pool: number } | null = null;
   if (plan !== null && loads !== null) {
     try {
@@ -198,11 +196,23 @@ async function planSummary(balancer: Balancer, store: PlanStore) {
     slots_per_backend: plan?.slotsPerBackend ?? null,
     predicted_balancedness: round(predicted?.pool ?? null),
     predicted_worst_layer: predictedWorst(plan, loads, predicted),
-    moves: plan === null ? null : planMoves(plan, previous),
+    moves: plan === null ? null : await movesOf(plan, store, cache),
     layers: plan === null ? [] : layerSummaries(plan, predicted),
     pinned,
     decisions: balancer.decisions().map(decisionBody),
   };
+}
+
+/** {@linkcode planMoves} of `plan` against the previous stored plan, cached per version. */
+async function movesOf(plan: PlacementPlan, store: PlanStore, cache: Map<string, PlanMoves>) {
+  const key = `${plan.model}@${plan.version}`;
+  const known = cache.get(key);
+  if (known !== undefined) return known;
+  const previous = (await store.history(plan.model, 8)).find((p) => p.version < plan.version);
+  const moves = planMoves(plan, previous ?? null);
+  if (cache.size >= 8) cache.delete(cache.keys().next().value!);
+  cache.set(key, moves);
+  return moves;
 }
 
 /** The loaded layer the trigger judges (`worstLayer` of the rebalancer), or null. */

@@ -35,7 +35,10 @@
  *   5. strategy `static` → none, or `initial` when the current plan is not the static one;
  *   6. no usable load (absent, wrong shape, all zero) → none;
  *   7. not armed (worst layer ≥ threshold, or not yet confirmed) → none;
- *   8. planned worst layer > current → go on, else none;
+ *   8. planned worst layer > current → go on, else none; in the hysteresis band (armed,
+ *      current worst layer ≥ threshold) it must gain at least {@linkcode TRIGGER_HYSTERESIS}
+ *      (smaller gains are noise; at threshold + hysteresis ≥ 1 the trigger never disarms
+ *      and every interval would move weights for nothing);
  *   9. last switch < `adjust_interval` ago and gain < `switch_gain` → none (held; checked
  *      before planning when even a perfect plan, worst layer 1, could not gain
  *      `switch_gain`, so a held evaluation is cheap then); else `rebalance`.
@@ -256,6 +259,17 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
   if (held && 1 - before < large) {
     return heldDecision(since, interval, `at most ${fmt(1 - before)}`, large, before, null);
   }
+  // In the hysteresis band (armed, worst layer back at or above threshold) a switch must gain
+  // at least the band's width: smaller predicted gains are within the window's noise, and
+  // each switch moves weights (at threshold + hysteresis ≥ 1 the trigger never disarms).
+  const inBand = before >= input.threshold;
+  const minGain = inBand ? TRIGGER_HYSTERESIS : MIN_GAIN;
+  const bandText = `worst layer balancedness ${fmt(before)} ≥ threshold ${
+    fmt(input.threshold)
+  } (armed until ${fmt(input.threshold + TRIGGER_HYSTERESIS)})`;
+  if (inBand && 1 - before < minGain) {
+    return none(`${bandText}: no plan can gain ${fmt(minGain)}`, before);
+  }
   // Step 8: re-plan on the observed load — every layer, or only those that need it.
   const perLayer = predictedBalance(plan, loads).perLayer;
   const line = perLayer.some((b) => b < input.threshold)
@@ -275,11 +289,13 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
     good: input.threshold + TRIGGER_HYSTERESIS,
   });
   const after = worstLayer(asPlan(proposed), loads);
-  if (after <= before + MIN_GAIN) {
+  if (after <= before + MIN_GAIN || (inBand && after - before < minGain)) {
     return {
       action: "none",
-      reason: `worst layer balancedness ${fmt(before)} < ${fmt(line)}, but the planned ` +
-        `placement would reach only ${fmt(after)}`,
+      reason: inBand
+        ? `${bandText}: the planned ${fmt(after)} gains less than ${fmt(minGain)}`
+        : `worst layer balancedness ${fmt(before)} < ${fmt(line)}, but the planned ` +
+          `placement would reach only ${fmt(after)}`,
       predicted: { before, after },
     };
   }
@@ -290,8 +306,11 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
   }
   return {
     action: "rebalance",
-    reason: `worst layer balancedness ${fmt(before)} < threshold ${fmt(input.threshold)} ` +
-      `(${layersText}); planned ${fmt(after)}${proposed === full ? "" : " re-placing only those"}`,
+    reason: `${
+      inBand
+        ? bandText
+        : `worst layer balancedness ${fmt(before)} < threshold ${fmt(input.threshold)}`
+    } (${layersText}); planned ${fmt(after)}${proposed === full ? "" : " re-placing only those"}`,
     plan: proposed,
     predicted: { before, after },
   };

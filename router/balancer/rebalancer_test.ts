@@ -362,3 +362,34 @@ Deno.test("decideRebalance(): the trigger judges balancedness across backends, n
   assert.ok(worstLayer(current, oneSided) < 0.75);
   assert.equal(decideRebalance(input({ loads: oneSided })).action, "rebalance");
 });
+
+Deno.test("decideRebalance(): in the hysteresis band a switch must gain the band's width", () => {
+  // Worst layer 0.68 under `hot`; armed with threshold 0.6 it is in the band [0.6, 0.65+).
+  const before = worstLayer(current, hot);
+  const big = decideRebalance(input({ loads: hot, threshold: 0.6, armed: true }));
+  assert.equal(big.action, "rebalance");
+  assert.ok(big.predicted.after! - before >= TRIGGER_HYSTERESIS);
+  assert.match(big.reason, /≥ threshold 0\.600 \(armed until 0\.650\)/);
+  // Backend 0 hosts 0, 1, 2, 3, 0 and backend 1 hosts 4, 5, 6, 7, 1: 35 vs 36 → worst layer
+  // 0.986 with threshold 0.95 (armed until 1.0, never disarmed): no plan can gain 0.05, so
+  // nothing moves and the planner is not asked.
+  const almostRow = [10, 10, 10, 10, 7.5, 7.5, 7.5, 8.5];
+  const almost = [almostRow, almostRow];
+  assert.ok(Math.abs(worstLayer(current, almost) - 35.5 / 36) < 1e-12);
+  const near = decideRebalance(input({ loads: almost, threshold: 0.95, armed: true }));
+  assert.equal(near.action, "none");
+  assert.match(near.reason, /no plan can gain 0\.050$/);
+  // Every switch from inside the band gains at least the band's width (all loads).
+  const row = fc.array(fc.integer({ min: 0, max: 1000 }), { minLength: 8, maxLength: 8 });
+  fc.assert(
+    fc.property(fc.tuple(row, row), fc.double({ min: 0.3, max: 0.99, noNaN: true }), (l, t) => {
+      const loads = [l[0], l[1]];
+      const decision = decideRebalance(input({ loads, threshold: t, armed: true }));
+      const was = worstLayer(current, loads);
+      if (decision.action === "rebalance" && was >= t) {
+        assert.ok(decision.predicted.after! - was >= TRIGGER_HYSTERESIS - 1e-12);
+      }
+    }),
+    { numRuns: 80 },
+  );
+});

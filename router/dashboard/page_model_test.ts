@@ -22,6 +22,8 @@ const LOAD = {
       net_tx_bytes_s: null,
       accelerator: { utilisation: 0.42, memory_used_bytes: 1024, memory_total_bytes: null },
       power_w: null,
+      cold_starts: 1234,
+      cold_starts_per_min: 2.25,
       layers: [{ layer: 0, expert_tokens_s: [5, 0, 1] }],
     },
     { id: "127.0.0.1:2", name: "backend-2", stale: true, error: "refused", accelerator: null },
@@ -75,8 +77,21 @@ Deno.test("resourceRows() says n/a for every value the API gave as null, never a
   assert.equal(fresh!.acceleratorUtil, "42.0 %");
   assert.equal(fresh!.acceleratorMemory, "1.0 KiB / n/a");
   assert.equal(fresh!.power, "n/a");
+  assert.equal(fresh!.coldStarts, "1,234");
+  assert.equal(fresh!.coldStartsPerMin, "2.3");
   assert.equal(stale!.state, "stale (refused)");
-  for (const key of ["utilisation", "cpuCores", "memory", "acceleratorUtil", "power", "slots"]) {
+  for (
+    const key of [
+      "utilisation",
+      "cpuCores",
+      "memory",
+      "acceleratorUtil",
+      "power",
+      "slots",
+      "coldStarts",
+      "coldStartsPerMin",
+    ]
+  ) {
     assert.equal(stale![key as keyof typeof stale], "n/a", key);
   }
   assert.equal(formatBytes(512), "512 B");

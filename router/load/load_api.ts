@@ -19,6 +19,10 @@
  * and per layer, with `worst_layer` (`{model, layer, balancedness}`) beside the pool and
  * model values; `expert_skew` (`{top10_share, cv}`, across experts) per layer; and the
  * pool's `utilisation_balancedness` and `utilisation_cv` (executor busy time).
+ *
+ * Cold starts per backend (`cold_start_window.ts`): `cold_starts`, routed experts loaded
+ * on demand since the backend started, and `cold_starts_per_min` over the last minute
+ * (`null` where the backend does not report them or fewer than two reports arrived).
  */
 import type { AcceleratorReading } from "../../shared/load_report.ts";
 import type { WorstLayer } from "./backend_balance.ts";
@@ -143,6 +147,8 @@ export function loadApiBody(
       power_w: roundOrNull(backend.powerW),
       saturation: saturationBody(backend),
       capacity_tokens_s: roundOrNull(backend.capacity?.tokensPerS),
+      cold_starts: backend.coldStarts ?? null,
+      cold_starts_per_min: roundOrNull(backend.coldStartsPerMin),
       capacity_source: backend.capacity?.source ?? null,
       residency: backend.residency
         ? {

@@ -223,3 +223,30 @@ Deno.test("the router's own sheds reach the pool signal: saturation ≥ 0.9 and 
   assert.equal(full.scale?.direction, "up");
   await h.close();
 });
+
+Deno.test("cold starts per backend reach /api/load: total and the last minute's rate", async () => {
+  const h = await createHarness({ backends: 2 });
+  let tick = 0;
+  // backend-1 loads 3 experts on demand every 10 s; backend-2 reports no cold starts.
+  h.backends[0]!.loadReport = () => {
+    const report = fakeLoadReport({ at: T0 + 10_000 * tick, busyMs: tick, tokens: tick });
+    report.parts[1]!.coldStarts = 2 * tick;
+    report.parts[2]!.coldStarts = tick;
+    return report;
+  };
+  h.backends[1]!.loadReport = () =>
+    fakeLoadReport({ backend: "backend-2", at: T0 + 10_000 * tick, busyMs: tick });
+  for (; tick <= 9; tick++) {
+    await h.collector.pollNow();
+    await h.clock.advance(10_000);
+  }
+  const body = await (await h.app.request("/api/load")).json() as LoadApiBody;
+  const [first, second] = body.backends;
+  // 10 polls, 10 s apart (ticks 0–9): total 3 × 9 = 27; the last minute (ticks 3–9, 60 s)
+  // grew by 18 → 18/min.
+  assert.equal(first?.cold_starts, 27);
+  assert.equal(first?.cold_starts_per_min, 18);
+  assert.equal(second?.cold_starts, null);
+  assert.equal(second?.cold_starts_per_min, null);
+  await h.close();
+});

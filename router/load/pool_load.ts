@@ -22,6 +22,11 @@ import {
 import type { ReportRates } from "./load_rates.ts";
 import { attributePower } from "./power_attribution.ts";
 import {
+  type ColdStartHistory,
+  coldStartTotal,
+  recentColdStartsPerMin,
+} from "./cold_start_window.ts";
+import {
   backendCapacity,
   type CapacityEstimate,
   type CapacityMemory,
@@ -79,6 +84,10 @@ export interface BackendLoad {
   capacity?: CapacityEstimate | undefined;
   /** Routed-expert memory budget, bytes used and largest expert, from its latest report. */
   residency?: LoadReport["residency"];
+  /** Cold starts since the backend started (latest report); `undefined` not reported. */
+  coldStarts?: number | undefined;
+  /** Cold starts per minute over the last minute (`cold_start_window.ts`). */
+  coldStartsPerMin?: number | undefined;
   slots: number | undefined;
   executionProvider: string | undefined;
   memory: LoadReport["memory"] | undefined;
@@ -174,6 +183,8 @@ export interface AggregateOptions {
   staleAfterMs: number;
   /** Capacities measured at saturation earlier (`saturation.ts`); default none. */
   capacityMemory?: CapacityMemory;
+  /** Cold-start totals of recent rounds per backend (`cold_start_window.ts`); default none. */
+  coldStarts?: ColdStartHistory;
   /** Utilisation the scaling advice plans for; default 0.8 (`prewarm.threshold`). */
   scaleTarget?: number;
   /** Most backends the scaling advice recommends; default 8 (`prewarm.max_backends`). */
@@ -224,6 +235,8 @@ function backendLoad(sample: BackendLoadSample, options: AggregateOptions): Back
     saturation,
     capacity,
     residency: report?.residency,
+    coldStarts: coldStartTotal(report),
+    coldStartsPerMin: recentColdStartsPerMin(options.coldStarts?.get(sample.id)),
     slots: report?.slots,
     executionProvider: report?.executionProvider,
     memory: report?.memory,

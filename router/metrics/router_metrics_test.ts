@@ -101,6 +101,7 @@ function metrics(overrides: Partial<RouterMetricsDeps> = {}): RouterMetrics {
       sheds: () => new Map([["router_full", 7]]),
       retries: () => new Map([["unreachable", 3]]),
       retriesRefused: () => 1,
+      bodyReaders: () => 0,
       inFlight: () => 4,
     },
     ...overrides,

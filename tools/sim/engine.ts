@@ -177,6 +177,13 @@ export interface SimOptions {
   arrivals?: readonly FixedArrival[];
   /** Virtual seconds at the start left out of `measuredRowsPerS` and `measuredBalancedness`. */
   warmupS?: number;
+  /**
+   * Factor on the sampling deviation of the request-type mix in the balancer's load rounds
+   * (default 1: as sampled). A compressed day's detection window holds C× fewer requests
+   * than the same window of a real day at the same rate; `1/√C` gives it a real window's
+   * sampling noise.
+   */
+  detectSampling?: number;
   /** Keep every balancer evaluation in `SimResult.trace` (analysis; off by default). */
   trace?: boolean;
 }
@@ -184,6 +191,8 @@ export interface SimOptions {
 /** What one run measured. */
 export interface SimResult {
   policy: PlacementPolicy;
+  /** Report label when it is not the policy's name (a tuned variant). */
+  label?: string;
   arrived: number;
   completed: number;
   shed: number;
@@ -355,8 +364,23 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   const detected = new Float64Array(T * epochs);
   let sinceRound = new Float64Array(T * epochs);
   let lastRoundAt: number | null = null;
+  const shrink = o.detectSampling ?? 1;
   const loadRound = (now: number) => {
     const seconds = (now - (lastRoundAt ?? 0)) / 1000;
+    // The round's type mix, its sampling deviation from the scenario's mix scaled by
+    // `detectSampling` (see SimOptions).
+    if (shrink !== 1) {
+      const rows = sinceRound.reduce((x, y) => x + y, 0);
+      const mix = mixAt(o.scenario, hourOf(now));
+      const [k, f] = epochAt(now);
+      const expected = new Float64Array(T * epochs);
+      o.types.forEach((type, t) => {
+        const share = mix[type] ?? 0;
+        expected[t * epochs + k]! += rows * share * (1 - f);
+        if (k + 1 < epochs) expected[t * epochs + k + 1]! += rows * share * f;
+      });
+      sinceRound = sinceRound.map((w, i) => expected[i]! + (w - expected[i]!) * shrink);
+    }
     if (lastRoundAt === null) {
       sinceRound.forEach((w, i) => detected[i] = w / Math.max(seconds, 1e-9));
     } else {

@@ -12,11 +12,13 @@ import { HARDWARE } from "./params.ts";
 import {
   balanceOverTime,
   type ComparisonRow,
+  evaluationsTable,
   hourlyCsv,
   provenanceTable,
   resultsTable,
+  traceCsv,
 } from "./report.ts";
-import { affinityFor, COMPARISON, defaultSettings, runComparison } from "./run.ts";
+import { affinityFor, COMPARISON, defaultSettings, detectSampling, runComparison } from "./run.ts";
 import { peakRate, type Scale, SCALE_NAMES, SCALES } from "./scales.ts";
 import { demoScale } from "./demo_scale.ts";
 import { SCENARIOS } from "./workload.ts";
@@ -62,6 +64,16 @@ const { values } = parseCli({
       value: "<file.md>",
       description: "also write the report there (and the hourly CSV beside it)",
     },
+    threshold: {
+      type: "string",
+      value: "<t,…>",
+      description: "also run the Switchyard balancer with these TUNED thresholds (labelled rows)",
+    },
+    trace: {
+      type: "string",
+      value: "<file.csv>",
+      description: "write every balancer evaluation of the Switchyard runs there",
+    },
     timings: {
       type: "boolean",
       default: false,
@@ -101,6 +113,9 @@ const policies = [
     .flatMap((p) => (p === "all" ? PLACEMENT_POLICIES.filter((q) => q !== "static") : [p])),
 ] as PlacementPolicy[];
 const memories = values.memory === "both" ? ["ample", "tight"] : [values.memory];
+const thresholds = values.threshold === undefined
+  ? []
+  : values.threshold.split(",").map((v) => Number(v.trim()));
 const seed = Number(values.seed);
 const problems = [
   ...scaleNames.filter((n) => !SCALE_NAMES.includes(n)).map((n) => `unknown scale "${n}"`),
@@ -108,6 +123,9 @@ const problems = [
   ...policies.filter((p) => !KNOWN_POLICIES.includes(p)).map((p) => `unknown policy "${p}"`),
   ...memories.filter((m) => m !== "ample" && m !== "tight").map((m) => `unknown memory "${m}"`),
   ...(Number.isInteger(seed) ? [] : [`--seed must be an integer, got "${values.seed}"`]),
+  ...thresholds.filter((t) => !(t > 0 && t <= 1)).map((t) =>
+    `--threshold values must be in (0, 1], got ${t}`
+  ),
   ...(values.day !== undefined && !(Number(values.day) > 0)
     ? [`--day must be > 0, got "${values.day}"`]
     : []),
@@ -169,6 +187,7 @@ for (const name of scaleNames) {
         provenance: "assumed",
         source: `compression ${(86_400 / dayS).toFixed(0)}×`,
       },
+      "detection sampling": detectSampling(dayS),
     }),
   );
   const affinity = affinityFor(scale, seed);
@@ -182,7 +201,22 @@ for (const name of scaleNames) {
         dayS,
         memory: memory as "ample" | "tight",
         affinity,
+        trace: values.trace !== undefined,
       });
+      for (const threshold of thresholds) {
+        const [tuned] = await runComparison({
+          scale,
+          scenario: SCENARIOS[scenarioName]!,
+          policies: ["switchyard"],
+          seed,
+          dayS,
+          memory: memory as "ample" | "tight",
+          affinity,
+          trace: values.trace !== undefined,
+          balancerOverride: { threshold },
+        });
+        results.push({ ...tuned!, label: `switchyard-threshold-${threshold} (TUNED)` });
+      }
       rows.push({ scale: scale.name, scenario: scenarioName, memory, results });
     }
   }
@@ -202,6 +236,16 @@ lines.push(
   "",
   ...balanceOverTime(rows),
   "",
+  "## The balancer's evaluations",
+  "",
+  "Every `evaluate_interval` (day-time) the production evaluation step ran once, unless a " +
+    "switch was staging. balanced = worst layer ≥ threshold, not armed; confirming = below, " +
+    "not yet armed; no better plan = armed, the planned placement gains nothing (or, in the " +
+    "hysteresis band, less than its width); held = the gain is below `switch_gain` within " +
+    "`adjust_interval` of the last switch; switch (gain ≥ switch_gain) = switched within it.",
+  "",
+  ...evaluationsTable(rows),
+  "",
 );
 if (values.timings) {
   lines.push(`Wall time of the whole run: ${((performance.now() - started) / 1000).toFixed(1)} s.`);
@@ -213,4 +257,8 @@ if (values.out !== undefined) {
   await Deno.mkdir(dirname(values.out), { recursive: true });
   await Deno.writeTextFile(values.out, text);
   await Deno.writeTextFile(values.out.replace(/\.md$/, "") + "-hourly.csv", hourlyCsv(rows));
+}
+if (values.trace !== undefined) {
+  await Deno.mkdir(dirname(values.trace), { recursive: true });
+  await Deno.writeTextFile(values.trace, traceCsv(rows));
 }

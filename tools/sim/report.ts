@@ -2,7 +2,7 @@
  * @module Markdown and CSV of simulator runs, pure: the parameter provenance block, the
  * scenario × policy table per scale, and the hourly series.
  */
-import type { SimResult } from "./engine.ts";
+import type { EvaluationOutcome, SimResult } from "./engine.ts";
 import { type Param, provenanceLines } from "./params.ts";
 
 /** One scale × scenario × memory setting and its results (first = static baseline). */
@@ -62,7 +62,7 @@ export function resultsTable(rows: readonly ComparisonRow[], timings: boolean): 
         row.scale,
         row.scenario,
         row.memory,
-        r.policy,
+        r.label ?? r.policy,
         fmt(r.goodputPerS, 0),
         base.goodputPerS > 0 ? `${fmt(r.goodputPerS / base.goodputPerS, 2)}×` : "n/a",
         fmt(r.p50Ms, 1),
@@ -98,7 +98,7 @@ export function hourlyCsv(rows: readonly ComparisonRow[]): string {
             row.scale,
             row.scenario,
             row.memory,
-            r.policy,
+            r.label ?? r.policy,
             h.hour,
             fmt(h.goodputPerS, 1),
             fmt(h.balancedness, 4),
@@ -120,8 +120,72 @@ export function balanceOverTime(rows: readonly ComparisonRow[]): string[] {
   for (const row of rows) {
     for (const r of row.results) {
       const series = r.hourly.map((h) => fmt(h.balancedness, 2)).join(" ");
-      lines.push(`| ${row.scale} | ${row.scenario} | ${row.memory} | ${r.policy} | ${series} |`);
+      lines.push(
+        `| ${row.scale} | ${row.scenario} | ${row.memory} | ${r.label ?? r.policy} | ${series} |`,
+      );
     }
   }
   return lines;
+}
+
+/** Outcomes of the balancer's evaluations, in table order. */
+const OUTCOMES: readonly EvaluationOutcome[] = [
+  "balanced",
+  "confirming",
+  "no better plan",
+  "held",
+  "switch",
+  "switch (gain ≥ switch_gain)",
+  "staging",
+  "no load",
+];
+
+/**
+ * The balancer's evaluations by outcome per Switchyard run (the trace in counts): why it
+ * did or did not switch.
+ */
+export function evaluationsTable(rows: readonly ComparisonRow[]): string[] {
+  const header = ["scale", "scenario", "memory", "policy", "evaluations", ...OUTCOMES];
+  const lines = [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`];
+  for (const row of rows) {
+    for (const r of row.results) {
+      const total = Object.values(r.evaluations).reduce((a, b) => a + (b ?? 0), 0);
+      if (total === 0) continue;
+      const cells = [
+        row.scale,
+        row.scenario,
+        row.memory,
+        r.label ?? r.policy,
+        String(total),
+        ...OUTCOMES.map((o) => String(r.evaluations[o] ?? 0)),
+      ];
+      lines.push(`| ${cells.join(" | ")} |`);
+    }
+  }
+  return lines;
+}
+
+/** Every evaluation of the Switchyard runs (`--trace`), one CSV line each. */
+export function traceCsv(rows: readonly ComparisonRow[]): string {
+  const lines = ["scale,scenario,memory,policy,hour,worst_layer,armed,outcome,planned_worst_layer"];
+  for (const row of rows) {
+    for (const r of row.results) {
+      for (const t of r.trace) {
+        lines.push(
+          [
+            row.scale,
+            row.scenario,
+            row.memory,
+            r.label ?? r.policy,
+            fmt(t.hour, 4),
+            fmt(t.worst, 4),
+            t.armed,
+            `"${t.outcome}"`,
+            fmt(t.after, 4),
+          ].join(","),
+        );
+      }
+    }
+  }
+  return lines.join("\n") + "\n";
 }

@@ -43,6 +43,8 @@ export interface ComparisonOptions {
   balancerOverride?: Partial<SimOptions["balancer"]>;
   /** Prebuilt affinity (shared across scenarios of one scale). */
   affinity?: AffinityTable;
+  /** Keep every balancer evaluation (`SimResult.trace`). */
+  trace?: boolean;
 }
 
 /** The affinity table of a scale (the expensive part: gate routing of sampled tokens). */
@@ -119,6 +121,23 @@ export function simOptions(
     sglangEverySteps: COMPARISON.sglangEverySteps.value,
     overlap: scale.overlap,
     noise: true,
+    detectSampling: detectSampling(options.dayS ?? scale.dayS).value,
+    ...(options.trace ? { trace: true } : {}),
+  };
+}
+
+/**
+ * The balancer's detection window in a compressed day holds C× fewer requests than the
+ * same day-time window of a real day at that rate: its type-mix sampling deviation is
+ * scaled by 1/√C to match a real window's (variance ∝ 1 / requests).
+ */
+export function detectSampling(dayS: number): Param {
+  const C = 86_400 / dayS;
+  return {
+    value: 1 / Math.sqrt(C),
+    unit: "× sampled deviation",
+    provenance: "derived",
+    source: `detection window's type-mix noise as in a real day: 1/√C, C = ${C.toFixed(0)}`,
   };
 }
 

@@ -173,6 +173,8 @@ const simRun = (policy: "static" | "switchyard") =>
       loadRoundMs: base.balancer.loadRoundMs * C,
     },
     warmupS: 10,
+    // Control periods are real-time here (× C above): the window holds what the real one does.
+    detectSampling: 1,
   });
 const simStatic = await simRun("static");
 const simDynamic = await simRun("switchyard");

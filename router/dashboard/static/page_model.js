@@ -229,6 +229,8 @@ export function resourceRows(load) {
     power: isNumber(powerOf(b)) ? `${formatNumber(powerOf(b), 1)} W` : NA,
     tokensS: formatNumber(b.tokens_s, 1),
     inFlight: formatNumber(b.in_flight, 0),
+    coldStarts: formatNumber(b.cold_starts, 0),
+    coldStartsPerMin: formatNumber(b.cold_starts_per_min, 1),
   }));
 }
 

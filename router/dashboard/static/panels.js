@@ -20,6 +20,8 @@ const RESOURCE_COLUMNS = [
   ["power", "power"],
   ["tokensS", "tokens/s"],
   ["inFlight", "in flight"],
+  ["coldStarts", "cold starts"],
+  ["coldStartsPerMin", "cold starts/min (last min)"],
 ];
 
 function header(columns) {
