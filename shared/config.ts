@@ -192,6 +192,11 @@ export const ConfigSchema = z.object({
     max_wait_ms: z.number().min(0).max(1000).default(2),
     /** Budget for filling plus executing one micro-batch. */
     latency_budget_ms: z.number().positive().default(50),
+    /**
+     * Layer path: how long a new request may wait at layer 0 for company while more
+     * are expected (arrival rate × this ≥ 1), capped at `max_wait_ms`; 0 = off.
+     */
+    fill_wait_ms: z.number().min(0).max(1000).default(0),
     /** Row cap of one execution. */
     max_rows: z.int().positive().default(1024),
   }).prefault({}).refine((b) => b.min <= b.max, { message: "min must be <= max", path: ["min"] }),

@@ -11,6 +11,7 @@ Deno.test("resolveConfig() applies defaults, including the operator blocks", () 
     max: 16,
     max_wait_ms: 2,
     latency_budget_ms: 50,
+    fill_wait_ms: 0,
     max_rows: 1024,
   });
   assert.deepEqual(config.expert_balancer, {

@@ -56,6 +56,8 @@ export interface BatchQueuesOptions<W, R> {
   priorService?: { fixedMs: number; perRowMs: number };
   /** Priority of a queue among ready ones (higher first; default 0 for all). */
   priority?: (key: string) => number;
+  /** Whether new requests enter at queue `key` (the policy may let it fill; default none). */
+  entry?: (key: string) => boolean;
   /** Clock in ms; default `performance.now`. */
   now?: () => number;
   setTimer?: (fn: () => void, ms: number) => number;
@@ -100,12 +102,15 @@ class Queue<W, R> {
   readonly service: ServiceCurve;
   meanRows = 1;
   target = 1;
+  /** The policy's window for this queue (ms). */
+  window = 0;
   stats: Omit<QueueBatchStats, "queuedGroups" | "target" | "arrivalPerS" | "service">;
 
   constructor(
     readonly key: string,
     prior: { fixedMs: number; perRowMs: number },
     readonly priority: number,
+    readonly entry: boolean,
   ) {
     this.service = new ServiceCurve(prior);
     this.stats = {
@@ -128,6 +133,7 @@ export class BatchQueues<W, R> {
   readonly #maxRows: number;
   readonly #prior: { fixedMs: number; perRowMs: number };
   readonly #priority: (key: string) => number;
+  readonly #entry: (key: string) => boolean;
   readonly #now: () => number;
   readonly #setTimer: (fn: () => void, ms: number) => number;
   readonly #clearTimer: (id: number) => void;
@@ -149,6 +155,7 @@ export class BatchQueues<W, R> {
     this.#maxRows = options.maxRowsPerBatch ?? 1024;
     this.#prior = options.priorService ?? { fixedMs: 0.1, perRowMs: 0.02 };
     this.#priority = options.priority ?? (() => 0);
+    this.#entry = options.entry ?? (() => false);
     this.#now = options.now ?? (() => performance.now());
     this.#setTimer = options.setTimer ?? ((fn, ms) => setTimeout(fn, ms) as unknown as number);
     this.#clearTimer = options.clearTimer ?? ((id) => clearTimeout(id));
@@ -164,7 +171,8 @@ export class BatchQueues<W, R> {
   submit(key: string, work: W, rows: number, onBatch?: BatchObserver): Promise<R> {
     let queue = this.#queues.get(key);
     if (!queue) {
-      queue = new Queue<W, R>(key, this.#prior, this.#priority(key));
+      queue = new Queue<W, R>(key, this.#prior, this.#priority(key), this.#entry(key));
+      queue.window = this.#policy.windowMs();
       this.#queues.set(key, queue);
     }
     const now = this.#now();
@@ -216,6 +224,7 @@ export class BatchQueues<W, R> {
       arrivalPerMs: queue.arrivals.perMs(now),
       meanRows: queue.meanRows,
       serviceMs: (rows) => queue.service.predict(rows),
+      entry: queue.entry,
     };
   }
 
@@ -233,7 +242,10 @@ export class BatchQueues<W, R> {
       hostMsPerExecution: this.#hostMs,
       sharedThread: this.#kernel.sharedThread,
     });
-    queues.forEach((queue, i) => queue.target = this.#policy.target(views[i]!));
+    queues.forEach((queue, i) => {
+      queue.target = this.#policy.target(views[i]!);
+      queue.window = this.#policy.queueWindow?.(views[i]!) ?? this.#policy.windowMs();
+    });
   }
 
   #schedule(): void {
@@ -248,6 +260,7 @@ export class BatchQueues<W, R> {
         const decision = this.#policy.decide(
           { groups: queue.groups.length, headWaitMs },
           queue.target,
+          queue.window,
         );
         if (decision.dispatch) {
           if (

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { type BatchKernel, BatchQueues } from "./batch_queues.ts";
-import { fixedDelayPolicy } from "./policies.ts";
+import { adaptivePolicy, fixedDelayPolicy } from "./policies.ts";
 
 /** A one-slot kernel that records what it ran and answers each group with its work ×2. */
 function manualKernel() {
@@ -69,3 +69,56 @@ Deno.test("BatchQueues lets answered groups reach their next queue before it dis
     { key: "second", groups: [2, 4, 6] },
   ]);
 });
+
+for (const fillWaitMs of [0, 3]) {
+  Deno.test(`an entry queue with fill_wait_ms ${fillWaitMs} answers every group once, correctly, within max_wait_ms`, async () => {
+    const { kernel, ran, release } = manualKernel();
+    let now = 0;
+    const timers: { at: number; fn: () => void }[] = [];
+    const queues = new BatchQueues({
+      kernel,
+      policy: adaptivePolicy({ min: 2, max: 16, maxWaitMs: 4, latencyBudgetMs: 50, fillWaitMs }),
+      entry: (key) => key === "entry",
+      now: () => now,
+      setTimer: (fn, ms) => timers.push({ at: now + ms, fn }) - 1,
+      clearTimer: (id) => {
+        if (timers[id]) timers[id]!.fn = () => {};
+      },
+    });
+    const advance = async (to: number) => {
+      now = to;
+      for (const timer of timers) {
+        if (timer.at > now) continue;
+        const fn = timer.fn;
+        timer.fn = () => {};
+        timer.at = Infinity;
+        fn();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    };
+    // A blocker holds the one slot while nine more arrive 0.1 ms apart (the rate).
+    const answers = [queues.submit("entry", 0, 1)];
+    for (let i = 1; i < 10; i++) {
+      await advance(i * 0.1);
+      answers.push(queues.submit("entry", i, 1));
+    }
+    await advance(6);
+    await release(); // the blocker; the nine queued ones go as one batch
+    await release();
+    // Three late arrivals, 0.5 ms apart, each finding the slot free.
+    for (const [i, value] of [100, 101, 102].entries()) {
+      await advance(6 + 0.5 * i);
+      answers.push(queues.submit("entry", value, 1));
+      await release(); // answers what runs (nothing while the fill holds the wave)
+    }
+    await advance(6 + 4); // max_wait_ms after the first late one: nothing may still wait
+    assert.equal(queues.stats()[0]!.queuedGroups, 0);
+    for (let i = 0; i < 4; i++) await release();
+    const values = [...Array(10).keys(), 100, 101, 102];
+    assert.deepEqual(await Promise.all(answers), values.map((v) => 2 * v));
+    assert.deepEqual(ran.flatMap((r) => r.groups), values);
+    const late = ran.filter((r) => r.groups.some((g) => g >= 100)).map((r) => r.groups);
+    // With the fill they wait for each other; without it the first goes alone at once.
+    assert.deepEqual(late, fillWaitMs > 0 ? [[100, 101, 102]] : [[100], [101], [102]]);
+  });
+}

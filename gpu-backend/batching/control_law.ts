@@ -29,9 +29,20 @@
  * further on their own, because queues fill while every slot is busy. `W` is also
  * capped so that waiting plus executing a batch fits the latency budget.
  *
- * Invariants (property-tested): 0 ≤ W ≤ maxWaitMs; W is monotone non-decreasing when
- * arrival rates grow; 1 ≤ target ≤ max and target ≥ min once batching engages; a
- * dispatch decision never lets a head group wait past W (hence past maxWaitMs).
+ * Filling the entry (`fillWaitMs`, off at 0). The window above only ever waits when
+ * the executors near saturation. On a backend whose one thread both serves HTTP and
+ * runs onnxruntime, a wave that starts the moment the thread frees holds only the
+ * requests whose bodies were already decoded; others are mid-parse. An entry queue (new
+ * requests, not rows already inside the model) may then wait up to `fillWaitMs` for
+ * company — only while its arrival rate predicts at least one more group in that time
+ * (`λ·fill ≥ 1`), so a lone client (λ = 1 / its latency) never waits when `fill` is
+ * below its latency. The wait lets the thread decode the pending requests; the wave
+ * that follows is fuller.
+ *
+ * Invariants (property-tested): 0 ≤ W ≤ maxWaitMs (the entry window too: the fill is
+ * capped at maxWaitMs); W is monotone non-decreasing when arrival rates grow; 1 ≤
+ * target ≤ max and target ≥ min once batching engages; a dispatch decision never lets
+ * a head group wait past W (hence past maxWaitMs).
  */
 
 /** Operator bounds of the batcher. */
@@ -44,6 +55,8 @@ export interface BatchBounds {
   maxWaitMs: number;
   /** Budget for waiting plus executing one batch. */
   latencyBudgetMs: number;
+  /** Longest an entry queue's head waits for company while more are expected (0 = off). */
+  fillWaitMs?: number;
 }
 
 /** What the law knows about one queue's traffic. */
@@ -116,6 +129,16 @@ export function batchingWindow(
     }
   }
   return ceiling;
+}
+
+/**
+ * The window of an entry queue: `windowMs` (the law's), or the fill wait
+ * `min(fillWaitMs, maxWaitMs)` when that is longer and the queue expects at least one
+ * more group within it (`arrivalPerMs · fill ≥ 1`).
+ */
+export function entryWindow(arrivalPerMs: number, windowMs: number, bounds: BatchBounds): number {
+  const fill = Math.min(bounds.fillWaitMs ?? 0, bounds.maxWaitMs);
+  return fill > windowMs && arrivalPerMs * fill >= 1 ? fill : windowMs;
 }
 
 /** The batch size (groups) a queue waits for under window `windowMs`. */

@@ -4,6 +4,7 @@ import {
   type BatchBounds,
   batchingWindow,
   decideDispatch,
+  entryWindow,
   expectedBatch,
   predictedUtilisation,
   type QueueLoad,
@@ -142,4 +143,35 @@ Deno.test("decideDispatch() waits for company only inside the window", () => {
   });
   assert.deepEqual(decideDispatch({ groups: 4, headWaitMs: 0 }, 4, 2), { dispatch: true });
   assert.deepEqual(decideDispatch({ groups: 1, headWaitMs: 0 }, 1, 0), { dispatch: true });
+});
+
+Deno.test("entryWindow() stays within [0, maxWaitMs], never shrinks the law's window, and grows with λ", () => {
+  fc.assert(fc.property(
+    boundsArb,
+    fc.double({ min: 0, max: 50, noNaN: true }),
+    fc.double({ min: 0, max: 20, noNaN: true }),
+    fc.double({ min: 0, max: 20, noNaN: true }),
+    fc.double({ min: 0, max: 1, noNaN: true }),
+    (b, fillWaitMs, lambda, extra, lawShare) => {
+      const bounds = { ...b, fillWaitMs };
+      const law = lawShare * b.maxWaitMs;
+      const w = entryWindow(lambda, law, bounds);
+      assert.ok(w >= law && w <= b.maxWaitMs + 1e-12, `window ${w}`);
+      assert.ok(entryWindow(lambda + extra, law, bounds) >= w);
+      // Off (0) or no company expected within the fill: the law's window unchanged.
+      assert.equal(entryWindow(lambda, law, { ...b, fillWaitMs: 0 }), law);
+      const fill = Math.min(fillWaitMs, b.maxWaitMs);
+      if (lambda * fill < 1) assert.equal(w, law);
+    },
+  ));
+});
+
+Deno.test("entryWindow(): a lone client whose latency exceeds the fill never waits", () => {
+  const b = { ...bounds, maxWaitMs: 5, fillWaitMs: 1 };
+  // One closed-loop client at 2 ms per request arrives at 0.5 per ms.
+  assert.equal(entryWindow(0.5, 0, b), 0);
+  assert.equal(targetBatchSize(0.5, entryWindow(0.5, 0, b), b), 1);
+  // 32 clients on the same latency: 16 per ms, the fill applies and the target grows.
+  assert.equal(entryWindow(16, 0, b), 1);
+  assert.ok(targetBatchSize(16, 1, b) > 2);
 });

@@ -10,6 +10,7 @@ import {
   type Capacity,
   decideDispatch,
   type DispatchDecision,
+  entryWindow,
   type QueueLoad,
   type QueueState,
   targetBatchSize,
@@ -19,6 +20,8 @@ import {
 export interface QueueView extends QueueLoad {
   groups: number;
   headWaitMs: number;
+  /** New requests enter here (rows already inside the model do not). */
+  entry?: boolean;
 }
 
 /** A batching policy. */
@@ -34,13 +37,17 @@ export interface BatchPolicy {
   windowMs(): number;
   /** Target batch size for the queue now. */
   target(queue: QueueView): number;
-  /** Dispatch now, or wait. */
-  decide(queue: QueueState, target: number): DispatchDecision;
+  /** The queue's own window (ms), when it differs from {@linkcode windowMs}. */
+  queueWindow?(queue: QueueView): number;
+  /** Dispatch now, or wait (`windowMs`: the queue's own window, default the policy's). */
+  decide(queue: QueueState, target: number, windowMs?: number): DispatchDecision;
 }
 
 /** The adaptive control law within operator bounds. */
 export function adaptivePolicy(bounds: BatchBounds): BatchPolicy {
   let window = 0;
+  const queueWindow = (queue: QueueView) =>
+    queue.entry ? entryWindow(queue.arrivalPerMs, window, bounds) : window;
   return {
     name: "adaptive",
     maxGroups: bounds.max,
@@ -49,8 +56,9 @@ export function adaptivePolicy(bounds: BatchBounds): BatchPolicy {
       window = batchingWindow(queues, capacity, bounds);
     },
     windowMs: () => window,
-    target: (queue) => targetBatchSize(queue.arrivalPerMs, window, bounds),
-    decide: (queue, target) => decideDispatch(queue, target, window),
+    target: (queue) => targetBatchSize(queue.arrivalPerMs, queueWindow(queue), bounds),
+    queueWindow,
+    decide: (queue, target, windowMs) => decideDispatch(queue, target, windowMs ?? window),
   };
 }
 

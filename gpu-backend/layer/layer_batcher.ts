@@ -64,6 +64,8 @@ export class LayerBatcher {
       kernel,
       policy: options.policy,
       priority: queuePriority,
+      // New requests enter at layer 0's gate; peers' rows and later layers never wait to fill.
+      entry: (key) => key === "L0/gate",
       ...(options.maxRowsPerBatch !== undefined
         ? { maxRowsPerBatch: options.maxRowsPerBatch }
         : {}),

@@ -66,6 +66,7 @@ export async function buildBackendEngine(options: BackendEngineOptions): Promise
       max: batching.max,
       maxWaitMs: batching.max_wait_ms,
       latencyBudgetMs: batching.latency_budget_ms,
+      fillWaitMs: batching.fill_wait_ms,
     });
   const batcher = new MicroBatcher({
     executor,

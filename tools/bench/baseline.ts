@@ -85,6 +85,18 @@ const VARIANTS: Record<string, Variant> = {
     executors: 0,
     batchingMax: 32,
   },
+  "layer-main-fill1": {
+    name: "layer, main thread, fill 1 ms",
+    execution: "layer",
+    executors: 0,
+    fillWaitMs: 1,
+  },
+  "layer-main-fill3": {
+    name: "layer, main thread, fill 3 ms",
+    execution: "layer",
+    executors: 0,
+    fillWaitMs: 3,
+  },
 };
 const durationS = Number(values.duration);
 const lowDurationS = Number(values["low-duration"]);

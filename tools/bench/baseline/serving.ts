@@ -24,11 +24,21 @@ export interface Variant {
   executors: number;
   /** `batching.max` (groups per execution) when not the default. */
   batchingMax?: number;
+  /** `batching.fill_wait_ms` (with `max_wait_ms` raised to it when above) when not the default. */
+  fillWaitMs?: number;
 }
 
 /** `SWITCHYARD_*` settings of a variant beyond the execution itself. */
 function variantEnv(variant: Variant): Record<string, string> {
-  return variant.batchingMax ? { SWITCHYARD_BATCHING__MAX: String(variant.batchingMax) } : {};
+  return {
+    ...(variant.batchingMax ? { SWITCHYARD_BATCHING__MAX: String(variant.batchingMax) } : {}),
+    ...(variant.fillWaitMs
+      ? {
+        SWITCHYARD_BATCHING__FILL_WAIT_MS: String(variant.fillWaitMs),
+        SWITCHYARD_BATCHING__MAX_WAIT_MS: String(Math.max(2, variant.fillWaitMs)),
+      }
+      : {}),
+  };
 }
 
 /** An engine running in this process. */
