@@ -206,10 +206,34 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
     const started = clock.now();
     const requestId = c.get("requestId");
     const raw = c.req.raw;
-    // Step 0: admission — beyond the router's bound, 429 at once (nothing read).
+    // Step 1: cheap rejections before reading anything (429 at once when full).
+    checkContentLength(raw.headers, config.limits.max_body_bytes);
+    const model = await resolveModel(pool, c.req.param("model")!);
+    c.set("inferModel", model.name);
+    guards.admission.checkRoom();
+    // Every backend serving it full: shed now, before reading and checking the body.
+    const candidates = pool.candidates(model.name);
+    if (candidates.length > 0 && !candidates.some((b) => guards.admission.hasRoom(b.inFlight))) {
+      throw guards.admission.backendsFull(model.name, false);
+    }
+    // Step 2: read (bounded in size and time) under a reader slot of its own, so slow
+    // bodies hold reader slots, never the in-flight slots of requests ready to run.
+    const slot = guards.readers.tryEnter();
+    if (slot === undefined) throw guards.admission.readersFull(guards.readers.settings.maxReaders);
+    let body: Uint8Array<ArrayBuffer>;
+    try {
+      body = await readLimitedBody(raw, config.limits.max_body_bytes, {
+        timeoutMs: config.limits.body_timeout,
+        faults: deps.inputFaults,
+        signal: slot.signal,
+      });
+    } finally {
+      slot.release();
+    }
+    // Step 3: admission — the body is whole; beyond the router's bound, 429.
     const leave = guards.admission.enter();
     try {
-      return await handleInfer(c, requestId, raw, started);
+      return await handleInfer(c, requestId, raw, model, body, started);
     } finally {
       leave();
     }
@@ -219,23 +243,12 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
     c: Context<RouterEnv>,
     requestId: string,
     raw: Request,
+    model: CatalogEntry,
+    body: Uint8Array<ArrayBuffer>,
     started: number,
   ): Promise<Response> => {
-    // Step 1: cheap rejections before reading anything.
-    checkContentLength(raw.headers, config.limits.max_body_bytes);
-    const model = await resolveModel(pool, c.req.param("model")!);
-    c.set("inferModel", model.name);
-    // Every backend serving it full: shed now, before reading and checking the body.
-    const candidates = pool.candidates(model.name);
-    if (candidates.length > 0 && !candidates.some((b) => guards.admission.hasRoom(b.inFlight))) {
-      throw guards.admission.backendsFull(model.name);
-    }
-    // Step 2: read (bounded in size and time) and check the structure as a backend would;
-    // values are the backend's to check (once), so this hop does no work per tensor element.
-    const body = await readLimitedBody(raw, config.limits.max_body_bytes, {
-      timeoutMs: config.limits.body_timeout,
-      faults: deps.inputFaults,
-    });
+    // Step 4: check the structure as a backend would; values are the backend's to check
+    // (once), so this hop does no work per tensor element.
     const headerLength = parseHeaderLength(raw.headers);
     const decoded = checkInferRequest(body, {
       model: { name: model.name, dModel: model.dModel },
@@ -245,7 +258,7 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
     });
     c.set("inferRows", decoded.rows);
     if (decoded.requestType !== undefined) c.set("inferRequestType", decoded.requestType);
-    // Step 3: forward the original bytes with the headers the backend needs.
+    // Step 5: forward the original bytes with the headers the backend needs.
     const headers = backendHeaders(config.auth.internal_token);
     headers.set(
       "content-type",

@@ -203,6 +203,23 @@ Deno.test("infer retries a connection failure on another backend; failures in a 
   await h.close();
 });
 
+Deno.test("infer retries an answer whose connection resets mid-body on another backend", async () => {
+  // kill -9 between the answer's head and its body: a small answer is read whole inside
+  // the attempt, so the reset is a connection failure to retry, not a broken 200.
+  const h = await createHarness();
+  h.backends[0]!.mode = "reset_mid_body";
+  const request = tinyRequest();
+  for (let i = 0; i < 4; i++) {
+    const res = await postInfer(h, request);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("x-switchyard-backend"), "127.0.0.1:9002");
+    const decoded = decodeInferResponse(new Uint8Array(await res.arrayBuffer()), null);
+    assert.equal(decoded.tensors.get("output")!.data.length, 8, "2 tokens × d_model 4");
+  }
+  assert.match(h.pool.views()[0]!.lastError ?? "", /Connection reset by peer/);
+  await h.close();
+});
+
 Deno.test("infer answers 502 when the retry fails too, and 503 once every backend is ejected", async () => {
   const h = await createHarness();
   for (const backend of h.backends) backend.mode = "refuse";

@@ -39,9 +39,11 @@ Deno.test("GET /api/load serves per-backend rates, per-layer expert load and bal
     at: T0 + 1250,
     pool: {
       backends_reporting: 1,
+      // One backend reporting: balancedness across backends is 1 by definition.
       balancedness: 1,
-      cv: 0,
-      tokens_s_balancedness: 1,
+      worst_layer: { model: "tiny", layer: 0, balancedness: 1 },
+      utilisation_balancedness: 1,
+      utilisation_cv: 0,
       // The load signal: an older report (no host section) saturates by device time only.
       saturation: 0.3,
       saturation_max: 0.3,
@@ -92,6 +94,9 @@ Deno.test("GET /api/load serves per-backend rates, per-layer expert load and bal
         },
         capacity_tokens_s: round(40 / 0.3),
         capacity_source: "extrapolated",
+        residency: null,
+        cold_starts: null,
+        cold_starts_per_min: null,
       },
       {
         id: "127.0.0.1:9002",
@@ -118,23 +123,32 @@ Deno.test("GET /api/load serves per-backend rates, per-layer expert load and bal
         saturation: null,
         capacity_tokens_s: null,
         capacity_source: null,
+        residency: null,
+        cold_starts: null,
+        cold_starts_per_min: null,
       },
     ],
     models: [{
       model: "tiny",
+      balancedness: 1,
+      worst_layer: { model: "tiny", layer: 0, balancedness: 1 },
       layers: [
         {
           layer: 0,
           expert_tokens_s: [60, 20, 0, 0],
-          balancedness: round(80 / 4 / 60),
-          cv: round(Math.sqrt(((40 ** 2) + 0 + 2 * 20 ** 2) / 4) / 20),
+          balancedness: 1,
+          // Expert skew across the 4 experts: the top one (10 %, at least one) has 60 of 80.
+          expert_skew: {
+            top10_share: 0.75,
+            cv: round(Math.sqrt(((40 ** 2) + 0 + 2 * 20 ** 2) / 4) / 20),
+          },
           ewma_tokens_s: [1.235, 0, 0, 0],
         },
         {
           layer: 1,
           expert_tokens_s: [20, 20, 20, 20],
           balancedness: 1,
-          cv: 0,
+          expert_skew: { top10_share: 0.25, cv: 0 },
           ewma_tokens_s: [1.235, 0, 0, 0],
         },
       ],

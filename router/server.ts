@@ -186,6 +186,9 @@ export async function buildRouter(
   // The collector's rounds publish views through the app, created below.
   // deno-lint-ignore prefer-const
   let app: ReturnType<typeof createApp> | undefined;
+  // Its rounds also warm the advisor, registered with the operator API below.
+  // deno-lint-ignore prefer-const
+  let operatorApi: ReturnType<typeof registerOperatorApi> | undefined;
   const collector = new LoadCollector(pool, {
     fetch,
     clock,
@@ -198,14 +201,14 @@ export async function buildRouter(
     routerCounts: () => {
       const sheds = guards.admission.sheds();
       const full = (sheds.get("router_full") ?? 0) + (sheds.get("backends_full") ?? 0);
-      const admitted = guards.admission.entered - (sheds.get("backends_full") ?? 0) -
-        (sheds.get("no_backend") ?? 0);
+      const admitted = guards.admission.admitted;
       return { shed: full, admitted: Math.max(0, admitted) };
     },
     onRound: async (load) => {
       alerts.onRound(load);
       timeline.record(load);
       utilisation.record(load);
+      operatorApi?.onRound(load);
       // Pool-wide series, replica weights and the views followers read: the leader's.
       if (!fleet.isLeader()) return;
       await series.recordRound(load);
@@ -249,6 +252,7 @@ export async function buildRouter(
       retries: () => guards.retries,
       retriesRefused: () => guards.budget.refused,
       inFlight: () => guards.admission.inFlight,
+      bodyReaders: () => guards.readers.reading,
     },
   });
   const guard = (kind: string, observer: InferenceObserver) =>
@@ -291,7 +295,7 @@ export async function buildRouter(
     logger,
     ...(fleet.fence ? { fence: fleet.fence } : {}),
   });
-  const operatorApi = registerOperatorApi(app, config, {
+  operatorApi = registerOperatorApi(app, config, {
     kv: state?.kv,
     pool,
     load: loadNow,

@@ -30,6 +30,17 @@ export const AdmissionSchema = z.object({
   max_in_flight: z.int().min(1).max(1_000_000).default(256),
   /** Requests this router forwards to one backend at once. */
   max_in_flight_per_backend: z.int().min(1).max(1_000_000).default(64),
+  /**
+   * Request bodies this router reads at once, apart from `max_in_flight` (a request takes
+   * its in-flight slot once its body is whole). Buffered bodies stay within this times
+   * `limits.max_body_bytes`.
+   */
+  max_body_readers: z.int().min(1).max(1_000_000).default(256),
+  /**
+   * With every reader slot taken, a read at least this old gives its slot to a new
+   * request (408); when none is, the new request gets 429.
+   */
+  reader_grace: DurationSchema.default(1000),
 }).prefault({});
 
 /** `router.retry`: per-try timeout and the retry budget (within `router.request_timeout`). */

@@ -1,11 +1,11 @@
 /**
  * @module Counts of client faults on the input path that are not errors of the server:
  * a client that disconnected mid-body, a body that did not arrive within the read
- * timeout. Router and backend export them as `switchyard_input_faults_total{kind}`.
+ * timeout, a slow body whose reader slot a newer request took (router only). Router and backend export them as `switchyard_input_faults_total{kind}`.
  */
 
 /** Kinds of input faults counted. */
-export const INPUT_FAULT_KINDS = ["client_disconnected", "body_timeout"] as const;
+export const INPUT_FAULT_KINDS = ["client_disconnected", "body_timeout", "body_evicted"] as const;
 
 /** One of {@linkcode INPUT_FAULT_KINDS}. */
 export type InputFaultKind = typeof INPUT_FAULT_KINDS[number];

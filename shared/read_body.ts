@@ -24,6 +24,11 @@ export interface ReadBodyOptions {
   timeoutMs?: number;
   /** Where disconnects and timeouts are counted. */
   faults?: InputFaults;
+  /**
+   * Aborted when the read must end early (the router gave its reader slot to a newer
+   * request): answered 408 and closed like a timeout, with the abort reason as message.
+   */
+  signal?: AbortSignal;
 }
 
 function tooLarge(detail: string, maxBytes: number, closeConnection = false): ApiError {
@@ -57,10 +62,14 @@ export async function readLimitedBody(
   const reader = request.body.getReader();
   let timedOut = false;
   // Cancelling ends the pending read at once; the flag tells it from a real end.
-  const timer = setTimeout(() => {
+  const stop = () => {
     timedOut = true;
     reader.cancel().catch(() => {});
-  }, timeoutMs);
+  };
+  const timer = setTimeout(stop, timeoutMs);
+  const signal = options.signal;
+  if (signal?.aborted) stop();
+  signal?.addEventListener("abort", stop, { once: true });
   const chunks: Uint8Array<ArrayBuffer>[] = [];
   let total = 0;
   try {
@@ -87,6 +96,11 @@ export async function readLimitedBody(
     }
   } finally {
     clearTimeout(timer);
+    signal?.removeEventListener("abort", stop);
+  }
+  if (timedOut && signal?.aborted) {
+    options.faults?.record("body_evicted");
+    throw new ApiError("request_timeout", String(signal.reason), { closeConnection: true });
   }
   if (timedOut) {
     options.faults?.record("body_timeout");

@@ -18,12 +18,12 @@ const ADMIN = "advise-apply-admin-token-0123456789";
 
 interface PlanBody {
   version: number | null;
-  layers: { balancedness: number | null }[];
+  layers: { predicted_balancedness: number | null }[];
   decisions: { trigger: string; action: string; outcome: string; version: number | null }[];
 }
 
 function worst(plan: PlanBody): number {
-  return Math.min(...plan.layers.map((l) => l.balancedness ?? 1));
+  return Math.min(...plan.layers.map((l) => l.predicted_balancedness ?? 1));
 }
 
 Deno.test("advise --apply replacement switches the plan live, audited, and balances better", async () => {

@@ -81,7 +81,7 @@ Deno.test({
     assert.deepEqual(analysis.types, ["chat", "code", "math"]);
     assert.equal(analysis.heatmapCells, 3 * TINY.experts);
     assert.ok(analysis.efficiency.includes("pool tokens/s"));
-    assert.deepEqual(analysis.balance, ["balancedness", "top 10 % share", "CV"]);
+    assert.deepEqual(analysis.balance, ["top 10 % share", "CV"]);
     assert.equal(await page.locator("#correlation-table tr[data-type]").count(), 3);
     const power = await page.textContent('[data-fact="power"]');
     const efficiency = await (await fetch(`${base}/api/analysis/efficiency`)).json();

@@ -188,14 +188,14 @@ Deno.test({
         activation.body.buckets,
       );
       balance.body.buckets.forEach(
-        (bucket: { tokens: number; balancedness: number | null }, i: number) => {
+        (bucket: { tokens: number; top10_share: number | null }, i: number) => {
           const tokens = activation.body.layers.reduce(
             (s: number, l: { total_tokens: number[] }) => s + l.total_tokens[i]!,
             0,
           );
           close(bucket.tokens, tokens, 0.01, `bucket ${i} tokens`);
-          if (tokens > 0) assert.ok(bucket.balancedness! > 0 && bucket.balancedness! <= 1);
-          else assert.equal(bucket.balancedness, null);
+          if (tokens > 0) assert.ok(bucket.top10_share! > 0 && bucket.top10_share! <= 1);
+          else assert.equal(bucket.top10_share, null);
         },
       );
       assert.ok(balance.body.range.top10_share > 0 && balance.body.range.top10_share <= 1);

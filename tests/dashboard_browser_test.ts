@@ -124,6 +124,9 @@ Deno.test({
         assert.equal(await cell("power"), "n/a");
       }
       if (backend.rss_bytes !== null) assert.notEqual(await cell("memory"), "n/a");
+      // Cold starts: a count wherever the backend reports them (every real backend does).
+      assert.equal(typeof backend.cold_starts, "number", "cold_starts in /api/load");
+      assert.match((await cell("coldStarts")) ?? "", /^[\d,]+$/);
     }
     assert.notEqual(await page.textContent('[data-fact="version"]'), null);
 

@@ -61,8 +61,13 @@ Deno.test("the router's /api/load shows the experts one request type prefers as 
     const hot = preferred.reduce((sum, expert) => sum + layer0[expert]!, 0);
     assert.ok(total > 0, "layer 0 carried traffic in the last interval");
     assert.ok(hot > total / 2, `preferred ${preferred} carry ${hot} of ${total} tokens/s`);
+    // Skewed traffic: the top 10 % of experts carry more than an even share (expert
+    // skew), and balancedness across the two backends is a value in (0, 1].
+    const even = Math.ceil(TINY.experts * 0.1) / TINY.experts;
     for (const layer of layers) {
-      assert.ok(layer.balancedness < 1, `layer ${layer.layer} balancedness ${layer.balancedness}`);
+      const skew = layer.expert_skew;
+      assert.ok(skew.top10_share > even, `layer ${layer.layer}: ${JSON.stringify(skew)}`);
+      assert.ok(layer.balancedness > 0 && layer.balancedness <= 1, `${layer.balancedness}`);
     }
   } finally {
     await pool.close();

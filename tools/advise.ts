@@ -11,6 +11,7 @@ import {
   getJson,
   ROUTER_OPTIONS,
   routerProblem,
+  type RouterTarget,
   routerTargetOrReport,
 } from "./client/router_target.ts";
 import { ADMIN_TOKEN_FILE, readAdminToken } from "./token_files.ts";
@@ -44,6 +45,23 @@ const { values } = parseCli({
 
 const target = await routerTargetOrReport(values, Deno.env.toObject(), console.error);
 if (target === undefined) Deno.exit(1);
+
+/**
+ * The advice at `path`; while the router answers its precomputed report (`partial`: the
+ * gate-bias evaluation still running), asks again every second, up to 60 s.
+ */
+async function fullAdvice(target: RouterTarget, path: string): Promise<{ advice: AdviceBody[] }> {
+  for (let i = 0;; i++) {
+    const body: { partial?: boolean; advice: AdviceBody[] } = await getJson(
+      target,
+      path,
+      "read the advice",
+    );
+    if (body.partial !== true || i >= 60) return body;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
 try {
   if (values.apply !== undefined) {
     const token = await readAdminToken(Deno.env.toObject(), ADMIN_TOKEN_FILE);
@@ -53,8 +71,8 @@ try {
           "deno task start",
       );
     }
-    // Apply what the router last showed: read the advice first.
-    await getJson(target, "/api/advice", "read the advice");
+    // Apply what the router last showed: read the (full) advice first.
+    await fullAdvice(target, "/api/advice");
     let response: Response;
     try {
       response = await target.fetch(`${target.url}/api/advice/apply`, {
@@ -74,11 +92,7 @@ try {
     console.log(JSON.stringify(body, null, 2));
     Deno.exit(0);
   }
-  const body: { advice: AdviceBody[] } = await getJson(
-    target,
-    `/api/advice${values.refresh ? "?refresh=1" : ""}`,
-    "read the advice",
-  );
+  const body = await fullAdvice(target, `/api/advice${values.refresh ? "?refresh=1" : ""}`);
   for (const advice of body.advice) {
     const verdict = advice.recommended ? `RECOMMENDED (apply: ${advice.apply})` : "no change";
     console.log(`\n■ ${advice.title} — ${verdict}`);

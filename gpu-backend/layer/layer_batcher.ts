@@ -29,7 +29,7 @@ import type { GraphRunner } from "../execution/graph_runner.ts";
 import { ONNX_INPUT_NAME, ONNX_OUTPUT_NAME } from "../../shared/model_manifest.ts";
 import { assembleLayerBatch, type LayerOutcome, type LayerWork } from "./layer_batch.ts";
 import type { LayerExecutable, LayerExecutables } from "./layer_executables.ts";
-import { LayerCounters } from "./layer_counters.ts";
+import { LayerCounters, type LayerWaves } from "./layer_counters.ts";
 
 /** A group of a layer queue: a work and the executable it was routed for. */
 type LayerGroup =
@@ -117,6 +117,11 @@ export class LayerBatcher {
     return this.counters.stats((layer) =>
       (queued.get(`L${layer}/layer`) ?? 0) + (queued.get(`L${layer}/gate`) ?? 0)
     );
+  }
+
+  /** Per layer: how full its executions ran (see `layer_counters.ts`). */
+  waves(): LayerWaves[] {
+    return this.counters.waves();
   }
 
   /** Queue statistics (`L{l}/gate`, `L{l}/layer`). */
@@ -233,7 +238,7 @@ async function runLayer(
     });
     const run = await runner.run(executable.key, batch.feeds, batch.outputs, batch.totalRows);
     ms += run.ms;
-    counters.layer(executable, batch.counts, batch.entryRows, run.ms);
+    counters.layer(executable, batch.counts, batch.entryRows, run.ms, batch.totalRows);
     batch.split(run.outputs).forEach((outcome, j) => results[indices[j]!] = outcome);
   });
   await Promise.all(runs);

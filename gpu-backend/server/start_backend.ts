@@ -241,7 +241,13 @@ export async function startBackend(
         },
         execution: layers ? "layer" : "expert",
         executors: config.backend.executors,
-        ...(layers ? { layers: layers.executables.describe() } : {}),
+        ...(layers
+          ? {
+            layers: layers.executables.describe(),
+            // Per layer: executions, rows, routed assignments, hosted-expert slots (how full waves run).
+            waves: layers.batcher.waves(),
+          }
+          : {}),
         executor: executorView.stats(),
         engine: engine.stats(),
         // The live routing-only bias (PUT /v2/gate/bias): set or not, largest |b| per layer.

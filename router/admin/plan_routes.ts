@@ -2,7 +2,11 @@
  * @module Placement-plan endpoints of the router's admin API.
  *
  * - `GET /api/plan` (read-only, no auth): the current plan, its predicted balancedness
- *   under the observed load, the pin and the last balancer decisions.
+ *   (`predicted_balancedness`, pool and per layer, with `predicted_worst_layer`: what
+ *   the plan would reach under the balancer's short-window load — what its trigger
+ *   compares with `threshold`), `moves` (per backend the experts hosted over all layers
+ *   and the replicas loaded since the previous stored plan, `plan_moves.ts`), the pin and
+ *   the last balancer decisions. The measured balancedness now is `/api/load`'s.
  * - `POST /api/plan/preview`, `POST /api/plan/apply`, `POST /api/plan/pin`,
  *   `DELETE /api/plan/pin`: admin only (`authorization: Bearer <auth.admin_token>`).
  *
@@ -20,6 +24,7 @@ import type { Balancer } from "../balancer/balancer.ts";
 import { BalancerError, type DecisionRecord } from "../balancer/balancer_types.ts";
 import { PlanCallError } from "../balancer/plan_client.ts";
 import { predictedBalance } from "../balancer/plan_math.ts";
+import { type PlanMoves, planMoves } from "./plan_moves.ts";
 import type { PlanStore } from "../balancer/plan_store.ts";
 
 /** What the plan routes need. */
@@ -47,7 +52,9 @@ export function registerPlanRoutes<E extends Env>(app: Hono<E>, deps: PlanRoutes
   const audit = (what: string, fields: Record<string, unknown>) =>
     logger.info("admin action", { who: "admin", what, ...fields });
 
-  app.get("/api/plan", (c) => handle(c, () => planSummary(balancer, store)));
+  // Moves per plan version: computed once (the dashboard reads /api/plan every second).
+  const moves = new Map<string, PlanMoves>();
+  app.get("/api/plan", (c) => handle(c, () => planSummary(balancer, store, moves)));
 
   app.post("/api/plan/preview", (c) =>
     handle(c, async () => {
@@ -163,7 +170,7 @@ function decisionBody(decision: DecisionRecord) {
 }
 
 /** The `GET /api/plan` body. */
-async function planSummary(balancer: Balancer, store: PlanStore) {
+async function planSummary(balancer: Balancer, store: PlanStore, cache: Map<string, PlanMoves>) {
   const model = balancer.modelShape();
   const settings = balancer.settings;
   const [plan, pinned] = model === null
@@ -187,18 +194,48 @@ async function planSummary(balancer: Balancer, store: PlanStore) {
     created_at: plan?.createdAt ?? null,
     backends: plan?.backends ?? [],
     slots_per_backend: plan?.slotsPerBackend ?? null,
-    balancedness: round(predicted?.pool ?? null),
+    predicted_balancedness: round(predicted?.pool ?? null),
+    predicted_worst_layer: predictedWorst(plan, loads, predicted),
+    moves: plan === null ? null : await movesOf(plan, store, cache),
     layers: plan === null ? [] : layerSummaries(plan, predicted),
     pinned,
     decisions: balancer.decisions().map(decisionBody),
   };
 }
 
+/** {@linkcode planMoves} of `plan` against the previous stored plan, cached per version. */
+async function movesOf(plan: PlacementPlan, store: PlanStore, cache: Map<string, PlanMoves>) {
+  const key = `${plan.model}@${plan.version}`;
+  const known = cache.get(key);
+  if (known !== undefined) return known;
+  const previous = (await store.history(plan.model, 8)).find((p) => p.version < plan.version);
+  const moves = planMoves(plan, previous ?? null);
+  if (cache.size >= 8) cache.delete(cache.keys().next().value!);
+  cache.set(key, moves);
+  return moves;
+}
+
+/** The loaded layer the trigger judges (`worstLayer` of the rebalancer), or null. */
+function predictedWorst(
+  plan: PlacementPlan | null,
+  loads: number[][] | null,
+  predicted: { perLayer: number[] } | null,
+) {
+  if (plan === null || loads === null || predicted === null) return null;
+  let worst: { layer: number; balancedness: number } | null = null;
+  predicted.perLayer.forEach((value, layer) => {
+    if (!loads[layer]?.some((v) => v > 0)) return;
+    if (worst === null || value < worst.balancedness) worst = { layer, balancedness: value };
+  });
+  const found = worst as { layer: number; balancedness: number } | null;
+  return found === null ? null : { layer: found.layer, balancedness: round(found.balancedness) };
+}
+
 function layerSummaries(plan: PlacementPlan, predicted: { perLayer: number[] } | null) {
   const hosted = plan.backends.map((backend) => hostedExperts(plan, backend.id));
   return plan.layers.map((_, layer) => ({
     layer,
-    balancedness: round(predicted?.perLayer[layer] ?? null),
+    predicted_balancedness: round(predicted?.perLayer[layer] ?? null),
     hosted: plan.backends.map((backend, b) => ({
       backend: backend.id,
       experts: hosted[b]![layer] ?? [],

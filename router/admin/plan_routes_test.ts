@@ -48,9 +48,20 @@ Deno.test("GET /api/plan summarises the current plan without auth", async () => 
   assert.equal(body.threshold, 0.75);
   assert.equal(body.slots_per_backend, 5);
   assert.equal(body.pinned, null);
-  assert.equal(body.balancedness, 0.889);
+  // Predicted: what the plan reaches under the balancer's load (the trigger's measure).
+  assert.equal(body.predicted_balancedness, 0.889);
+  assert.deepEqual(body.predicted_worst_layer, { layer: 0, balancedness: 0.889 });
   assert.deepEqual(body.layers[0].hosted[0], { backend: A, experts: [0, 1, 2, 3] });
-  assert.equal(body.layers[0].balancedness, 0.889);
+  assert.equal(body.layers[0].predicted_balancedness, 0.889);
+  // The first plan: every hosted expert was loaded for it.
+  assert.equal(body.moves.from_version, null);
+  assert.equal(
+    body.moves.moved,
+    body.moves.backends.reduce(
+      (sum: number, b: { hosted: number }) => sum + b.hosted,
+      0,
+    ),
+  );
   assert.equal(body.decisions.length, 1);
   assert.equal(body.decisions[0].outcome, "switched");
   assert.equal(body.decisions[0].version, 1);
@@ -157,6 +168,16 @@ Deno.test("POST /api/plan/apply switches to a good plan and audits it", async ()
   const plan = await (await f.call("GET", "/api/plan", undefined, null)).json();
   assert.equal(plan.version, 2);
   assert.deepEqual(plan.layers[0].hosted[0].experts, [4, 5, 6, 7]);
+  // Moves since the last plan: layer 0 swapped halves — 4 new experts on A; 3 on the
+  // second backend, whose spare slot of version 1 already held a replica of expert 1.
+  assert.deepEqual(plan.moves, {
+    from_version: 1,
+    moved: 7,
+    backends: [
+      { backend: A, hosted: 8, moved: 4 },
+      { backend: "127.0.0.1:9002", hosted: 8, moved: 3 },
+    ],
+  });
   const audit = f.logger.find("admin action");
   assert.deepEqual(audit.map((r) => [r.fields["who"], r.fields["what"], r.fields["version"]]), [
     ["admin", "apply plan", 2],

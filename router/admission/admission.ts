@@ -12,10 +12,15 @@ import type { Clock } from "../runtime/clock.ts";
 import { LogThrottle } from "./log_throttle.ts";
 
 /** Why a request was shed. */
-export type ShedReason = "router_full" | "backends_full" | "no_backend";
+export type ShedReason = "router_full" | "backends_full" | "no_backend" | "readers_full";
 
 /** Every shed reason (metric label values). */
-export const SHED_REASONS: readonly ShedReason[] = ["router_full", "backends_full", "no_backend"];
+export const SHED_REASONS: readonly ShedReason[] = [
+  "router_full",
+  "backends_full",
+  "no_backend",
+  "readers_full",
+];
 
 /** Settings of {@linkcode Admission} (`router.admission`). */
 export interface AdmissionSettings {
@@ -35,6 +40,7 @@ export class Admission {
   readonly #sheds = new Map<ShedReason, number>();
   #inFlight = 0;
   #entered = 0;
+  #shedAfterEntry = 0;
 
   constructor(settings: AdmissionSettings, deps: { clock: Clock; logger: Logger }) {
     this.settings = settings;
@@ -47,17 +53,22 @@ export class Admission {
     return this.#inFlight;
   }
 
-  /**
-   * Admits one request; returns its release (call once when done). Throws the 429 when
-   * `maxInFlight` requests are in flight already.
-   */
-  enter(): () => void {
+  /** Throws the 429 when `maxInFlight` requests are in flight (a check, nothing taken). */
+  checkRoom(): void {
     if (this.#inFlight >= this.settings.maxInFlight) {
       throw this.shed(
         "router_full",
         `Cannot accept request: ${this.#inFlight} requests in flight (router.admission.max_in_flight); retry later`,
       );
     }
+  }
+
+  /**
+   * Admits one request; returns its release (call once when done). Throws the 429 when
+   * `maxInFlight` requests are in flight already.
+   */
+  enter(): () => void {
+    this.checkRoom();
     this.#inFlight++;
     this.#entered++;
     let released = false;
@@ -73,16 +84,29 @@ export class Admission {
     return inFlight < this.settings.maxPerBackend;
   }
 
-  /** Counts a request shed because every backend serving `model` is full; its 429. */
-  backendsFull(model: string): ApiError {
+  /**
+   * Counts a request shed because every backend serving `model` is full; its 429.
+   * `afterEntry`: the request had entered (false for the check before its body is read).
+   */
+  backendsFull(model: string, afterEntry = true): ApiError {
+    if (afterEntry) this.#shedAfterEntry++;
     return this.shed(
       "backends_full",
       `Cannot run inference: every backend serving model "${model}" has ${this.settings.maxPerBackend} requests in flight (router.admission.max_in_flight_per_backend); retry later`,
     );
   }
 
+  /** Counts a request shed because every body-reading slot is taken by a young read; its 429. */
+  readersFull(maxReaders: number): ApiError {
+    return this.shed(
+      "readers_full",
+      `Cannot read request body: ${maxReaders} request bodies are being read (router.admission.max_body_readers); retry later`,
+    );
+  }
+
   /** Counts and (throttled) logs a shed request; returns the error to answer with. */
   shed(reason: ShedReason, message: string): ApiError {
+    if (reason === "no_backend") this.#shedAfterEntry++;
     this.#sheds.set(reason, (this.#sheds.get(reason) ?? 0) + 1);
     const count = this.#throttle.event(reason, this.#clock.now());
     if (count !== undefined) {
@@ -101,6 +125,11 @@ export class Admission {
   /** Requests that passed the router-wide bound so far (some may be shed after). */
   get entered(): number {
     return this.#entered;
+  }
+
+  /** Requests that entered and were not shed after (forwarded to a backend) so far. */
+  get admitted(): number {
+    return this.#entered - this.#shedAfterEntry;
   }
 
   /** Shed requests so far by reason. */

@@ -1,6 +1,6 @@
 /**
  * @module The router's overload guards, built once from config and shared by the app
- * (admission, forwarding) and `/metrics`: admission bounds, the retry budget and the
+ * (admission, forwarding) and `/metrics`: admission bounds, body-reader slots, the retry budget and the
  * retry counts.
  */
 import type { Config } from "../../shared/config.ts";
@@ -9,10 +9,13 @@ import type { RetryCause } from "../forward/forward_infer.ts";
 import { RetryBudget } from "../forward/retry_budget.ts";
 import type { Clock } from "../runtime/clock.ts";
 import { Admission } from "./admission.ts";
+import { BodyReaders } from "./body_readers.ts";
 
 /** Admission, the retry budget and retry counts. */
 export interface RouterGuards {
   admission: Admission;
+  /** Bodies being read (apart from `admission`'s requests in flight). */
+  readers: BodyReaders;
   budget: RetryBudget;
   /** Retries so far by the cause of the failed attempt. */
   retries: Map<RetryCause, number>;
@@ -26,6 +29,10 @@ export function createGuards(config: Config, deps: { clock: Clock; logger: Logge
       maxInFlight: admission.max_in_flight,
       maxPerBackend: admission.max_in_flight_per_backend,
     }, deps),
+    readers: new BodyReaders({
+      maxReaders: admission.max_body_readers,
+      graceMs: admission.reader_grace,
+    }, deps.clock),
     budget: new RetryBudget({
       ratio: retry.budget_ratio,
       minPerSecond: retry.budget_min_per_second,

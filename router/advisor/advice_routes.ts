@@ -39,7 +39,12 @@ export function registerAdviceRoutes<E extends Env>(
 ): void {
   app.get("/api/advice", async (c) => {
     const report = await deps.advisor.advise(c.req.query("refresh") === "1");
-    return c.json({ at: report.at, advice: report.advice.map(adviceBody) });
+    return c.json({
+      at: report.at,
+      // Precomputed without the bias evaluation; the full report is being computed.
+      partial: report.partial ?? false,
+      advice: report.advice.map(adviceBody),
+    });
   });
 
   app.post("/api/advice/apply", async (c) => {

@@ -8,6 +8,7 @@ import type { BackendView } from "../pool/backend_view.ts";
 import { ManualClock } from "../runtime/manual_clock.ts";
 import { registerAdviceRoutes } from "./advice_routes.ts";
 import { Advisor } from "./advisor.ts";
+import type { PoolLoad } from "../load/pool_load.ts";
 import { expertWeightBytes } from "../../shared/model_manifest.ts";
 
 const ADMIN = "admin-token-0123456789";
@@ -160,4 +161,52 @@ Deno.test("advice is cached, and a refresh recomputes at most every 5 s", async 
   assert.equal(evaluations(), 1);
   await advisor.advise(true);
   assert.equal(evaluations(), 2);
+});
+
+Deno.test("the first advice is precomputed from the load rounds, without running the model", async () => {
+  const { f, advisor, calls } = await advisorFixture();
+  await using _ = f;
+  const evaluations = () => calls.filter((c) => c.url.endsWith("/v2/advice/gate-bias")).length;
+  const round = (reporting: number, rate: number): PoolLoad => ({
+    at: 0,
+    backends: [],
+    models: [{
+      model: "m",
+      layers: [{
+        layer: 0,
+        expertTokensPerS: [rate, 0],
+        balancedness: 1,
+        expertSkew: { top10Share: 1, cv: 1 },
+      }],
+    }],
+    pool: { reporting, balancedness: 1, utilisationBalancedness: 1, utilisationCv: 0 },
+  });
+  const settle = async () => {
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+  };
+  // Nothing reporting yet: nothing to precompute.
+  advisor.prepare(round(0, 0));
+  await settle();
+  // Backends report, with expert load: the advice is precomputed, no backend evaluation.
+  advisor.prepare(round(2, 50));
+  await settle();
+  advisor.prepare(round(2, 60)); // once is enough
+  await settle();
+  assert.equal(evaluations(), 0, "precomputing never runs the model on a backend");
+  // The first call answers the precomputed report at once and starts the full one.
+  const first = await advisor.advise();
+  assert.equal(first.partial, true);
+  assert.equal(first.advice[0]!.id, "replacement");
+  const bias = first.advice.find((a) => a.id === "gate_bias")!;
+  assert.match(bias.evidence.join(" "), /not evaluated yet/);
+  await settle();
+  assert.equal(evaluations(), 1);
+  const full = await advisor.advise();
+  assert.equal(full.partial, undefined);
+  assert.notEqual(full, first);
+  // A later round precomputes nothing over a full report.
+  advisor.prepare(round(2, 70));
+  await settle();
+  assert.equal(await advisor.advise(), full);
+  assert.equal(evaluations(), 1);
 });

@@ -82,7 +82,8 @@ export function biasAdvice(
     recommended,
     evidence: [
       `evaluated on ${evaluation.rows} recorded input rows on ${evaluation.backend}`,
-      `selection balancedness ${before.toFixed(3)} → ${after.toFixed(3)} (mean over layers)`,
+      `expert selections' evenness (mean ÷ max across experts, not balancedness, which is ` +
+      `across backends) ${before.toFixed(3)} → ${after.toFixed(3)} (mean over layers)`,
       `output deviation vs the unbiased model: relative L2 ${
         evaluation.outputRelativeL2.toFixed(4)
       }, max |Δ| ${evaluation.outputMaxAbs.toFixed(4)}; ${
@@ -90,13 +91,15 @@ export function biasAdvice(
       } % of expert selections change`,
     ],
     expectedEffect: recommended
-      ? `expert load evens out (balancedness +${gain.toFixed(3)}) at a measured output ` +
+      ? `expert load evens out (evenness across experts +${
+        gain.toFixed(3)
+      }) at a measured output ` +
         `deviation of ${evaluation.outputRelativeL2.toFixed(4)} (budget ${budget})`
       : !withinBudget
       ? `not recommended: output deviation ${
         evaluation.outputRelativeL2.toFixed(4)
       } exceeds the budget ${budget} (gate.bias_deviation_budget)`
-      : `not recommended: balance gain ${gain.toFixed(3)} is below ${minGain}`,
+      : `not recommended: evenness gain ${gain.toFixed(3)} is below ${minGain}`,
     risk: "changes which experts some tokens use, so outputs differ from the unbiased " +
       "model by the measured deviation; the bias lives in backend memory until removed " +
       "or the backend restarts",

@@ -5,9 +5,12 @@
  * when the current plan's worst layer is below `expert_balancer.threshold` and the
  * planned one gains at least `minGain` there — useful when the balancer is disabled
  * (operator-driven placement). When not recommended the expected effect lists every
- * reason that holds, so the text never contradicts the numbers beside it. Pure.
+ * reason that holds, so the text never contradicts the numbers beside it. The measured
+ * balancedness now (`/api/load`'s pool value and worst layer) is shown first, so the
+ * advice names the same numbers as the dashboard header. Pure.
  */
 import type { PlanPreview } from "../balancer/balancer_types.ts";
+import type { WorstLayer } from "../load/backend_balance.ts";
 import type { Advice } from "./advice_types.ts";
 
 /** Inputs of {@linkcode replacementAdvice}. */
@@ -21,6 +24,28 @@ export interface ReplacementInputs {
   threshold: number;
   /** Smallest predicted balancedness gain worth a switch (default 0.05). */
   minGain?: number;
+  /** Measured balancedness now (the load aggregate's pool value and worst layer). */
+  now?: { balancedness: number; worstLayer: WorstLayer | null } | undefined;
+}
+
+/** The measured balancedness evidence line and details, when known. */
+function nowParts(now: ReplacementInputs["now"]) {
+  if (now === undefined) return { lines: [] as string[], details: {} };
+  const worst = now.worstLayer;
+  return {
+    lines: [
+      `balancedness now (measured): ${fixed(now.balancedness)}${
+        worst ? ` (worst L${worst.layer} ${fixed(worst.balancedness)})` : ""
+      }`,
+    ],
+    details: {
+      balancedness_now: {
+        pool: now.balancedness,
+        worst_layer: worst &&
+          { model: worst.model, layer: worst.layer, balancedness: worst.balancedness },
+      },
+    },
+  };
 }
 
 function fixed(value: number | null): string {
@@ -34,16 +59,17 @@ function signed(value: number): string {
 /** Whether, and why, to re-place experts now. */
 export function replacementAdvice(inputs: ReplacementInputs): Advice {
   const title = "Re-place experts (replicate hot experts, repack replicas)";
+  const now = nowParts(inputs.now);
   if (inputs.preview === undefined) {
     return {
       id: "replacement",
       title,
       recommended: false,
-      evidence: [inputs.reason ?? "the balancer cannot plan yet"],
+      evidence: [...now.lines, inputs.reason ?? "the balancer cannot plan yet"],
       expectedEffect: "none until expert load is observed",
       risk: "none",
       apply: "none",
-      details: {},
+      details: { ...now.details },
     };
   }
   const { current, proposed, moved } = inputs.preview;
@@ -68,11 +94,12 @@ export function replacementAdvice(inputs: ReplacementInputs): Advice {
     title,
     recommended,
     evidence: [
+      ...now.lines,
       `current plan v${current.version ?? "none"}: predicted worst-layer balancedness ${
         fixed(before)
       } (pool ${
         fixed(current.balancedness)
-      }) under the observed expert load (threshold ${inputs.threshold})`,
+      }) under the balancer's short-window expert load (threshold ${inputs.threshold})`,
       `planned placement: predicted worst-layer balancedness ${fixed(after)} (${
         signed(gain)
       }; pool ${fixed(proposed.balancedness)})`,
@@ -88,6 +115,7 @@ export function replacementAdvice(inputs: ReplacementInputs): Advice {
       "atomic switch; requests keep being served by the current plan until then",
     apply: recommended ? "live" : "none",
     details: {
+      ...now.details,
       current_version: current.version,
       balancedness_before: before,
       balancedness_after: after,

@@ -14,9 +14,10 @@
  *   run out of room, not on a healthy skewed pool (an equal split of a backend's capacity
  *   per hosted expert fired at 50 % load: a hot expert batches into the same layer
  *   execution and uses the backend's slack). Backends below saturation 0.05 do not count.
- * - `balance_low`: any layer's backend balancedness — mean ÷ max over fresh backends of
- *   the expert tokens/s each ran in that layer, what placement can even out (the experts'
- *   own skew is the traffic's, and a good plan spreads it) — is below `balanceThreshold`
+ * - `balance_low`: any layer's balancedness (`load/backend_balance.ts`: mean ÷ max over
+ *   fresh backends of the expert tokens/s each ran in that layer, what placement can even
+ *   out; the experts' own skew is the traffic's, and a good plan spreads it) — the value
+ *   `/api/load` and `switchyard_layer_balancedness` show — is below `balanceThreshold`
  *   while the layer carries at least
  *   {@linkcode MIN_LAYER_TOKENS_S_PER_EXPERT} tokens/s per expert on average.
  * - `backend_down`: a configured backend is unhealthy in the pool, or its load report
@@ -36,7 +37,7 @@ import {
   MIN_LAYER_TOKENS_S_PER_EXPERT,
 } from "./alert_settings.ts";
 import { MIN_SATURATION_FOR_CAPACITY } from "../load/saturation.ts";
-import { balancedness } from "../../shared/balancedness.ts";
+import { layerWork } from "../load/backend_balance.ts";
 
 /** The latency SLO needs at least this many answered requests in its window. */
 export const MIN_LATENCY_REQUESTS = 20;
@@ -126,19 +127,15 @@ function lowBalance(load: PoolLoad, settings: AlertSettings): AlertCondition[] {
   const perExpert = settings.minLayerTokensPerSPerExpert ?? MIN_LAYER_TOKENS_S_PER_EXPERT;
   const conditions: AlertCondition[] = [];
   for (const { model, layers } of load.models) {
-    const serving = load.backends.filter((b) => !b.stale && b.model === model);
     for (const layer of layers) {
       const vector = layer.expertTokensPerS;
       const total = vector.reduce((sum, rate) => sum + rate, 0);
       // Too little traffic to judge the spread (an idle pool never alerts).
       if (vector.length === 0 || total < perExpert * vector.length) continue;
       // The backends' shares of this layer's expert work: what placement can even out.
-      const perBackend = serving.map((b) =>
-        (b.expertLayers?.find((l) => l.layer === layer.layer)?.expertTokensPerS ?? [])
-          .reduce((sum, rate) => sum + rate, 0)
-      );
+      const perBackend = layerWork(load.backends, model, layer.layer);
       if (perBackend.length < 2) continue;
-      const value = balancedness(perBackend);
+      const value = layer.balancedness;
       if (!(value < threshold)) continue;
       const b = Math.round(value * 1000) / 1000;
       conditions.push({
@@ -147,7 +144,7 @@ function lowBalance(load: PoolLoad, settings: AlertSettings): AlertCondition[] {
         subject: `${model} L${layer.layer}`,
         value,
         threshold,
-        message: `Layer ${layer.layer} of ${model} has backend balancedness ${b} ` +
+        message: `Layer ${layer.layer} of ${model} has balancedness ${b} ` +
           `(below ${threshold}): ${perBackend.map((v) => Math.round(v)).join(" / ")} ` +
           `expert tokens/s on ${perBackend.length} backends`,
       });

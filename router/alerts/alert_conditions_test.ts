@@ -149,10 +149,14 @@ Deno.test("observeConditions(): a healthy pool stays silent on every rule", () =
 Deno.test("observeConditions(): an idle or lightly used pool raises no balance alert", () => {
   const idle = poolLoad(sample("h:1", [[0, 0, 0, 0], [0, 0, 0, 0]]));
   assert.deepEqual(observeConditions(idle, views("h:1"), SETTINGS), []);
-  // Very skewed but only 3 tokens/s over 4 experts (< 1 per expert): noise, no alert.
-  const trickle = poolLoad(sample("h:1", [[3, 0, 0, 0], [0, 0, 0, 0]]));
-  assert.equal(trickle.models[0]!.layers[0]!.balancedness, 0.25);
-  assert.deepEqual(observeConditions(trickle, views("h:1"), SETTINGS), []);
+  // All on one of two backends but only 3 tokens/s over 4 experts (< 1 per expert):
+  // noise, no alert.
+  const trickle = poolLoad(
+    sample("h:1", [[3, 0, 0, 0], [0, 0, 0, 0]]),
+    sample("h:2", [[0, 0, 0, 0], [0, 0, 0, 0]]),
+  );
+  assert.equal(trickle.models[0]!.layers[0]!.balancedness, 0.5);
+  assert.deepEqual(observeConditions(trickle, views("h:1", "h:2"), SETTINGS), []);
 });
 
 Deno.test("observeConditions(): a layer whose work sits on one backend is low on balance", () => {
@@ -165,9 +169,11 @@ Deno.test("observeConditions(): a layer whose work sits on one backend is low on
   assert.deepEqual(low.map((c) => c.id), ["balance_low:tiny:L0"]);
   assert.equal(low[0]!.subject, "tiny L0");
   assert.ok(Math.abs(low[0]!.value - 210 / 320) < 1e-12);
+  // The alert's value is the load aggregate's layer balancedness (one definition).
+  assert.equal(low[0]!.value, load.models[0]!.layers[0]!.balancedness);
   assert.match(
     low[0]!.message,
-    /backend balancedness 0\.656 \(below 0\.75\): 320 \/ 100 expert tokens\/s on 2 backends/,
+    /Layer 0 of tiny has balancedness 0\.656 \(below 0\.75\): 320 \/ 100 expert tokens\/s on 2 backends/,
   );
   // The same skewed experts spread evenly over the backends: no alert (the traffic's skew).
   const spread = poolLoad(
@@ -175,6 +181,8 @@ Deno.test("observeConditions(): a layer whose work sits on one backend is low on
     sample("h:2", [[150, 20, 15, 0], [50, 50, 50, 50]]),
   );
   assert.deepEqual(observeConditions(spread, views("h:1", "h:2"), SETTINGS), []);
+  // …although its expert skew is high: the top expert carries 300 of 370 tokens/s.
+  assert.ok(spread.models[0]!.layers[0]!.expertSkew.top10Share > 0.8);
 });
 
 Deno.test("observeConditions(): unhealthy or stale backends are down", () => {

@@ -74,7 +74,8 @@ Deno.test("activation, efficiency and balance options plot the API's series on t
   ]);
   assert.deepEqual(efficiency.series[2].data, [[1000, 50], [2000, null]]);
   const balance = balanceOption({
-    buckets: [{ at: 1000, balancedness: 0.5, cv: 1, top10_share: 0.4 }],
+    buckets: [{ at: 1000, cv: 1, top10_share: 0.4 }],
   });
-  assert.deepEqual(balance.series[0]!.data, [[1000, 0.5]]);
+  assert.deepEqual(balance.series.map((s: { name: string }) => s.name), ["top 10 % share", "CV"]);
+  assert.deepEqual(balance.series[0]!.data, [[1000, 0.4]]);
 });

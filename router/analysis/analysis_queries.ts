@@ -155,7 +155,6 @@ export async function efficiencyBody(sources: AnalysisSources, range: AnalysisRa
 
 function statsBody(stats: BalanceStats | null) {
   return {
-    balancedness: r6(stats?.balancedness ?? null),
     cv: r6(stats?.cv ?? null),
     top10_share: r6(stats?.top10Share ?? null),
   };

@@ -8,7 +8,7 @@
  *   per layer and its concentration (0 even … 1 single expert).
  * - `GET /api/analysis/efficiency?from=&to=`: tokens/s per backend and for the pool,
  *   utilisation, tokens per joule where accelerator power was read.
- * - `GET /api/analysis/balance?model=&from=&to=`: balancedness, CV and top-10 % share
+ * - `GET /api/analysis/balance?model=&from=&to=`: expert skew (top-10 % share and CV)
  *   per bucket (per layer and mean) and over the range.
  *
  * `model` defaults to the first served model; range parameters in `analysis_params.ts`.

@@ -48,7 +48,7 @@ async function setup() {
       {
         at: T0 + s * 1000,
         models: [],
-        pool: { reporting: 2, balancedness: 1, cv: 0, tokensBalancedness: 1 },
+        pool: { reporting: 2, balancedness: 1, utilisationBalancedness: 1, utilisationCv: 0 },
         backends: [
           { ...base, name: "b1", utilisation: 0.5, tokensPerS: 100, powerW: null },
           { ...base, name: "b2", utilisation: 0.25, tokensPerS: 50, powerW: null },
@@ -137,16 +137,18 @@ Deno.test("GET /api/analysis/balance gives per-bucket stats and null for idle la
     assert.deepEqual(first.layers[0], {
       layer: 0,
       tokens: 4,
-      balancedness: 0.25,
       cv: 1.732051,
       top10_share: 1,
     });
-    assert.equal(first.layers[1].balancedness, 1);
-    assert.equal(first.balancedness, 0.625);
-    assert.equal(second.layers[1].balancedness, null);
-    assert.equal(second.balancedness, 1);
+    // Expert skew only: the across-experts mean ÷ max is not reported (balancedness is
+    // across backends, /api/load).
+    assert.equal("balancedness" in first.layers[0], false);
+    assert.equal(first.layers[1].top10_share, 0.25);
+    assert.equal(first.top10_share, 0.625);
+    assert.equal(second.layers[1].top10_share, null);
+    assert.equal(second.top10_share, 0.25);
     // Over the range: layer 0 summed is [6, 2, 2, 2].
-    assert.equal(body.range.layers[0].balancedness, 0.5);
+    assert.equal(body.range.layers[0].top10_share, 0.5);
   } finally {
     close();
   }

@@ -12,7 +12,12 @@ function load(at: number, backends: Partial<BackendLoad>[]): PoolLoad {
   return {
     at,
     models: [],
-    pool: { reporting: backends.length, balancedness: 1, cv: 0, tokensBalancedness: 1 },
+    pool: {
+      reporting: backends.length,
+      balancedness: 1,
+      utilisationBalancedness: 1,
+      utilisationCv: 0,
+    },
     backends: backends.map((fields) =>
       backendLoadOf({ id: "id", name: "backend-1", utilisation: 0.5, tokensPerS: 10, ...fields })
     ),

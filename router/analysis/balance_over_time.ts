@@ -1,17 +1,17 @@
 /**
- * @module Balance statistics of expert load over time: per bucket and layer the
- * balancedness (mean ÷ max), the coefficient of variation and the share of load on the
- * hottest 10 % of experts, and their mean over the loaded layers.
+ * @module Expert skew over time (across a layer's experts; balancedness is across
+ * backends, `load/backend_balance.ts`): per bucket and layer the share of load on the
+ * hottest 10 % of experts and the coefficient of variation, and their mean over the
+ * loaded layers.
  *
  * A bucket (or layer) without load has no balance to speak of: its statistics are
  * `null` rather than the degenerate "perfectly balanced" values of an all-zero vector.
  */
-import { balancedness, coefficientOfVariation } from "../../shared/balancedness.ts";
+import { coefficientOfVariation } from "../../shared/balancedness.ts";
 import { topShare } from "./load_stats.ts";
 
-/** Balance of one expert-load vector. */
+/** Expert skew of one expert-load vector. */
 export interface BalanceStats {
-  balancedness: number;
   cv: number;
   /** Share of the load on the top 10 % of experts (at least one expert). */
   top10Share: number;
@@ -38,7 +38,6 @@ export interface BucketBalance {
 export function balanceStats(loads: readonly number[]): BalanceStats | null {
   if (!loads.some((load) => load > 0)) return null;
   return {
-    balancedness: balancedness(loads),
     cv: coefficientOfVariation(loads),
     top10Share: topShare(loads, 0.1),
   };
@@ -51,7 +50,6 @@ export function meanStats(stats: readonly (BalanceStats | null)[]): BalanceStats
   const mean = (pick: (s: BalanceStats) => number) =>
     present.reduce((sum, s) => sum + pick(s), 0) / present.length;
   return {
-    balancedness: mean((s) => s.balancedness),
     cv: mean((s) => s.cv),
     top10Share: mean((s) => s.top10Share),
   };

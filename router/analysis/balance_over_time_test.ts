@@ -9,16 +9,14 @@ function close(actual: number | undefined, expected: number, what: string) {
   );
 }
 
-Deno.test("balanceStats() of an even vector: balancedness 1, CV 0, top share 1/n", () => {
+Deno.test("balanceStats() of an even vector: CV 0, top share 1/n", () => {
   const stats = balanceStats([3, 3, 3, 3])!;
-  close(stats.balancedness, 1, "balancedness");
   close(stats.cv, 0, "cv");
   close(stats.top10Share, 0.25, "top10Share"); // ceil(0.4) = 1 expert of 4
 });
 
-Deno.test("balanceStats() of one hot expert of four: balancedness 1/4, CV √3, top share 1", () => {
+Deno.test("balanceStats() of one hot expert of four: CV √3, top share 1", () => {
   const stats = balanceStats([8, 0, 0, 0])!;
-  close(stats.balancedness, 0.25, "balancedness");
   close(stats.cv, Math.sqrt(3), "cv"); // mean 2, deviations 6, −2, −2, −2 → σ = 2√3
   close(stats.top10Share, 1, "top10Share");
 });
@@ -39,11 +37,11 @@ Deno.test("balanceOverTime() gives null stats to idle buckets and means over loa
   assert.deepEqual(result.map((b) => b.tokens), [8, 0, 4]);
   assert.equal(result[1]!.mean, null);
   assert.equal(result[1]!.layers[0]!.stats, null);
-  // Bucket 0: layer 0 even (1), layer 1 mean 2 / max 3 → mean balancedness 5/6.
-  close(result[0]!.mean!.balancedness, (1 + 2 / 3) / 2, "bucket 0 balancedness");
+  // Bucket 0: layer 0 even (top share 1/2), layer 1 [1, 3] (3/4) → mean 5/8.
+  close(result[0]!.mean!.top10Share, (0.5 + 0.75) / 2, "bucket 0 top10Share");
   close(result[0]!.layers[1]!.stats!.cv, 0.5, "bucket 0 layer 1 cv");
-  // Bucket 2: layer 1 idle, so the mean is layer 0 alone.
-  close(result[2]!.mean!.balancedness, 0.5, "bucket 2 balancedness");
+  // Bucket 2: layer 1 idle, so the mean is layer 0 alone ([4, 0]: CV 1).
+  close(result[2]!.mean!.cv, 1, "bucket 2 cv");
   assert.equal(result[2]!.layers[1]!.stats, null);
   assert.equal(meanStats([null, null]), null);
 });

@@ -345,6 +345,24 @@ Deno.test("decideRebalance(): held ⇔ the unheld decision's gain < switch_gain 
   );
 });
 
+Deno.test("decideRebalance(): the trigger judges balancedness across backends, not expert skew", () => {
+  // Two hot experts, one on each backend: the experts' load is very skewed (mean ÷ max
+  // across experts far below the threshold), the backends' work is even.
+  const skewed = [[100, 1, 1, 1, 100, 1, 1, 1], [100, 1, 1, 1, 100, 1, 1, 1]];
+  const acrossExperts = skewed[0]!.reduce((a, b) => a + b, 0) / 8 / 100;
+  assert.ok(acrossExperts < 0.3, `${acrossExperts}`);
+  const acrossBackends = worstLayer(current, skewed);
+  assert.ok(acrossBackends >= 0.75, `${acrossBackends}`);
+  const kept = decideRebalance(input({ loads: skewed }));
+  assert.equal(kept.action, "none");
+  assert.match(kept.reason, /^worst layer balancedness 0\.\d+ ≥ threshold 0\.750/);
+  assert.equal(kept.predicted.before, acrossBackends);
+  // Both hot experts on one backend: the same expert skew, now low across backends.
+  const oneSided = [[100, 100, 1, 1, 1, 1, 1, 1], [100, 100, 1, 1, 1, 1, 1, 1]];
+  assert.ok(worstLayer(current, oneSided) < 0.75);
+  assert.equal(decideRebalance(input({ loads: oneSided })).action, "rebalance");
+});
+
 Deno.test("decideRebalance(): in the hysteresis band a switch must gain the band's width", () => {
   // Worst layer 0.68 under `hot`; armed with threshold 0.6 it is in the band [0.6, 0.65+).
   const before = worstLayer(current, hot);

@@ -11,7 +11,7 @@ function loadOf(utilisation: Record<string, number | undefined>): PoolLoad {
   return {
     at: 0,
     models: [],
-    pool: { reporting: 0, balancedness: 1, cv: 0, tokensBalancedness: 1 },
+    pool: { reporting: 0, balancedness: 1, utilisationBalancedness: 1, utilisationCv: 0 },
     backends: Object.entries(utilisation).map(([name, u]) =>
       backendLoadOf({ id: name, stale: u === undefined, utilisation: u })
     ),

@@ -8,9 +8,14 @@ function round(at: number, vector: number[]): PoolLoad {
     backends: [],
     models: [{
       model: "m",
-      layers: [{ layer: 0, expertTokensPerS: vector, balancedness: 1, cv: 0 }],
+      layers: [{
+        layer: 0,
+        expertTokensPerS: vector,
+        balancedness: 1,
+        expertSkew: { top10Share: 0, cv: 0 },
+      }],
     }],
-    pool: { reporting: 1, balancedness: 1, cv: 0, tokensBalancedness: 1 },
+    pool: { reporting: 1, balancedness: 1, utilisationBalancedness: 1, utilisationCv: 0 },
   };
 }
 

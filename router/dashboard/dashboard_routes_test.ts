@@ -44,10 +44,10 @@ function setup(options: { maxClients?: number; maxPerClient?: number; plan?: boo
         layer,
         expertTokensPerS: [layer, 9],
         balancedness: 1,
-        cv: 0,
+        expertSkew: { top10Share: 0, cv: 0 },
       })),
     }],
-    pool: { reporting: 1, balancedness: 1, cv: 0, tokensBalancedness: 1 },
+    pool: { reporting: 1, balancedness: 1, utilisationBalancedness: 1, utilisationCv: 0 },
   });
   const dashboard = registerDashboardRoutes(app, {
     timeline,

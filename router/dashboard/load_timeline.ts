@@ -40,15 +40,15 @@ export interface LayerTimeline {
   columns: TimelineColumn[];
 }
 
-/** One round's balancedness (all in [0, 1]; `null` when nothing reported). */
+/** One round's spread measures (all in [0, 1]; `null` when nothing reported). */
 export interface BalanceTrendPoint {
   at: number;
-  /** Balancedness of the backends' utilisations. */
+  /** Pool balancedness (across backends, `load/backend_balance.ts`). */
   pool: number | null;
-  /** Balancedness of the backends' token rates. */
-  tokens: number | null;
-  /** Mean per-layer expert balancedness over every model's layers. */
-  experts: number | null;
+  /** The worst layer's balancedness. */
+  worst: number | null;
+  /** Expert skew: mean over every model's layers of the top-10 % share. */
+  skew: number | null;
 }
 
 interface Column {
@@ -95,12 +95,12 @@ export class LoadTimeline {
       if (this.#columns.length > this.maxColumns) this.#columns.shift();
     }
     // Step 2: add each layer's vector to its sums.
-    const layerBalance: number[] = [];
+    const layerSkew: number[] = [];
     for (const { model, layers } of load.models) {
       let byLayer = column.layers.get(model);
       if (byLayer === undefined) column.layers.set(model, byLayer = new Map());
       for (const layer of layers) {
-        layerBalance.push(layer.balancedness);
+        layerSkew.push(layer.expertSkew.top10Share);
         let cell = byLayer.get(layer.layer);
         if (cell === undefined) byLayer.set(layer.layer, cell = { sums: [], samples: 0 });
         layer.expertTokensPerS.forEach((rate, expert) => {
@@ -114,10 +114,10 @@ export class LoadTimeline {
     this.#trend.push({
       at: load.at,
       pool: reporting ? round(load.pool.balancedness) : null,
-      tokens: reporting ? round(load.pool.tokensBalancedness) : null,
-      experts: layerBalance.length === 0
+      worst: reporting && load.pool.worstLayer ? round(load.pool.worstLayer.balancedness) : null,
+      skew: layerSkew.length === 0
         ? null
-        : round(layerBalance.reduce((sum, value) => sum + value, 0) / layerBalance.length),
+        : round(layerSkew.reduce((sum, value) => sum + value, 0) / layerSkew.length),
     });
     if (this.#trend.length > this.maxTrendPoints) this.#trend.shift();
   }

@@ -14,10 +14,16 @@ function load(at: number, layers: number[][], reporting = 2): PoolLoad {
         layer,
         expertTokensPerS: rates,
         balancedness: 0.5,
-        cv: 0,
+        expertSkew: { top10Share: 0.25 * (layer + 1), cv: 0 },
       })),
     }],
-    pool: { reporting, balancedness: 0.9, cv: 0.1, tokensBalancedness: 0.8 },
+    pool: {
+      reporting,
+      balancedness: 0.9,
+      worstLayer: { model: "m", layer: 0, balancedness: 0.5 },
+      utilisationBalancedness: 0.8,
+      utilisationCv: 0.1,
+    },
   };
 }
 
@@ -48,8 +54,8 @@ Deno.test("LoadTimeline shows no data as null, never as zero load", () => {
   assert.deepEqual(timeline.trend()[1], {
     at: T0 + 10_000,
     pool: null,
-    tokens: null,
-    experts: null,
+    worst: null,
+    skew: null,
   });
 });
 
@@ -58,7 +64,8 @@ Deno.test("LoadTimeline stays bounded: oldest columns and trend points drop out"
   for (let i = 0; i < 10; i++) timeline.record(load(T0 + i * 1000, [[i]]));
   assert.deepEqual(timeline.layer("m", 0).columns.map((c) => c.expert_tokens_s), [[7], [8], [9]]);
   assert.deepEqual(timeline.trend().map((p) => p.at), [6, 7, 8, 9].map((i) => T0 + i * 1000));
-  assert.deepEqual(timeline.trend()[0], { at: T0 + 6000, pool: 0.9, tokens: 0.8, experts: 0.5 });
+  // Pool and worst-layer balancedness, and expert skew (the mean top-10 % share).
+  assert.deepEqual(timeline.trend()[0], { at: T0 + 6000, pool: 0.9, worst: 0.5, skew: 0.25 });
 });
 
 Deno.test("LoadTimeline folds a clock step back into the newest column", () => {

@@ -22,6 +22,8 @@ const LOAD = {
       net_tx_bytes_s: null,
       accelerator: { utilisation: 0.42, memory_used_bytes: 1024, memory_total_bytes: null },
       power_w: null,
+      cold_starts: 1234,
+      cold_starts_per_min: 2.25,
       layers: [{ layer: 0, expert_tokens_s: [5, 0, 1] }],
     },
     { id: "127.0.0.1:2", name: "backend-2", stale: true, error: "refused", accelerator: null },
@@ -75,8 +77,21 @@ Deno.test("resourceRows() says n/a for every value the API gave as null, never a
   assert.equal(fresh!.acceleratorUtil, "42.0 %");
   assert.equal(fresh!.acceleratorMemory, "1.0 KiB / n/a");
   assert.equal(fresh!.power, "n/a");
+  assert.equal(fresh!.coldStarts, "1,234");
+  assert.equal(fresh!.coldStartsPerMin, "2.3");
   assert.equal(stale!.state, "stale (refused)");
-  for (const key of ["utilisation", "cpuCores", "memory", "acceleratorUtil", "power", "slots"]) {
+  for (
+    const key of [
+      "utilisation",
+      "cpuCores",
+      "memory",
+      "acceleratorUtil",
+      "power",
+      "slots",
+      "coldStarts",
+      "coldStartsPerMin",
+    ]
+  ) {
     assert.equal(stale![key as keyof typeof stale], "n/a", key);
   }
   assert.equal(formatBytes(512), "512 B");
@@ -113,14 +128,40 @@ Deno.test("planView() counts replicas per expert and experts per backend of one 
     threshold: 0.8,
     pinned: null,
     slots_per_backend: 3,
+    moves: {
+      from_version: 3,
+      moved: 2,
+      backends: [{ backend: "b1", hosted: 5, moved: 2 }, { backend: "b2", hosted: 4, moved: 0 }],
+    },
     layers: [{
       layer: 0,
       hosted: [{ backend: "b1", experts: [0, 1, 2] }, { backend: "b2", experts: [2, 3] }],
     }],
   };
-  const view = planView(plan, 0)!;
+  const load = {
+    pool: {
+      balancedness: 0.9,
+      worst_layer: { model: "m", layer: 1, balancedness: 0.7 },
+    },
+    backends: [
+      {
+        name: "b1",
+        residency: { budget_bytes: null, used_bytes: 2 * 2 ** 20, expert_bytes: 2 ** 20 },
+      },
+      { name: "b2", residency: null },
+    ],
+  };
+  const view = planView(plan, 0, load)!;
   assert.deepEqual(view.replicasPerExpert, [1, 1, 2, 1]);
   assert.deepEqual(view.perBackend.map((b: { experts: number }) => b.experts), [3, 2]);
+  // The summary over all layers: hosted, bytes (hosted × expert bytes), warm, moves.
+  assert.deepEqual(
+    view.perBackend.map((b: Record<string, unknown>) => [b.hosted, b.bytes, b.resident, b.moved]),
+    [["5", "5.0 MiB", "2.0 MiB / unlimited", "2"], ["4", "n/a", "n/a", "0"]],
+  );
+  const facts = new Map(view.facts as [string, string][]);
+  assert.equal(facts.get("moves since last plan"), "2 replicas loaded since v3");
+  assert.equal(facts.get("balancedness now"), "0.9 (worst L1 0.7)");
   assert.deepEqual(view.facts![0], ["version", "4"]);
   assert.ok(view.facts!.some(([name, value]: string[]) => name === "created" && value === "n/a"));
   assert.equal(planView(null, 0), null);

@@ -16,14 +16,29 @@ const load: PoolLoad = {
     model: "m",
     layers: [
       // 10 experts: the top one carries 0.75 of the load.
-      { layer: 0, expertTokensPerS: [96, ...Array(9).fill(32 / 9)], balancedness: 0, cv: 0 },
+      {
+        layer: 0,
+        expertTokensPerS: [96, ...Array(9).fill(32 / 9)],
+        balancedness: 0,
+        expertSkew: { top10Share: 0, cv: 0 },
+      },
       // Even: the top one of 10 carries 0.1.
-      { layer: 1, expertTokensPerS: Array(10).fill(5), balancedness: 1, cv: 0 },
+      {
+        layer: 1,
+        expertTokensPerS: Array(10).fill(5),
+        balancedness: 1,
+        expertSkew: { top10Share: 0, cv: 0 },
+      },
       // Idle layers do not dilute the share.
-      { layer: 2, expertTokensPerS: Array(10).fill(0), balancedness: 1, cv: 0 },
+      {
+        layer: 2,
+        expertTokensPerS: Array(10).fill(0),
+        balancedness: 1,
+        expertSkew: { top10Share: 0, cv: 0 },
+      },
     ],
   }],
-  pool: { reporting: 2, balancedness: 0.75, cv: 0.3, tokensBalancedness: 0.8 },
+  pool: { reporting: 2, balancedness: 0.75, utilisationBalancedness: 0.75, utilisationCv: 0.3 },
 };
 
 function sources(overrides: Partial<DoctorSources> = {}): DoctorSources {

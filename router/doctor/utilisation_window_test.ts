@@ -7,7 +7,12 @@ function round(at: number, utilisation: number[], tokensPerS: number): PoolLoad 
   return {
     at,
     models: [],
-    pool: { reporting: utilisation.length, balancedness: 1, cv: 0, tokensBalancedness: 1 },
+    pool: {
+      reporting: utilisation.length,
+      balancedness: 1,
+      utilisationBalancedness: 1,
+      utilisationCv: 0,
+    },
     backends: utilisation.map((u, i) => backendLoadOf({ id: `b${i}`, utilisation: u, tokensPerS })),
   };
 }

@@ -9,8 +9,10 @@
  * the pool's outlier detection (answers, connection failures, timeouts, 5xx); 4. after
  * a timeout, a connection failure or the backend's ejection, retry once on ANOTHER
  * backend (inference is idempotent) while the deadline and the retry budget allow;
- * 5. stream the answer through (its body is never buffered here; once its head
- * arrived no timeout or ejection cuts it), or answer 504 (timed out), 502
+ * 5. pass the answer through — an answer of at most {@linkcode BUFFERED_ANSWER_BYTES}
+ * is read whole inside the attempt (a backend dying mid-body is then retried like a
+ * refused connection); a larger one streams, and once its head arrived no timeout or
+ * ejection cuts it — or answer 504 (timed out), 502
  * (unreachable), 503 (Retry-After: 1) when no other backend is left to try.
  */
 import { ApiError } from "../../shared/errors.ts";
@@ -22,7 +24,7 @@ import { type BackendPool, EjectedError } from "../pool/backend_pool.ts";
 import type { RoutingPolicy } from "../routing/policy.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { FetchLike } from "../runtime/fetch_like.ts";
-import { exchange } from "./backend_exchange.ts";
+import { type AnswerBody, discard, exchange } from "./backend_exchange.ts";
 import type { RetryBudget } from "./retry_budget.ts";
 
 /** Header naming the backend that answered (its own id, see `BackendView.name`). */
@@ -37,6 +39,13 @@ const PASSED_HEADERS = [
   EXPERTS_HEADER,
   BATCHES_HEADER,
 ] as const;
+
+/**
+ * Answers up to this size are read whole before they count (assumed: a demo answer is a
+ * few KiB, 256 tokens of binary output ~64 KiB); with `max_in_flight` 256 this bounds
+ * buffered answers at 64 MiB.
+ */
+export const BUFFERED_ANSWER_BYTES = 256 * 1024;
 
 /** Attempts per request: the first plus one retry on another backend. */
 const MAX_ATTEMPTS = 2;
@@ -85,7 +94,7 @@ export function noHealthyBackend(model: string): ApiError {
 function answer(
   status: number,
   headers: Headers,
-  body: ReadableStream<Uint8Array> | null,
+  body: AnswerBody,
   backendId: string,
 ): Response {
   const passed = new Headers({ [BACKEND_HEADER]: backendId });
@@ -96,7 +105,7 @@ function answer(
   // 204/304 and friends cannot carry a body.
   const bodyless = status === 204 || status === 304 || (status >= 100 && status < 200);
   if (bodyless) {
-    void body?.cancel().catch(() => {});
+    discard(body);
     passed.delete("content-length");
   }
   return new Response(bodyless ? null : body, { status, headers: passed });
@@ -175,6 +184,7 @@ export async function forwardInfer(request: ForwardRequest, deps: ForwardDeps): 
           headers: request.headers,
           body: request.body,
           signal: tryAbort.signal,
+          bufferLimit: BUFFERED_ANSWER_BYTES,
         });
       } finally {
         release();
@@ -219,7 +229,7 @@ export async function forwardInfer(request: ForwardRequest, deps: ForwardDeps): 
         continue;
       }
       if (result.status === 401 || result.status === 403) {
-        void result.body?.cancel().catch(() => {});
+        discard(result.body);
         logger.error("backend rejected the internal token", { ...fields, status: result.status });
         throw new ApiError(
           "backend_error",

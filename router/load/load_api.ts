@@ -5,7 +5,8 @@
  * Node resources per backend: `cpu_cores` (cores busy on average), `net_rx_bytes_s` and
  * `net_tx_bytes_s` (body bytes/s), `accelerator` (`{utilisation, memory_used_bytes,
  * memory_total_bytes}` from `nvidia-smi`, or `null` where none is readable) and `power_w`
- * (or `null`). `?detail=replicas` adds per backend `layers: [{layer, expert_tokens_s}]`,
+ * (or `null`); `residency` (`{budget_bytes, used_bytes, expert_bytes}`: routed-expert
+ * memory budget, bytes warm now, largest routed expert) or `null`. `?detail=replicas` adds per backend `layers: [{layer, expert_tokens_s}]`,
  * the routed-expert tokens/s it served (0 for experts it does not host).
  *
  * The load signal (`saturation.ts`): per backend `saturation` — `{value, bottleneck,
@@ -13,8 +14,18 @@
  * or `null` — and `capacity_tokens_s` (with `capacity_source`); for the pool
  * `saturation` (mean), `saturation_max`, `capacity_tokens_s_per_backend` and `scale`
  * (`{backends, recommended, direction, demand, reason}`).
+ *
+ * Spread (`backend_balance.ts`): `balancedness` (across backends) for the pool, per model
+ * and per layer, with `worst_layer` (`{model, layer, balancedness}`) beside the pool and
+ * model values; `expert_skew` (`{top10_share, cv}`, across experts) per layer; and the
+ * pool's `utilisation_balancedness` and `utilisation_cv` (executor busy time).
+ *
+ * Cold starts per backend (`cold_start_window.ts`): `cold_starts`, routed experts loaded
+ * on demand since the backend started, and `cold_starts_per_min` over the last minute
+ * (`null` where the backend does not report them or fewer than two reports arrived).
  */
 import type { AcceleratorReading } from "../../shared/load_report.ts";
+import type { WorstLayer } from "./backend_balance.ts";
 import type { BackendLoad, PoolLoad } from "./pool_load.ts";
 import type { ScaleAdvice } from "./saturation.ts";
 
@@ -85,6 +96,13 @@ function scaleBody(scale: ScaleAdvice | undefined) {
   };
 }
 
+/** The worst layer's body: `{model, layer, balancedness}`, or null without layers. */
+function worstLayerBody(worst: WorstLayer | null | undefined) {
+  return worst
+    ? { model: worst.model, layer: worst.layer, balancedness: round(worst.balancedness) }
+    : null;
+}
+
 /** The `/api/load` body for `load`; `detail` adds optional sections. */
 export function loadApiBody(
   load: PoolLoad,
@@ -96,8 +114,9 @@ export function loadApiBody(
     pool: {
       backends_reporting: load.pool.reporting,
       balancedness: round(load.pool.balancedness),
-      cv: round(load.pool.cv),
-      tokens_s_balancedness: round(load.pool.tokensBalancedness),
+      worst_layer: worstLayerBody(load.pool.worstLayer),
+      utilisation_balancedness: round(load.pool.utilisationBalancedness),
+      utilisation_cv: round(load.pool.utilisationCv),
       saturation: roundOrNull(load.pool.saturation),
       saturation_max: roundOrNull(load.pool.saturationMax),
       capacity_tokens_s_per_backend: roundOrNull(load.pool.capacityPerBackend),
@@ -128,16 +147,30 @@ export function loadApiBody(
       power_w: roundOrNull(backend.powerW),
       saturation: saturationBody(backend),
       capacity_tokens_s: roundOrNull(backend.capacity?.tokensPerS),
+      cold_starts: backend.coldStarts ?? null,
+      cold_starts_per_min: roundOrNull(backend.coldStartsPerMin),
       capacity_source: backend.capacity?.source ?? null,
+      residency: backend.residency
+        ? {
+          budget_bytes: backend.residency.budgetBytes,
+          used_bytes: backend.residency.usedBytes,
+          expert_bytes: backend.residency.expertBytes,
+        }
+        : null,
       ...(detail === "replicas" ? replicasBody(backend) : {}),
     })),
-    models: load.models.map(({ model, layers }) => ({
+    models: load.models.map(({ model, layers, balancedness, worstLayer }) => ({
       model,
+      balancedness: roundOrNull(balancedness),
+      worst_layer: worstLayerBody(worstLayer),
       layers: layers.map((layer) => ({
         layer: layer.layer,
         expert_tokens_s: layer.expertTokensPerS.map(round),
         balancedness: round(layer.balancedness),
-        cv: round(layer.cv),
+        expert_skew: {
+          top10_share: round(layer.expertSkew.top10Share),
+          cv: round(layer.expertSkew.cv),
+        },
         ewma_tokens_s: source.ewma?.(model, layer.layer)?.map(round) ?? null,
       })),
     })),

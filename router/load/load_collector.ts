@@ -20,6 +20,7 @@ import { type ReportRates, reportRates, sameRun } from "./load_rates.ts";
 import { aggregatePoolLoad, type BackendLoadSample, isFresh, type PoolLoad } from "./pool_load.ts";
 import { PeriodicRounds } from "../runtime/periodic_rounds.ts";
 import { type CapacityMemory, rememberCapacity } from "./saturation.ts";
+import { type ColdStartHistory, coldStartTotal, rememberColdStarts } from "./cold_start_window.ts";
 
 /** Options of {@linkcode LoadCollector}. */
 export interface LoadCollectorOptions {
@@ -74,6 +75,7 @@ export class LoadCollector {
   readonly #states = new Map<string, BackendLoadState>();
   readonly #rounds: PeriodicRounds;
   #capacity: CapacityMemory = new Map();
+  #coldStarts: ColdStartHistory = new Map();
   #routerLast: { at: number; shed: number; admitted: number } | undefined;
   #routerRates: { shedPerS: number; admittedPerS: number } | undefined;
 
@@ -128,6 +130,7 @@ export class LoadCollector {
       now: this.#options.clock.now(),
       staleAfterMs: this.staleAfterMs,
       capacityMemory: this.#capacity,
+      coldStarts: this.#coldStarts,
       ...(this.#options.scaleTarget !== undefined
         ? { scaleTarget: this.#options.scaleTarget }
         : {}),
@@ -177,6 +180,14 @@ export class LoadCollector {
     await Promise.all(this.#pool.views().map((view) => this.#poll(view)));
     if (this.#rounds.signal.aborted) return;
     this.#rateRouter();
+    this.#coldStarts = rememberColdStarts(
+      this.#coldStarts,
+      [...this.#states.values()].map((state) => ({
+        id: state.id,
+        at: state.receivedAt ?? -Infinity,
+        total: coldStartTotal(state.current),
+      })),
+    );
     // Capacities measured at saturation outlive the round that measured them.
     const load = this.snapshot();
     this.#capacity = rememberCapacity(

@@ -61,12 +61,17 @@ Deno.test("LoadCollector derives rates from two polls and sends the internal tok
   const [layer0, layer1] = load.models[0]!.layers;
   assert.deepEqual(layer0?.expertTokensPerS, [150, 150, 0, 0]);
   assert.deepEqual(layer1?.expertTokensPerS, [100, 100, 100, 100]);
-  assert.equal(layer0?.balancedness, 0.5);
+  // Balancedness across backends: layer 0 ran 200 and 100 expert tokens/s on them.
+  assert.equal(layer0?.balancedness, 0.75);
   assert.equal(layer1?.balancedness, 1);
+  // Expert skew across experts: the top 10 % (one expert) carries half of layer 0.
+  assert.deepEqual(layer0?.expertSkew, { top10Share: 0.5, cv: 1 });
   assert.equal(load.pool.reporting, 2);
+  // Pool: 400 and 300 expert tokens/s summed over layers; the worst layer is layer 0.
+  assert.equal(load.pool.balancedness, 0.875);
+  assert.deepEqual(load.pool.worstLayer, { model: "tiny", layer: 0, balancedness: 0.75 });
   // Utilisations 0.5 and 0.25: mean 0.375 over max 0.5.
-  assert.equal(load.pool.balancedness, 0.75);
-  assert.equal(load.pool.tokensBalancedness, 1);
+  assert.equal(load.pool.utilisationBalancedness, 0.75);
   await h.close();
 });
 
@@ -216,5 +221,32 @@ Deno.test("the router's own sheds reach the pool signal: saturation ≥ 0.9 and 
   assert.equal(full.routerShedPerS, 300);
   assert.ok(full.saturation! >= 0.9, `router shedding: saturation ${full.saturation}`);
   assert.equal(full.scale?.direction, "up");
+  await h.close();
+});
+
+Deno.test("cold starts per backend reach /api/load: total and the last minute's rate", async () => {
+  const h = await createHarness({ backends: 2 });
+  let tick = 0;
+  // backend-1 loads 3 experts on demand every 10 s; backend-2 reports no cold starts.
+  h.backends[0]!.loadReport = () => {
+    const report = fakeLoadReport({ at: T0 + 10_000 * tick, busyMs: tick, tokens: tick });
+    report.parts[1]!.coldStarts = 2 * tick;
+    report.parts[2]!.coldStarts = tick;
+    return report;
+  };
+  h.backends[1]!.loadReport = () =>
+    fakeLoadReport({ backend: "backend-2", at: T0 + 10_000 * tick, busyMs: tick });
+  for (; tick <= 9; tick++) {
+    await h.collector.pollNow();
+    await h.clock.advance(10_000);
+  }
+  const body = await (await h.app.request("/api/load")).json() as LoadApiBody;
+  const [first, second] = body.backends;
+  // 10 polls, 10 s apart (ticks 0–9): total 3 × 9 = 27; the last minute (ticks 3–9, 60 s)
+  // grew by 18 → 18/min.
+  assert.equal(first?.cold_starts, 27);
+  assert.equal(first?.cold_starts_per_min, 18);
+  assert.equal(second?.cold_starts, null);
+  assert.equal(second?.cold_starts_per_min, null);
   await h.close();
 });

@@ -1,7 +1,9 @@
 /**
  * @module The pool's load at one moment, aggregated from each backend's latest report
  * and rates: per backend, per (model, layer) the expert tokens/s vector summed over the
- * backends hosting each logical expert, and balancedness per layer and for the pool.
+ * backends hosting each logical expert, balancedness (across backends) per layer and for
+ * the pool with its worst layer, and expert skew (across experts) per layer
+ * (`backend_balance.ts` defines both).
  *
  * Only fresh backends (their last poll succeeded, within `staleAfterMs`) with rates
  * (two reports of one run) count towards sums and balancedness; stale ones are still
@@ -9,8 +11,21 @@
  */
 import type { AcceleratorReading, LoadReport } from "../../shared/load_report.ts";
 import { balancedness, coefficientOfVariation } from "../../shared/balancedness.ts";
+import {
+  type ExpertSkew,
+  expertSkew,
+  layerBalancedness,
+  poolBalancedness,
+  type WorstLayer,
+  worstLayer,
+} from "./backend_balance.ts";
 import type { ReportRates } from "./load_rates.ts";
 import { attributePower } from "./power_attribution.ts";
+import {
+  type ColdStartHistory,
+  coldStartTotal,
+  recentColdStartsPerMin,
+} from "./cold_start_window.ts";
 import {
   backendCapacity,
   type CapacityEstimate,
@@ -69,6 +84,10 @@ export interface BackendLoad {
   capacity?: CapacityEstimate | undefined;
   /** Routed-expert memory budget, bytes used and largest expert, from its latest report. */
   residency?: LoadReport["residency"];
+  /** Cold starts since the backend started (latest report); `undefined` not reported. */
+  coldStarts?: number | undefined;
+  /** Cold starts per minute over the last minute (`cold_start_window.ts`). */
+  coldStartsPerMin?: number | undefined;
   slots: number | undefined;
   executionProvider: string | undefined;
   memory: LoadReport["memory"] | undefined;
@@ -108,14 +127,20 @@ export interface LayerLoad {
   layer: number;
   /** `[expert]` → tokens/s routed to that logical expert, all backends together. */
   expertTokensPerS: number[];
+  /** Mean ÷ max over fresh backends of their expert tokens/s in this layer. */
   balancedness: number;
-  cv: number;
+  /** How unevenly the tokens spread over the layer's experts. */
+  expertSkew: ExpertSkew;
 }
 
 /** Expert load of one model, layer by layer. */
 export interface ModelLoad {
   model: string;
   layers: LayerLoad[];
+  /** Pool balancedness over this model's backends (work summed over layers). */
+  balancedness?: number;
+  /** This model's lowest per-layer balancedness; null without layers. */
+  worstLayer?: WorstLayer | null;
 }
 
 /** The aggregate the router serves at `GET /api/load` and feeds to history. */
@@ -127,11 +152,16 @@ export interface PoolLoad {
   pool: {
     /** Fresh backends with rates. */
     reporting: number;
-    /** Balancedness of their utilisations. */
+    /**
+     * Balancedness: mean ÷ max of their routed-expert tokens/s summed over layers
+     * (`backend_balance.ts`).
+     */
     balancedness: number;
-    cv: number;
-    /** Balancedness of their token rates. */
-    tokensBalancedness: number;
+    /** The lowest per-layer balancedness over every model; null without layers. */
+    worstLayer?: WorstLayer | null;
+    /** Mean ÷ max and coefficient of variation of their executor utilisations. */
+    utilisationBalancedness: number;
+    utilisationCv: number;
     /** Mean saturation of fresh backends; `undefined` when none reports rates. */
     saturation?: number | undefined;
     /** Highest saturation of a fresh backend. */
@@ -153,6 +183,8 @@ export interface AggregateOptions {
   staleAfterMs: number;
   /** Capacities measured at saturation earlier (`saturation.ts`); default none. */
   capacityMemory?: CapacityMemory;
+  /** Cold-start totals of recent rounds per backend (`cold_start_window.ts`); default none. */
+  coldStarts?: ColdStartHistory;
   /** Utilisation the scaling advice plans for; default 0.8 (`prewarm.threshold`). */
   scaleTarget?: number;
   /** Most backends the scaling advice recommends; default 8 (`prewarm.max_backends`). */
@@ -203,6 +235,8 @@ function backendLoad(sample: BackendLoadSample, options: AggregateOptions): Back
     saturation,
     capacity,
     residency: report?.residency,
+    coldStarts: coldStartTotal(report),
+    coldStartsPerMin: recentColdStartsPerMin(options.coldStarts?.get(sample.id)),
     slots: report?.slots,
     executionProvider: report?.executionProvider,
     memory: report?.memory,
@@ -249,7 +283,10 @@ function padExpertLayers(backends: BackendLoad[], models: readonly ModelLoad[]):
 }
 
 /** Sums routed-expert token rates per (model, layer, expert) over `samples`. */
-function expertLoads(samples: readonly BackendLoadSample[]): ModelLoad[] {
+function expertLoads(
+  samples: readonly BackendLoadSample[],
+  backends: readonly BackendLoad[],
+): ModelLoad[] {
   // Step 1: model → layer → expert → tokens/s, over every backend hosting the expert.
   const sums = new Map<string, Map<number, number[]>>();
   for (const { report, rates } of samples) {
@@ -264,16 +301,21 @@ function expertLoads(samples: readonly BackendLoadSample[]): ModelLoad[] {
       vector[part.expert]! += part.tokensPerS;
     }
   }
-  // Step 2: balancedness per layer, in model and layer order.
-  return [...sums.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([model, layers]) => ({
-    model,
-    layers: [...layers.entries()].sort(([a], [b]) => a - b).map(([layer, vector]) => ({
+  // Step 2: balancedness and expert skew per layer, in model and layer order.
+  return [...sums.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([model, layers]) => {
+    const rows = [...layers.entries()].sort(([a], [b]) => a - b).map(([layer, vector]) => ({
       layer,
       expertTokensPerS: vector,
-      balancedness: balancedness(vector),
-      cv: coefficientOfVariation(vector),
-    })),
-  }));
+      balancedness: layerBalancedness(backends, model, layer),
+      expertSkew: expertSkew(vector),
+    }));
+    return {
+      model,
+      layers: rows,
+      balancedness: poolBalancedness(backends, model),
+      worstLayer: worstLayer(rows.map((row) => ({ model, ...row }))),
+    };
+  });
 }
 
 /** Aggregates the collector's samples into the pool's load now. */
@@ -285,7 +327,7 @@ export function aggregatePoolLoad(
   const utilisations = usable.map((sample) => sample.rates!.backend.utilisation);
   // A GPU several backends share is attributed once, split among them.
   const backends = attributePower(samples.map((sample) => backendLoad(sample, options)));
-  const models = expertLoads(usable);
+  const models = expertLoads(usable, backends);
   padExpertLayers(backends, models);
   const signal = backends.filter((b) => !b.stale && b.saturation !== undefined);
   const saturations = signal.map((b) => b.saturation!.value);
@@ -295,9 +337,12 @@ export function aggregatePoolLoad(
     models,
     pool: {
       reporting: usable.length,
-      balancedness: balancedness(utilisations),
-      cv: coefficientOfVariation(utilisations),
-      tokensBalancedness: balancedness(usable.map((sample) => sample.rates!.backend.tokensPerS)),
+      balancedness: poolBalancedness(backends),
+      worstLayer: worstLayer(
+        models.flatMap((m) => m.layers.map((layer) => ({ model: m.model, ...layer }))),
+      ),
+      utilisationBalancedness: balancedness(utilisations),
+      utilisationCv: coefficientOfVariation(utilisations),
       saturation: poolSaturation(saturations, options.router),
       routerShedPerS: options.router?.shedPerS,
       saturationMax: saturations.length === 0 ? undefined : Math.max(...saturations),

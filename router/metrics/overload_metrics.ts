@@ -2,7 +2,7 @@
  * @module Router metrics about overload and faults, read at scrape time: ejections by
  * reason, timeouts excused by the router's own lag, panic routing, the event-loop lag,
  * requests shed by reason, retries by cause and retries the budget refused, and the
- * requests in flight. The `*Samples` functions are pure; {@linkcode overloadMetrics}
+ * requests in flight and the bodies being read. The `*Samples` functions are pure; {@linkcode overloadMetrics}
  * registers them.
  */
 import type { Registry } from "prom-client";
@@ -22,6 +22,8 @@ export interface OverloadSource {
   retries(): ReadonlyMap<RetryCause, number>;
   retriesRefused(): number;
   inFlight(): number;
+  /** Request bodies being read (`router.admission.max_body_readers` slots taken). */
+  bodyReaders(): number;
 }
 
 const RETRY_CAUSES: readonly RetryCause[] = ["timeout", "unreachable", "ejected"];
@@ -82,5 +84,10 @@ export function overloadMetrics(registry: Registry, source: OverloadSource): voi
     name: "switchyard_router_in_flight_requests",
     help: "Inference requests this router has admitted and not yet answered.",
     read: () => [{ labels: {}, value: source.inFlight() }],
+  });
+  collectedGauge(registry, {
+    name: "switchyard_router_body_readers",
+    help: "Inference request bodies being read (router.admission.max_body_readers slots taken).",
+    read: () => [{ labels: {}, value: source.bodyReaders() }],
   });
 }

@@ -1,7 +1,9 @@
 /**
  * @module Router metrics about the pool, read at scrape time: backend health and
- * in-flight requests (from the pool), pool and per-layer balancedness (from the load
- * collector's {@linkcode PoolLoad}), and the current placement plan version per model.
+ * in-flight requests (from the pool), balancedness (across backends: pool, worst layer,
+ * per layer) and expert skew (across experts, per layer) from the load collector's
+ * {@linkcode PoolLoad} (`load/backend_balance.ts` defines both), and the current
+ * placement plan version per model.
  * The `*Samples` functions are pure; {@linkcode poolMetrics} registers them.
  */
 import type { Registry } from "prom-client";
@@ -39,15 +41,15 @@ export function backendInFlightSamples(views: readonly BackendView[]): Sample<"b
   return views.map((view) => ({ labels: { backend: view.name }, value: view.inFlight }));
 }
 
-/** Per (model, layer) samples of one {@linkcode LayerLoad} field. */
+/** Per (model, layer) samples of one layer measure. */
 export function layerSamples(
   load: PoolLoad,
-  field: "balancedness" | "cv",
+  field: "balancedness" | "top10Share" | "cv",
 ): Sample<"model" | "layer">[] {
   return load.models.flatMap((model) =>
     model.layers.map((layer) => ({
       labels: { model: model.model, layer: layer.layer },
-      value: layer[field],
+      value: field === "balancedness" ? layer.balancedness : layer.expertSkew[field],
     }))
   );
 }
@@ -77,38 +79,52 @@ export function poolMetrics(registry: Registry, options: PoolMetricsOptions): vo
     labelNames: ["backend"],
     read: () => backendInFlightSamples(views()),
   });
-  const pool = (field: "balancedness" | "cv" | "tokensBalancedness" | "reporting") => () => [
-    { labels: {}, value: load().pool[field] },
-  ];
+  const pool = (read: (p: PoolLoad["pool"]) => number | null | undefined) => () => {
+    const value = read(load().pool);
+    return value === null || value === undefined ? [] : [{ labels: {}, value }];
+  };
   collectedGauge(registry, {
     name: "switchyard_pool_balancedness",
+    help: "Balancedness: mean / max over reporting backends of the routed-expert tokens/s " +
+      "each ran, summed over layers (1 = even).",
+    read: pool((p) => p.balancedness),
+  });
+  collectedGauge(registry, {
+    name: "switchyard_pool_worst_layer_balancedness",
+    help: "The lowest per-layer balancedness (switchyard_layer_balancedness) of any model.",
+    read: pool((p) => p.worstLayer?.balancedness),
+  });
+  collectedGauge(registry, {
+    name: "switchyard_pool_utilisation_balancedness",
     help: "Mean / max of the executor utilisation of the reporting backends (1 = even).",
-    read: pool("balancedness"),
+    read: pool((p) => p.utilisationBalancedness),
   });
   collectedGauge(registry, {
     name: "switchyard_pool_utilisation_cv",
     help: "Coefficient of variation of the executor utilisation of the reporting backends.",
-    read: pool("cv"),
-  });
-  collectedGauge(registry, {
-    name: "switchyard_pool_tokens_balancedness",
-    help: "Mean / max of the token rates of the reporting backends (1 = even).",
-    read: pool("tokensBalancedness"),
+    read: pool((p) => p.utilisationCv),
   });
   collectedGauge(registry, {
     name: "switchyard_pool_backends_reporting",
     help: "Backends with fresh load reports and rates (the ones balancedness counts).",
-    read: pool("reporting"),
+    read: pool((p) => p.reporting),
   });
   collectedGauge(registry, {
     name: "switchyard_layer_balancedness",
-    help: "Mean / max of the routed-token rates of a layer's logical experts, pool-wide.",
+    help: "Balancedness of a layer: mean / max over reporting backends of the routed-expert " +
+      "tokens/s each ran in it (what placement evens out; 1 = even).",
     labelNames: ["model", "layer"],
     read: () => layerSamples(load(), "balancedness"),
   });
   collectedGauge(registry, {
-    name: "switchyard_layer_expert_load_cv",
-    help: "Coefficient of variation of the routed-token rates of a layer's logical experts.",
+    name: "switchyard_layer_expert_skew_top10_share",
+    help: "Expert skew: share of a layer's routed tokens on its hottest 10 % of experts.",
+    labelNames: ["model", "layer"],
+    read: () => layerSamples(load(), "top10Share"),
+  });
+  collectedGauge(registry, {
+    name: "switchyard_layer_expert_skew_cv",
+    help: "Expert skew: coefficient of variation of a layer's logical experts' routed tokens/s.",
     labelNames: ["model", "layer"],
     read: () => layerSamples(load(), "cv"),
   });

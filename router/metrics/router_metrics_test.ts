@@ -28,11 +28,22 @@ const LOAD: PoolLoad = {
   models: [{
     model: "m",
     layers: [
-      { layer: 0, expertTokensPerS: [1, 1], balancedness: 1, cv: 0 },
-      { layer: 1, expertTokensPerS: [3, 1], balancedness: 0.625, cv: 0.5 },
+      { layer: 0, expertTokensPerS: [1, 1], balancedness: 1, expertSkew: { top10Share: 0, cv: 0 } },
+      {
+        layer: 1,
+        expertTokensPerS: [3, 1],
+        balancedness: 0.625,
+        expertSkew: { top10Share: 0.75, cv: 0.5 },
+      },
     ],
   }],
-  pool: { reporting: 2, balancedness: 0.8, cv: 0.25, tokensBalancedness: 0.9 },
+  pool: {
+    reporting: 2,
+    balancedness: 0.8,
+    worstLayer: { model: "m", layer: 1, balancedness: 0.625 },
+    utilisationBalancedness: 0.9,
+    utilisationCv: 0.25,
+  },
 };
 
 function alert(kind: Alert["kind"], subject: string): Alert {
@@ -90,6 +101,7 @@ function metrics(overrides: Partial<RouterMetricsDeps> = {}): RouterMetrics {
       sheds: () => new Map([["router_full", 7]]),
       retries: () => new Map([["unreachable", 3]]),
       retriesRefused: () => 1,
+      bodyReaders: () => 0,
       inFlight: () => 4,
     },
     ...overrides,
@@ -152,11 +164,13 @@ Deno.test("RouterMetrics reads backends, balancedness, plans, alerts and logs at
   assert.equal(one("switchyard_router_backend_up", { backend: "b22" }), 0);
   assert.equal(one("switchyard_router_backend_in_flight_requests", { backend: "b1" }), 3);
   assert.equal(one("switchyard_pool_balancedness"), 0.8);
+  assert.equal(one("switchyard_pool_worst_layer_balancedness"), 0.625);
+  assert.equal(one("switchyard_pool_utilisation_balancedness"), 0.9);
   assert.equal(one("switchyard_pool_utilisation_cv"), 0.25);
-  assert.equal(one("switchyard_pool_tokens_balancedness"), 0.9);
   assert.equal(one("switchyard_pool_backends_reporting"), 2);
   assert.equal(one("switchyard_layer_balancedness", { model: "m", layer: "1" }), 0.625);
-  assert.equal(one("switchyard_layer_expert_load_cv", { model: "m", layer: "1" }), 0.5);
+  assert.equal(one("switchyard_layer_expert_skew_top10_share", { model: "m", layer: "1" }), 0.75);
+  assert.equal(one("switchyard_layer_expert_skew_cv", { model: "m", layer: "1" }), 0.5);
   assert.equal(one("switchyard_plan_current_version", { model: "m" }), 7);
   assert.equal(findSamples(text, "switchyard_plan_current_version", { model: "n" }).length, 0);
   assert.equal(one("switchyard_plan_reconciliations_total", { outcome: "reconciled" }), 3);

@@ -62,7 +62,7 @@ Deno.test("observer failures are exported as switchyard_router_observer_errors_t
       at: 0,
       backends: [],
       models: [],
-      pool: { reporting: 0, balancedness: 1, cv: 0, tokensBalancedness: 1 },
+      pool: { reporting: 0, balancedness: 1, utilisationBalancedness: 1, utilisationCv: 0 },
     }),
     observerErrors: () => failures.counts(),
   });

@@ -54,7 +54,13 @@ Deno.test("forecastVolume() reads settled buckets only: on the minute it never p
     forecasters: [lastValue],
     settleMs: 0,
   });
-  const settled = storeTrafficSource(store, { model: () => "m", forecasters: [lastValue] });
+  // This recorder flushes only at boundaries (no open-bucket flush as the router does), so
+  // no bucket in progress can be read: settled buckets only.
+  const settled = storeTrafficSource(store, {
+    model: () => "m",
+    forecasters: [lastValue],
+    partialBucket: false,
+  });
   let rawZero = 0;
   for (let minute = 1; minute <= 5; minute++) {
     for (let second = 0; second < 60; second++) {
@@ -139,4 +145,60 @@ Deno.test("PrewarmJob runs at an event's lead-window start, not at the next minu
   assert.equal(latest!.at, T0 + 25_000);
   assert.equal(latest!.trigger, "event_lead");
   job.stop();
+});
+
+Deno.test("forecastVolume() blends the bucket in progress: a step shows on the minute, not a bucket later", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const clock = new ManualClock(T0);
+  const store = new TrafficStore(kv, { clock, bucketMs: MIN, retentionMs: 60 * MIN });
+  // As the router runs it: closed buckets flushed at each boundary, the open one every 2 s.
+  const recorder = new TrafficRecorder(store, {
+    clock,
+    logger: new MemoryLogger(),
+    roundIntervalMs: 1000,
+    flushEveryMs: 2000,
+  });
+  recorder.start();
+  const settledOnly = storeTrafficSource(store, {
+    model: () => "m",
+    forecasters: [lastValue],
+    partialBucket: false,
+  });
+  const blended = storeTrafficSource(store, { model: () => "m", forecasters: [lastValue] });
+  // Minutes 1-3 at 40 tokens/s (ten 4-row requests a second), minute 4 at 80 (eight rows).
+  const second = async (rows: number) => {
+    for (let k = 0; k < 10; k++) recorder.observe(event(clock.now() + k * 100, rows));
+    await clock.advance(1000);
+  };
+  for (let s = 0; s < 3 * 60; s++) await second(4);
+  for (let s = 0; s < 30; s++) await second(8);
+  // Mid-bucket (30 s into minute 4): the store surely holds its first 28 s at 80 tokens/s.
+  const mid = clock.now();
+  const old = await settledOnly.forecastVolume(mid, 3 * MIN);
+  const now = await blended.forecastVolume(mid, 3 * MIN);
+  // Settled only: the last closed bucket (40 tokens/s) for every point.
+  assert.ok(old !== null && now !== null);
+  for (const p of old.points) assert.equal(p.tokensPerS, 40);
+  // Blended: minute 3 closed whole (40), then minute 4 in progress: partial P tokens over
+  // fraction 28/60 plus (32/60) × the one-step forecast 2400 tokens. P is what the last
+  // flush held: 80 tokens/s over the 28–30 s the flushes so far covered (the flush of this
+  // tick may or may not have landed, and a flush holds the second it was observed in).
+  const point = now.points.find((p) => p.at === T0 + 4 * MIN)!;
+  const partialS = (60 * point.tokensPerS - (32 / 60) * 2400) / 80;
+  assert.ok(
+    [28, 29, 30].some((s) => Math.abs(partialS - s) < 1e-9),
+    `${point.tokensPerS} tokens/s means ${partialS} s of the bucket flushed, not 28–30`,
+  );
+  assert.ok(point.tokensPerS > 55, "the step shows in the bucket it happens in");
+  // Later points follow the blended bucket (last value), not the closed one.
+  assert.equal(now.points.at(-1)!.tokensPerS, point.tokensPerS);
+  for (let s = 30; s < 60; s++) await second(8);
+  // On the minute: minute 4 just closed; the settled-only forecast still says 40.
+  const onMinute = clock.now();
+  const lagging = await settledOnly.forecastVolume(onMinute, 3 * MIN);
+  const fresh = await blended.forecastVolume(onMinute, 3 * MIN);
+  assert.equal(lagging!.points.find((p) => p.at === onMinute + MIN)!.tokensPerS, 40);
+  const next = fresh!.points.find((p) => p.at === onMinute + MIN)!.tokensPerS;
+  assert.ok(Math.abs(next - 80) / 80 < 0.05, `blended forecast for the next minute: ${next}`);
+  await recorder.close();
 });

@@ -9,6 +9,12 @@
  *   least `settleMs` (default 5 s, longer than the recorder's 2 s flush) before `now`.
  *   The job runs on the minute, the moment the last bucket closes and before its final
  *   flush: reading that bucket gave "last value" forecasts of 0 with traffic flowing.
+ * - **Then the buckets in progress** (`partial_bucket.ts`, on unless `partialBucket` is
+ *   false): each unsettled bucket up to `now` that the store surely holds part of (up to
+ *   `now − partialLagMs`) is appended to the series as its partial tokens blended with
+ *   the one-step forecast by the fraction it covers, and is a forecast point itself; the
+ *   horizon is forecast after them. On the minute that is the bucket that just closed
+ *   (58 of 60 s covered); mid-bucket also the one in progress.
  * - Observed volume of one bucket (the job's prediction check).
  * - Mix: request shares of the last `mixWindowMs`.
  * - Affinity: expert selections per request type over the last day, plus `"*"`, the sum
@@ -18,6 +24,8 @@ import { backtest, selectModel } from "../forecast/backtest.ts";
 import type { Forecaster } from "../forecast/forecaster.ts";
 import { FORECASTERS } from "../forecast/forecasters.ts";
 import type { TrafficStore } from "../traffic/traffic_store.ts";
+import { OPEN_BUCKET_FLUSH_MS } from "../traffic/traffic_recorder.ts";
+import { blendPartial, coveredFraction } from "./partial_bucket.ts";
 import type { ExpertAffinity, TrafficSource, VolumeForecast } from "./prewarm_types.ts";
 
 /** Options of {@linkcode storeTrafficSource}. */
@@ -34,6 +42,10 @@ export interface StoreTrafficSourceOptions {
   forecasters?: readonly Forecaster[];
   /** A bucket is read only this long (ms) after it closed; default 5000. */
   settleMs?: number;
+  /** Blend the buckets in progress into the forecast (see the module doc); default true. */
+  partialBucket?: boolean;
+  /** The store surely holds traffic older than this (ms); default the router's open-bucket flush. */
+  partialLagMs?: number;
 }
 
 /** A {@linkcode TrafficSource} over the KV traffic series; see the module doc. */
@@ -47,6 +59,7 @@ export function storeTrafficSource(
   const reselectMs = options.reselectMs ?? 3_600_000;
   const candidates = options.forecasters ?? FORECASTERS;
   const settleMs = options.settleMs ?? 5_000;
+  const partialLagMs = options.partialLagMs ?? OPEN_BUCKET_FLUSH_MS;
   const seasonLength = Math.max(1, Math.round(86_400_000 / bucketMs));
   let chosen: { forecaster: Forecaster; at: number; horizon: number } | undefined;
 
@@ -72,14 +85,33 @@ export function storeTrafficSource(
         const forecaster = usable.find((f) => f.name === best?.name) ?? usable[0]!;
         chosen = { forecaster, at: now, horizon };
       }
-      const { mean } = chosen.forecaster.forecast(series, horizon, { seasonLength });
+      const forecaster = chosen.forecaster;
+      // The buckets in progress, blended with the one-step forecast by what they cover.
+      const extended = [...series];
+      const partial: { at: number; tokens: number }[] = [];
+      if (options.partialBucket !== false) {
+        for (let start = end; start <= store.bucketStart(now); start += bucketMs) {
+          const f = coveredFraction(start, bucketMs, now, partialLagMs);
+          if (f <= 0) break;
+          const [tokens] = await store.values({ kind: "tokens", model }, start, start + bucketMs);
+          const next = forecaster.forecast(extended, 1, { seasonLength }).mean[0] ?? 0;
+          const blended = blendPartial(tokens ?? 0, f, next);
+          extended.push(blended);
+          partial.push({ at: start + bucketMs, tokens: blended });
+        }
+      }
+      const { mean } = forecaster.forecast(extended, horizon, { seasonLength });
+      const last = end + partial.length * bucketMs;
       return {
         bucketMs,
-        model: chosen.forecaster.name,
-        points: mean.map((tokens, h) => ({
-          at: end + (h + 1) * bucketMs,
-          tokensPerS: Math.max(0, tokens) / (bucketMs / 1000),
-        })),
+        model: forecaster.name,
+        points: [
+          ...partial.map((p) => ({ at: p.at, tokensPerS: p.tokens / (bucketMs / 1000) })),
+          ...mean.map((tokens, h) => ({
+            at: last + (h + 1) * bucketMs,
+            tokensPerS: Math.max(0, tokens) / (bucketMs / 1000),
+          })),
+        ],
       };
     },
     async observedMix(now: number): Promise<Record<string, number> | null> {

@@ -54,7 +54,7 @@ export function registerOperatorApi<E extends Env>(
   app: Hono<E>,
   config: Config,
   deps: OperatorApiDeps,
-): { close(): Promise<void> } {
+): { close(): Promise<void>; onRound(load: PoolLoad): void } {
   const { pool, clock, logger, series } = deps;
   const adminToken = config.auth.admin_token;
   registerAlertRoutes(app, deps.alerts);
@@ -90,26 +90,23 @@ export function registerOperatorApi<E extends Env>(
       requests: deps.requests,
     },
   });
-  registerAdviceRoutes(app, {
-    advisor: new Advisor({
-      config,
-      balancer: deps.balancer,
-      load: deps.load,
-      views: () => pool.views(),
-      modelShape: () => {
-        const dModel = modelParameter(pool, "d_model");
-        const dFf = modelParameter(pool, "d_ff");
-        const [entry] = pool.catalog().values();
-        const kind = entry?.metadata.parameters?.["expert_kind"] === "swiglu" ? "swiglu" : "mlp";
-        return dModel !== undefined && dFf !== undefined ? { dModel, dFf, kind } : undefined;
-      },
-      fetch: deps.fetch,
-      clock,
-      logger,
-    }),
-    adminToken,
+  const advisor = new Advisor({
+    config,
+    balancer: deps.balancer,
+    load: deps.load,
+    views: () => pool.views(),
+    modelShape: () => {
+      const dModel = modelParameter(pool, "d_model");
+      const dFf = modelParameter(pool, "d_ff");
+      const [entry] = pool.catalog().values();
+      const kind = entry?.metadata.parameters?.["expert_kind"] === "swiglu" ? "swiglu" : "mlp";
+      return dModel !== undefined && dFf !== undefined ? { dModel, dFf, kind } : undefined;
+    },
+    fetch: deps.fetch,
+    clock,
     logger,
   });
+  registerAdviceRoutes(app, { advisor, adminToken, logger });
   if (deps.kv && series.traffic && series.backends) {
     registerAnalysisRoutes(app, {
       kv: deps.kv,
@@ -140,7 +137,7 @@ export function registerOperatorApi<E extends Env>(
   const assets = new StaticAssets(deps.assets);
   registerAnalysisPages(app, assets);
   // Read-only page and SSE stream; its streams must end before the server can shut down.
-  return registerDashboardRoutes(app, {
+  const dashboard = registerDashboardRoutes(app, {
     timeline: deps.timeline,
     clock,
     logger,
@@ -149,4 +146,9 @@ export function registerOperatorApi<E extends Env>(
     maxClients: config.limits.sse_streams,
     maxPerClient: config.limits.sse_streams_per_client,
   });
+  return {
+    close: () => dashboard.close(),
+    // Every load round: the advisor precomputes its first advice (see Advisor.prepare).
+    onRound: (load) => advisor.prepare(load),
+  };
 }

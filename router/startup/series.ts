@@ -12,7 +12,7 @@ import { LoadHistory } from "../load/load_history.ts";
 import type { PoolLoad } from "../load/pool_load.ts";
 import type { InferenceObserver } from "../observe/inference_event.ts";
 import type { Clock } from "../runtime/clock.ts";
-import { TrafficRecorder } from "../traffic/traffic_recorder.ts";
+import { OPEN_BUCKET_FLUSH_MS, TrafficRecorder } from "../traffic/traffic_recorder.ts";
 import { TrafficStore } from "../traffic/traffic_store.ts";
 
 /** The series a router keeps (all `undefined` without KV). */
@@ -64,7 +64,7 @@ export function createRouterSeries(
     clock,
     logger,
     roundIntervalMs: loadIntervalMs,
-    flushEveryMs: 2000,
+    flushEveryMs: OPEN_BUCKET_FLUSH_MS,
   });
   const backends = new BackendSeries(kv, {
     clock,

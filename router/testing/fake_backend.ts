@@ -28,7 +28,9 @@ export type FakeMode =
   /** The network `fetch` throws a plain Error (not a TypeError). */
   | "explode"
   /** Inference answers 503 with `Retry-After: 2`. */
-  | "overloaded";
+  | "overloaded"
+  /** The answer's head (200, its content-length) arrives, then the connection resets. */
+  | "reset_mid_body";
 
 /** One request a fake backend received. */
 export interface ReceivedRequest {
@@ -185,6 +187,32 @@ export class FakeNetwork {
     }
     if (backend.mode === "explode") throw new Error("network stack exploded");
     if (backend.mode === "hang") return await hang(request.signal);
-    return await backend.app.fetch(request);
+    const response = onTheWire(await backend.app.fetch(request));
+    return backend.mode === "reset_mid_body" ? resetMidBody(await response) : await response;
   };
+}
+
+/** `response` as a fetch over HTTP sees it: a fixed body declares its content-length. */
+async function onTheWire(response: Response): Promise<Response> {
+  if (response.body === null || response.headers.has("content-length")) return response;
+  const body = new Uint8Array(await response.arrayBuffer());
+  const headers = new Headers(response.headers);
+  headers.set("content-length", String(body.byteLength));
+  return new Response(body, { status: response.status, headers });
+}
+
+/** `response`'s head with a body that fails after its first byte, as a reset peer's does. */
+function resetMidBody(response: Response): Response {
+  const whole = response.body!.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { value } = await whole.read();
+      void whole.cancel();
+      if (value !== undefined) controller.enqueue(value.subarray(0, 1));
+      controller.error(
+        new TypeError("error reading a body from connection: Connection reset by peer"),
+      );
+    },
+  });
+  return new Response(body, { status: response.status, headers: response.headers });
 }

@@ -36,6 +36,12 @@ export interface TrafficRecorderOptions {
   flushEveryMs?: number;
 }
 
+/**
+ * How often the router flushes open buckets (ms): the store holds a bucket in progress up
+ * to this long ago (the pre-warm forecast relies on it, `prewarm/partial_bucket.ts`).
+ */
+export const OPEN_BUCKET_FLUSH_MS = 2000;
+
 /** Request type that absorbs types beyond `maxRequestTypes`. */
 export const OTHER_TYPE = "other";
 

@@ -11,7 +11,7 @@ export function inputFaultMetrics(registry: Registry, faults: InputFaults): void
   collectedCounter(registry, {
     name: "switchyard_input_faults_total",
     help:
-      "Request bodies that never arrived whole, by kind: client_disconnected (the client closed mid-body) or body_timeout (408 after limits.body_timeout).",
+      "Request bodies that never arrived whole, by kind: client_disconnected (the client closed mid-body) or body_timeout (408 after limits.body_timeout) or body_evicted (408: a newer request took its router.admission.max_body_readers slot).",
     labelNames: ["kind"],
     read: () => INPUT_FAULT_KINDS.map((kind) => ({ labels: { kind }, value: faults.count(kind) })),
   });

@@ -23,7 +23,7 @@ import { closedLoop, type LoadResult, openLoop } from "./load_generator.ts";
 import { formatTable, round, summarize } from "./stats.ts";
 import { prepareWorkload } from "./workload.ts";
 import { parseCli } from "../cli/cli_args.ts";
-import { measureReaction, type ReactionResult } from "./balance/reaction.ts";
+import { measureReaction, type ReactionResult, RECOVERY_POLLS } from "./balance/reaction.ts";
 
 const { values } = parseCli({
   name: "deno task bench:balance",
@@ -223,8 +223,8 @@ async function run(
       strategy,
       planVersion: plan.version,
       planReason: plan.reason,
-      predictedBalancedness: plan.balancedness,
-      utilisationBalancedness: load.pool.balancedness,
+      predictedBalancedness: plan.predicted_balancedness,
+      utilisationBalancedness: load.pool.utilisation_balancedness,
       saturated,
       at70,
       rate70: rate,
@@ -258,31 +258,49 @@ if (values.phase === "reaction" || values.phase === "all") {
       }),
     );
   }
+  const threshold = Number(values.threshold);
   const header = [
     "adjust_interval",
-    "reaction_s",
-    "worst_layer_before",
-    "worst_layer_after",
+    "step_type",
+    "predicted_worst_under_step",
+    "measured_worst_before",
+    "below_threshold_s",
+    "lowest_measured",
+    "balancer_lowest",
+    "switch_s",
+    "balancer_worst_before_after",
+    "recovered_s",
     "switches_while_balanced",
-    "lowest_worst_layer_after_step",
-    "reason",
+    "note",
   ];
+  const fmt = (v: number | null, digits = 3) => v === null ? "-" : String(round(v, digits));
   const rows = results.map((r) => [
     r.adjustInterval,
-    r.reactionS === null ? "none" : round(r.reactionS, 1),
-    r.before === null ? "-" : round(r.before, 3),
-    r.after === null ? "-" : round(r.after, 3),
+    r.stepType,
+    fmt(r.step?.predictedWorst ?? null),
+    fmt(r.measuredBefore),
+    fmt(r.dropS, 1),
+    fmt(r.lowestMeasured),
+    fmt(r.lowestSeenByBalancer),
+    r.switchS === null ? "none" : fmt(r.switchS, 1),
+    r.switched === null ? "-" : `${fmt(r.switched.before)} → ${fmt(r.switched.after)}`,
+    fmt(r.recoveredS, 1),
     r.settleSwitches,
-    r.worstSeen === null ? "-" : round(r.worstSeen, 3),
-    (r.reason ??
-      (r.worstSeen !== null && r.worstSeen >= Number(values.threshold)
-        ? "no switch needed: the plan in force kept every layer at or above the threshold"
-        : "no switch within adjust_interval + 40 s")).replaceAll(",", ";"),
+    (r.switched !== null
+      ? r.recoveredS === null ? "switched; measured balance not recovered in 20 s" : "switched"
+      : r.lowestMeasured !== null && r.lowestMeasured >= threshold
+      ? "no switch needed: measured layers stayed at or above the threshold"
+      : "no switch within adjust_interval + 40 s").replaceAll(",", ";"),
   ]);
+  const stepLine = results.map((r) =>
+    `${r.adjustInterval}: "${r.stepType}" (${
+      (r.step?.scores ?? []).map((s) => `${s.type} ${round(s.worst, 2)}`).join(", ")
+    })`
+  ).join("; ");
   console.log(
     `bench:balance reaction — ${backends} backends, ${values.executor}, model ${manifest.name}, ` +
-      `threshold ${values.threshold}, ${values.rate} req/s; step: every request of type ` +
-      `"${results[0]?.stepType}" after ${values.settle} s of uniform types`,
+      `threshold ${values.threshold}, ${values.rate} req/s; step after ${values.settle} s of ` +
+      `uniform types to the type the plan in force spreads worst: ${stepLine}`,
   );
   console.log("\n" + formatTable(header, rows));
   await Deno.mkdir("out", { recursive: true });
@@ -291,16 +309,26 @@ if (values.phase === "reaction" || values.phase === "all") {
     [header, ...rows].map((r) => r.join(",")).join("\n") + "\n",
   );
   const md = [
-    "# Balancer reaction: skew step → plan switch",
+    "# Balancer reaction: skew step → new plan active → balance recovered",
     "",
     `Command: \`deno task bench:balance ${Deno.args.join(" ")}\` (${new Date().toISOString()}).`,
     "",
     `${backends} backends, ${values.executor}, model \`${manifest.name}\`, threshold ` +
-    `${values.threshold}, ${values.rate} req/s open loop; ${values.settle} s of uniform request ` +
-    `types, then every request of type "${
-      results[0]?.stepType
-    }" (the step). Reaction = the first ` +
-    "switched `rebalance` decision after the step minus the step time (same clock).",
+    `${values.threshold}, ${values.rate} req/s open loop, one pool per row. ${values.settle} s ` +
+    "of uniform request types; then the step: every request of the one type whose preferred " +
+    "experts the plan in force spreads worst over the backends (predicted per-layer backend " +
+    "balancedness of that plan under each type, equal split over replicas: " +
+    `${stepLine}). The machine was shared with other work; compare rows within this run only.`,
+    "",
+    "Columns (seconds after the step, same clock): `below_threshold_s` — first poll (every " +
+    "250 ms) where the measured per-layer backend balancedness (`/api/load?detail=replicas`, " +
+    "mean ÷ max over backends of the tokens/s each served in the layer) of the worst layer " +
+    "fell below the threshold; `balancer_lowest` — the lowest worst layer the balancer " +
+    "itself predicted for the plan in force on its short window (its decisions' `before`); " +
+    "`switch_s` — the balancer's `rebalance` decision with outcome " +
+    "`switched`, recorded once the new version is active on every backend; `recovered_s` — " +
+    `first poll after the switch from which the measured worst layer stayed ≥ the threshold for ` +
+    `${RECOVERY_POLLS} polls.`,
     "",
     `| ${header.join(" | ")} |`,
     `| ${header.map(() => "---").join(" | ")} |`,

@@ -20,6 +20,7 @@
  */
 import { decodeInferRequest } from "../../shared/infer_request_codec.ts";
 import {
+  diffWaves,
   inProcessEngine,
   inProcessLoop,
   readiness,
@@ -159,6 +160,7 @@ for (const key of values.variants.split(",")) {
         const cpuMs = cpuMsOf(pids) - cpuBefore;
         const routerMs = cpuMsOf([routerPid]) - routerBefore;
         const after = await readiness(serving.backend.url, token);
+        const waves = diffWaves(after.waves ?? [], before.waves ?? []);
         const backendCpuMs = name === "via router" ? cpuMs - routerMs : cpuMs;
         cells.push({
           path: name,
@@ -169,6 +171,7 @@ for (const key of values.variants.split(",")) {
           busyMs: after.executor.busyMs - before.executor.busyMs,
           executions: after.executor.executions - before.executor.executions,
           backendCpuMs,
+          waves,
           ...(name === "via router"
             ? { routerMsPerRequest: routerMs / Math.max(1, result.ok) }
             : {}),

@@ -3,10 +3,15 @@
  * same run: single-thread onnxruntime MatMul GFLOP/s at batch 256 on the model's own
  * expert shape (`[256, d_model] · [d_model, d_ff]`), divided by the model's FLOPs per
  * token (counted from its ONNX files) — tokens/s one core can compute.
+ *
+ * Timed per CPU-second of this process (`/proc/self/stat`), like the serving processes
+ * it is compared with: on a machine shared with other work, wall-clock timing would count
+ * the time the MatMul waited for a core and lower the limit.
  */
 import { join } from "node:path";
 import ort from "onnxruntime-node";
 import pkg from "onnx-proto";
+import { processCpuMs } from "./cpu_time.ts";
 import { type ModelManifest, type ModelPart, modelPartPath } from "../../shared/model_manifest.ts";
 
 const { onnx } = pkg;
@@ -42,7 +47,7 @@ export async function modelFlopsPerToken(dir: string, manifest: ModelManifest): 
   return total;
 }
 
-/** Single-thread GFLOP/s of `[rows, k] · [k, n]` over about `seconds`. */
+/** Single-thread GFLOP per CPU-second of `[rows, k] · [k, n]` over about `seconds`. */
 export async function matmulGflops(
   rows: number,
   k: number,
@@ -79,13 +84,14 @@ export async function matmulGflops(
   for (let i = 0; i < 5; i++) await session.run({ x });
   let runs = 0;
   const started = performance.now();
+  const cpuStarted = processCpuMs("self");
   while (performance.now() - started < seconds * 1000) {
     await session.run({ x });
     runs++;
   }
-  const elapsedS = (performance.now() - started) / 1000;
+  const cpuS = Math.max(processCpuMs("self") - cpuStarted, 1) / 1000;
   await session.release();
-  return (runs * 2 * rows * k * n) / elapsedS / 1e9;
+  return (runs * 2 * rows * k * n) / cpuS / 1e9;
 }
 
 function info(name: string, rows: number, cols: number): pkg.onnx.IValueInfoProto {

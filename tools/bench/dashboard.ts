@@ -11,7 +11,12 @@
  *           Then `--runs` repeat visits in one context (ECharts from the immutable cache).
  *   Step 3: update interval: the gaps between stream events the page received over
  *           `--watch` seconds.
- * Targets (issue 5): initial load < 1 s on loopback, updates at least every 2 s.
+ *   Step 4: advice: the first `GET /api/advice` (the router precomputes it from its load
+ *           rounds), repeat calls, and `?refresh=1` calls beside them (a full computation:
+ *           planner preview and a backend's bias evaluation — what a first call cost before
+ *           the precompute), in the same run.
+ * Targets (issues 5, 14): initial load < 1 s on loopback, updates at least every 2 s,
+ * advice < 1 s. `--out <file>` also writes the tables as markdown with the command.
  */
 import { launchChromium } from "../../tests/_support/browser.ts";
 import { generateModel } from "../model/generate.ts";
@@ -64,6 +69,11 @@ const { values } = parseCli({
       value: "<path>",
       description: "Chromium executable",
     },
+    out: {
+      type: "string",
+      value: "<file>",
+      description: "also write the results as markdown (e.g. docs/results/dashboard-61x256.md)",
+    },
   },
 });
 
@@ -101,12 +111,35 @@ const sender = (async () => {
   }
 })();
 
+/** Wall milliseconds of one GET of `path` on the router (body read). */
+async function timedGet(path: string): Promise<number> {
+  const started = performance.now();
+  const response = await fetch(`${pool.router.url}${path}`);
+  await response.text();
+  if (!response.ok) throw new Error(`GET ${path}: ${response.status}`);
+  return performance.now() - started;
+}
+
 try {
   // Wait for load data, so the page renders a full heatmap.
   for (let i = 0; i < 100; i++) {
     const load = await (await fetch(`${pool.router.url}/api/load`)).json();
     if (load.models[0]?.layers?.length === layers) break;
     await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  // Step 4 first (nothing has asked for advice yet): two load rounds for the router's
+  // precompute, the first call, then repeats, then forced recomputations (at most one per
+  // 5 s, so spaced).
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  const firstStarted = performance.now();
+  const firstBody = await (await fetch(`${pool.router.url}/api/advice`)).json();
+  const adviceFirst = performance.now() - firstStarted;
+  const adviceRepeat: number[] = [];
+  for (let i = 0; i < 5; i++) adviceRepeat.push(await timedGet("/api/advice"));
+  const adviceCompute: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 5500));
+    adviceCompute.push(await timedGet("/api/advice?refresh=1"));
   }
   // Step 2: initial load, cold cache each run.
   const loads: number[] = [];
@@ -170,10 +203,9 @@ try {
   const gaps = times.slice(1).map((t, i) => t - times[i]!);
   const snapshotBytes = (await (await fetch(`${pool.router.url}/api/dashboard/snapshot`)).text())
     .length;
-  console.log(
-    `\ndashboard on loopback: ${layers} layers × ${experts} experts, ${values.backends} backends, ` +
-      `snapshot ${round(snapshotBytes / 1024, 1)} KiB`,
-  );
+  const title = `dashboard on loopback: ${layers} layers × ${experts} experts, ` +
+    `${values.backends} backends, snapshot ${round(snapshotBytes / 1024, 1)} KiB`;
+  console.log(`\n${title}`);
   const row = (name: string, values: number[]) => [
     name,
     values.length,
@@ -181,7 +213,8 @@ try {
     round(Math.min(...values), 1),
     round(Math.max(...values), 1),
   ];
-  console.log(formatTable(["measure", "n", "p50 ms", "min ms", "max ms"], [
+  const header = ["measure", "n", "p50 ms", "min ms", "max ms"];
+  const rows = [
     row("page HTML received", htmlDone),
     row("ECharts module evaluated", echartsDone),
     row("first snapshot received", snapshotDone),
@@ -201,11 +234,58 @@ try {
       round(Math.min(...gaps), 1),
       round(Math.max(...gaps), 1),
     ],
-  ]));
+    row(`advice: first call (${firstBody.partial ? "precomputed, partial" : "full"})`, [
+      adviceFirst,
+    ]),
+    row("advice: repeat calls (cached)", adviceRepeat),
+    row("advice: ?refresh=1 (full computation)", adviceCompute),
+  ];
+  console.log(formatTable(header, rows));
+  if (values.out !== undefined) {
+    const command = `deno task bench:dashboard ${Deno.args.join(" ")}`;
+    await Deno.writeTextFile(values.out, resultsMarkdown(command, title, header, rows));
+    console.log(`wrote ${values.out}`);
+  }
 } finally {
   stop = true;
   await sender;
   await browser.close();
   await pool.close();
   await Deno.remove(modelDir, { recursive: true });
+}
+
+/** The results file: command, what ran, the table, and how to read it. */
+function resultsMarkdown(
+  command: string,
+  title: string,
+  header: string[],
+  rows: (string | number)[][],
+): string {
+  const line = (cells: (string | number)[]) => `| ${cells.join(" | ")} |`;
+  return [
+    `# Dashboard and advice timings (${
+      title.split(",")[0]!.replace("dashboard on loopback: ", "")
+    })`,
+    "",
+    `Command: \`${command}\` (written by \`tools/bench/dashboard.ts\`). Debian's Chromium, loopback,`,
+    "on the shared 2-vCPU development VM (other helpers' runs may share the cores): compare rows",
+    "within this run only.",
+    "",
+    `${title}.`,
+    "",
+    line(header),
+    line(header.map(() => "---")),
+    ...rows.map(line),
+    "",
+    "- initial load: navigation start → the heatmap's first finished render, fresh browser",
+    "  context each run (cold cache); repeat visit: same context (ECharts cached).",
+    "- update interval: gaps between the snapshots the live page received over the stream.",
+    "- advice: wall time of `GET /api/advice` from the bench process, 2 s after load appears.",
+    "  The first call is answered from the advice the router precomputed from its load rounds",
+    "  (`partial`: without the gate-bias evaluation, which it starts), or from a full",
+    "  computation when the precompute had not run; `?refresh=1` forces the full computation",
+    "  (planner preview over every layer and a backend's bias evaluation), which the first call",
+    "  paid before the precompute.",
+    "",
+  ].join("\n");
 }

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { parseCli } from "../cli/cli_args.ts";
 import { loadDemoTraffic } from "../model/traffic.ts";
 import { closedLoop } from "./load_generator.ts";
+import { measureCapacity } from "./capacity.ts";
 import { round } from "./stats.ts";
 import { prepareWorkload } from "./workload.ts";
 import { killPhase, type LoadLevel, loadLevel, stopPhase } from "./faults_phases.ts";
@@ -60,9 +61,8 @@ const { values } = parseCli({
 const quick = values.quick === true;
 const stopSeconds = Number(values["stop-seconds"] ?? (quick ? 8 : 40));
 const loadSeconds = Number(values["load-seconds"] ?? (quick ? 5 : 20));
-const capacitySeconds = quick ? 5 : 15;
+const capacitySeconds = quick ? 3 : 8;
 const factors = String(values.factors).split(",").map(Number);
-const CAPACITY_CLIENTS = 32;
 const command = ["deno task bench:faults", ...Deno.args].join(" ");
 const log = (line: string) => console.log(`[faults] ${line}`);
 
@@ -100,14 +100,15 @@ try {
   const idleRss = rssMiB(routerPid);
   log(`router RSS idle: ${round(idleRss, 1)} MiB`);
 
-  const capacityRun = await closedLoop({
+  // Capacity: the best goodput over several client counts (one count under-measures).
+  const measured = await measureCapacity({
     url,
     requests,
-    concurrency: CAPACITY_CLIENTS,
-    durationS: capacitySeconds,
+    seconds: capacitySeconds,
+    onRun: (r) => log(`capacity at ${r.concurrency} clients: ${r.goodput_rps} req/s`),
   });
-  const capacity = round(capacityRun.ok / capacityRun.seconds, 1);
-  log(`capacity: ${capacity} req/s (${capacityRun.errors} errors)`);
+  const capacity = measured.capacity_rps;
+  log(`capacity: ${capacity} req/s (best at ${measured.best_concurrency} clients)`);
 
   const levels: LoadLevel[] = [];
   for (const factor of factors) {
@@ -141,7 +142,8 @@ try {
     machine:
       `${navigator.hardwareConcurrency} CPU cores shared by the load generator, the router and 2 backends`,
     capacity_rps: capacity,
-    capacity_clients: CAPACITY_CLIENTS,
+    capacity_clients: measured.best_concurrency,
+    capacity_runs: measured.runs,
     idle_router_rss_mib: round(idleRss, 1),
     levels,
     kill,

@@ -11,6 +11,7 @@ import { round, summarize } from "./stats.ts";
 import type { PreparedRequest } from "./workload.ts";
 import {
   backendReady,
+  openFds,
   routerReady,
   rssMiB,
   scrape,
@@ -78,6 +79,8 @@ export interface LoadLevel {
   router_rss_over_idle: number;
   /** The router's JavaScript heap in use right after the level (its own gauge). */
   router_heap_used_mib?: number;
+  /** Most open file descriptors of the router (almost all client connections). */
+  router_open_fds_max?: number;
   ejections: number;
   healthy_after: number;
 }
@@ -97,7 +100,11 @@ export async function loadLevel(
   const routerPid = (await stack.status())!.router.pid!;
   const before = await scrape(stack.routerUrl);
   let maxRss = rssMiB(routerPid);
-  const sampler = setInterval(() => maxRss = Math.max(maxRss, rssMiB(routerPid) || 0), 250);
+  let maxFds = openFds(routerPid);
+  const sampler = setInterval(() => {
+    maxRss = Math.max(maxRss, rssMiB(routerPid) || 0);
+    maxFds = Math.max(maxFds, openFds(routerPid));
+  }, 250);
   const tally = newTally();
   const rate = options.capacity * options.factor;
   const result = await openLoop({
@@ -129,6 +136,7 @@ export async function loadLevel(
       sumSeries(after, "switchyard_process_heap_used_bytes") / 2 ** 20,
       1,
     ),
+    router_open_fds_max: maxFds,
     ejections: sumSeries(after, "switchyard_router_ejections_total") -
       sumSeries(before, "switchyard_router_ejections_total"),
     healthy_after: (await routerReady(stack.routerUrl))?.healthy ?? 0,

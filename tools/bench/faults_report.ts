@@ -3,6 +3,7 @@
  * (fault × load × failures × recovery × RSS) with each target of issue 12 judged from
  * them (pure).
  */
+import type { CapacityRun } from "./capacity.ts";
 import type { KillResult, LoadLevel, StopResult } from "./faults_phases.ts";
 
 /** Everything one run measured. */
@@ -13,6 +14,8 @@ export interface FaultsRun {
   machine: string;
   capacity_rps: number;
   capacity_clients: number;
+  /** Every closed-loop run the capacity is the best of (absent in older runs: one run). */
+  capacity_runs?: CapacityRun[];
   idle_router_rss_mib: number;
   levels: LoadLevel[];
   kill: KillResult;
@@ -49,24 +52,27 @@ export function faultsMarkdown(run: FaultsRun): string {
     `- started ${run.started}; \`deno task start\` (supervised launcher, 2 backends, README defaults,`,
     "  state in memory, no log files) on loopback; pids from its `--status-file`",
     `- model: ${run.model}; ${run.machine}`,
-    `- capacity: ${run.capacity_rps} req/s, measured through the router with ${run.capacity_clients} closed-loop clients`,
+    run.capacity_runs
+      ? `- capacity: ${run.capacity_rps} req/s, the best goodput through the router over closed-loop runs at ${
+        run.capacity_runs.map((r) => `${r.concurrency} clients (${r.goodput_rps})`).join(", ")
+      } req/s, best at ${run.capacity_clients}`
+      : `- capacity: ${run.capacity_rps} req/s, measured through the router with ${run.capacity_clients} closed-loop clients`,
     `- router RSS idle (after warm-up): ${run.idle_router_rss_mib} MiB`,
     "- offered load: Poisson arrivals at the factor × capacity, one load generator on the same machine",
     "  (the `sent` column says what it managed to send)",
-    "- read with care: the machine is shared with other work, and the backends batch better with more",
-    "  requests in flight than the capacity run's clients keep there, so goodput above capacity at 3×",
-    "  and 5× says the capacity figure is low, not that the pool exceeds its limit",
+    "- read with care: the machine is shared with other work (load generator, router and backends on",
+    "  the same cores), so a level's goodput also depends on how much CPU the generator itself takes",
     "",
     "## Offered load",
     "",
-    "| load | offered req/s | sent req/s | goodput req/s | goodput / capacity | answers | no healthy backend | shed w/o Retry-After | p50 / p99 ms | router RSS max MiB (× idle) | router JS heap MiB | ejections |",
-    "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| load | offered req/s | sent req/s | goodput req/s | goodput / capacity | answers | no healthy backend | shed w/o Retry-After | p50 / p99 ms | router RSS max MiB (× idle) | router JS heap MiB | router open fds max | ejections |",
+    "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ...run.levels.map((l) =>
       `| ${l.factor}× | ${l.offered_rps} | ${l.sent_rps} | ${l.goodput_rps} | ${l.goodput_over_capacity} | ${
         statuses(l.statuses)
       } | ${l.no_healthy_backend} | ${l.shed_without_retry_after} | ${l.p50_ms} / ${l.p99_ms} | ${l.router_rss_max_mib} (${l.router_rss_over_idle}×) | ${
         l.router_heap_used_mib ?? "—"
-      } | ${l.ejections} |`
+      } | ${l.router_open_fds_max ?? "—"} | ${l.ejections} |`
     ),
     "",
     "## Faults",

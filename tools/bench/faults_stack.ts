@@ -150,6 +150,15 @@ export function rssMiB(pid: number): number {
   }
 }
 
+/** Open file descriptors of a process (`/proc/<pid>/fd`); 0 when gone. */
+export function openFds(pid: number): number {
+  let n = 0;
+  try {
+    for (const _ of Deno.readDirSync(`/proc/${pid}/fd`)) n++;
+  } catch { /* gone */ }
+  return n;
+}
+
 /** Samples of `/metrics` by series (`name{labels}`), counters summed by the caller. */
 export async function scrape(routerUrl: string): Promise<Map<string, number>> {
   const samples = new Map<string, number>();

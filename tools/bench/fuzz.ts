@@ -342,6 +342,12 @@ const result = {
     during_slow: {
       n: slowValid.length,
       ok: slowValidOk,
+      by_status: Object.fromEntries(
+        [...slowValid.reduce(
+          (m, v) => m.set(String(v.status), (m.get(String(v.status)) ?? 0) + 1),
+          new Map<string, number>(),
+        )].sort(),
+      ),
       p50_ms: p50(slowValid.map((v) => v.ms)),
       p99_ms: p99(slowValid.map((v) => v.ms)),
     },
@@ -399,9 +405,13 @@ const md = [
   `| valid p99: idle → during the fuzz | ${result.valid.idle.p99_ms} ms → ${result.valid.during_fuzz.p99_ms} ms (×${result.valid.p99_ratio_fuzz_vs_idle}) | ≤ ×5 |`,
   `| valid p50: idle → during the fuzz | ${result.valid.idle.p50_ms} ms → ${result.valid.during_fuzz.p50_ms} ms | — |`,
   `| slow-body connections answered 408 | ${slow408.length} / ${SLOW} (p99 ${result.slow_bodies.answer_ms.p99} ms, max ${result.slow_bodies.answer_ms.max} ms after connecting) | all, within the timeout |`,
-  `| slow-body connections by status | ${JSON.stringify(result.slow_bodies.by_status)} | all 408 |`,
+  `| slow-body connections by status | ${
+    JSON.stringify(result.slow_bodies.by_status)
+  } | 408, or 429 beyond max_body_readers |`,
   `| … of them closed by the server | ${slowClosed} / ${SLOW} | all (see below) |`,
-  `| valid requests during the slow connections answered 200 | ${slowValidOk} / ${slowValid.length} (p99 ${result.valid.during_slow.p99_ms} ms) | all |`,
+  `| valid requests during the slow connections answered 200 | ${slowValidOk} / ${slowValid.length} (p99 ${result.valid.during_slow.p99_ms} ms; by status ${
+    JSON.stringify(result.valid.during_slow.by_status)
+  }) | all |`,
   `| slow-header connections (headers never finished) closed by the server | ${result.slow_headers.closed_by_server_within_timeout_plus_5s} / ${SLOW_HEADERS} | — (Deno.serve has no header timeout) |`,
   "",
   "Answers by fault family (status code or outcome):",
@@ -414,14 +424,18 @@ const md = [
     JSON.stringify(inputFaults.router)
   }, backends ${JSON.stringify(inputFaults.backends)}.`,
   "",
-  "Slow connections: a slow body the router admits is answered 408 at `limits.body_timeout` and its",
-  "handler ends (a 429 is the router's admission bound, `router.admission.max_in_flight`: a request",
-  "holds its slot while its body is read). Deno 2.9 cannot drop a socket while a read of its request body is pending (a client that",
-  "sends nothing more), nor time out unfinished headers; those sockets stay open until the client",
+  "Slow connections: a slow body holds one of the router's `router.admission.max_body_readers` slots,",
+  "never an in-flight slot (`max_in_flight` is taken once a body is whole), so valid requests keep",
+  "getting through. It is answered 408 at `limits.body_timeout`, or sooner when, with every reader",
+  "slot taken, a newer request takes the slot of a read older than `router.admission.reader_grace`;",
+  "with every slot taken by younger reads, a new request gets 429. Deno 2.9 cannot drop a socket",
+  "while a read of its request body is pending (a client that sends nothing more), nor time out",
+  "unfinished headers; those sockets stay open until the client",
   "hangs up. Closing them is a proxy's job (header/body read timeouts) — see README, Hostile input.",
   "",
 ];
 await Deno.writeTextFile(`${values.out}.md`, md.join("\n"));
+await new Deno.Command(Deno.execPath(), { args: ["fmt", "-q", `${values.out}.md`] }).output();
 // deno-lint-ignore no-console
 console.log(md.join("\n"));
 Deno.exit(0);

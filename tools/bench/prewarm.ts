@@ -54,6 +54,7 @@ import { syntheticTrace } from "../../router/forecast/synthetic_trace.ts";
 import { MemoryLogger } from "../../router/observe/memory_logger.ts";
 import { PrewarmJob } from "../../router/prewarm/prewarm_job.ts";
 import { storeTrafficSource } from "../../router/prewarm/prewarm_sources.ts";
+import { comparisonMape, ForecastComparison, type Predictions } from "./forecast_compare.ts";
 import type { PrewarmDecision } from "../../router/prewarm/prewarm_types.ts";
 import { ResidencyClient } from "../../router/prewarm/residency_client.ts";
 import { AdvisoryScaler } from "../../router/prewarm/scalers.ts";
@@ -292,6 +293,8 @@ interface RunResult {
   realSeconds: number;
   /** `expert_balancer.threshold` in force. */
   threshold: number;
+  /** Forecast sources side by side (pre-warm run): predictions and observed tokens/s by bucket. */
+  forecasts?: { predictions: Map<string, Predictions>; observed: Map<number, number> } | undefined;
 }
 
 /** `used/budget MB, warm parts` per backend, for the report. */
@@ -382,6 +385,7 @@ async function run(mode: Mode): Promise<RunResult> {
   // Simulated time: the hour before the replay until the replay starts (re-anchored then).
   const clock = new CompressedClock({ speed, simOrigin: replayFrom - HOUR });
   let job: PrewarmJob | undefined;
+  let compare: ForecastComparison | undefined;
   let reactive: ReactiveBalancer | undefined;
   try {
     // Until the backends have described the model and named themselves.
@@ -414,15 +418,25 @@ async function run(mode: Mode): Promise<RunResult> {
     const sim = { now: replayFrom };
     const store = new TrafficStore(seriesKv, { clock: { now: () => sim.now } });
     await writeBuckets(store, affinity, trace.startMs, replayFrom);
+    // Forecast sources: production's (the bucket in progress blended in; lag 0, as this
+    // bench writes each bucket whole at its boundary) and settled buckets only.
+    const forecastSource = (kind: "blended" | "settled") =>
+      storeTrafficSource(store, {
+        model: () => manifest.name,
+        historyMs: 2 * DAY,
+        reselectMs: DAY,
+        ...(kind === "blended" ? { partialLagMs: 0 } : { partialBucket: false }),
+      });
     if (mode === "reactive_prewarm") {
+      compare = new ForecastComparison(
+        { blended: forecastSource("blended"), settled: forecastSource("settled") },
+        MINUTE,
+        config.prewarm.horizon,
+      );
       const plans = reactive!.store;
       job = new PrewarmJob({
         settings: config.prewarm,
-        traffic: storeTrafficSource(store, {
-          model: () => manifest.name,
-          historyMs: 2 * DAY,
-          reselectMs: DAY,
-        }),
+        traffic: forecastSource("blended"),
         events: {
           upcoming: (now) =>
             Promise.resolve(
@@ -466,6 +480,7 @@ async function run(mode: Mode): Promise<RunResult> {
       if (simNow === event.startMs) coldAtEvent = await coldStarts(backends);
       if (simNow === event.startMs + MINUTE) coldAfterFirst = await coldStarts(backends);
       if (job) jobRun = jobRun.then(() => job!.run(simNow));
+      if (compare) jobRun = jobRun.then(() => compare!.record(simNow));
       // Poisson arrivals over this tick at the trace's rate and mix.
       const rate = (trace.rateAt(simNow) / 10) * rps; // the trace's mean rate is 10/s
       const mix = Object.entries(trace.mixAt(simNow));
@@ -506,7 +521,17 @@ async function run(mode: Mode): Promise<RunResult> {
     await reactive?.stop();
     const coldEnd = await coldStarts(backends);
     const residency = await residencySummary(backends);
+    const observed = new Map<number, number>();
+    for (const from of compare?.predictions.get("settled")?.keys() ?? []) {
+      const [tokens] = await store.values(
+        { kind: "tokens", model: manifest.name },
+        from,
+        from + MINUTE,
+      );
+      observed.set(from, (tokens ?? 0) / 60);
+    }
     return {
+      forecasts: compare === undefined ? undefined : { predictions: compare.predictions, observed },
       mode,
       sent,
       coldFirstMinute: coldAfterFirst - coldAtEvent,
@@ -685,6 +710,26 @@ async function replayAll() {
     }, during it ${mape(checks.filter((c) => c.from >= event.startMs && c.to <= event.endMs))}; ` +
       `predicted 0 while traffic flowed: ${zero.length} of ${checks.length}`,
   );
+  if (withRun?.forecasts) {
+    const { predictions, observed } = withRun.forecasts;
+    const windows: [string, (from: number) => boolean][] = [
+      ["before the event", (f) => f + MINUTE <= event.startMs],
+      ["event onset (first 10 min)", (f) => f >= event.startMs && f < event.startMs + 10 * MINUTE],
+      ["whole replay", () => true],
+    ];
+    const text = [...predictions].map(([name, list]) =>
+      `${name} ` + windows.map(([label, inWindow]) => {
+        const m = comparisonMape(list, (f) => observed.get(f) ?? 0, inWindow);
+        return `${label} ${
+          m.mape === null ? "n/a" : `${round(100 * m.mape, 1)} %`
+        } over ${m.count}`;
+      }).join(", ")
+    );
+    console.log(
+      "forecast for the bucket each tick runs in, side by side (MAPE vs the bucket's tokens/s): " +
+        text.join("; "),
+    );
+  }
   await Deno.mkdir("out", { recursive: true });
   await Deno.writeTextFile(values.out, [header, ...rows].map((r) => r.join(",")).join("\n") + "\n");
   console.log(`wrote ${values.out}`);

@@ -12,10 +12,10 @@ function snapshot(rows: number[][]): PoolLoad {
         layer,
         expertTokensPerS,
         balancedness: 1,
-        cv: 0,
+        expertSkew: { top10Share: 0, cv: 0 },
       })),
     }],
-    pool: { reporting: 1, balancedness: 1, cv: 0, tokensBalancedness: 1 },
+    pool: { reporting: 1, balancedness: 1, utilisationBalancedness: 1, utilisationCv: 0 },
   };
 }
 

@@ -2,13 +2,16 @@
  * @module The Advisor page: renders `GET /api/advice` (each recommendation's evidence,
  * expected effect, risk and apply mode) and the doctor's checklist from
  * `GET /api/doctor` (measured value next to each answer, and the verdict). Read-only:
- * applying stays an authenticated API call. Polled every 30 s. Exposes
+ * applying stays an authenticated API call. Polled every 30 s (3 s while the advice is
+ * the precomputed, partial one). Exposes
  * `window.switchyardAdvisor` (`advice`, `doctor`, `renders`, `error`) for tests.
  */
 import { byId, el, getJson, replaceChildren, setStatus, setText } from "./dom.js";
 import { formatTime } from "./page_model.js";
 
 const REFRESH_MS = 30_000;
+/** Sooner while the advice is the precomputed one (the bias evaluation is under way). */
+const PARTIAL_REFRESH_MS = 3000;
 const page = { advice: null, doctor: null, renders: 0, error: null };
 globalThis.switchyardAdvisor = page;
 
@@ -99,7 +102,13 @@ async function refresh() {
   else setStatus("live", "live");
 }
 
-refresh().then(() => setInterval(() => void refresh(), REFRESH_MS)).catch((error) => {
+/** Polls: every 30 s, or sooner while the advice is partial. */
+async function loop() {
+  await refresh();
+  setTimeout(() => void loop(), page.advice?.partial ? PARTIAL_REFRESH_MS : REFRESH_MS);
+}
+
+loop().catch((error) => {
   page.error = String(error);
   setStatus("error", `cannot load the advisor page: ${error}`);
 });

@@ -104,9 +104,12 @@ function render({ activation, correlation, efficiency, balance }) {
   page.charts.balance.setOption(balanceOption(balance), true);
   replaceChildren(
     byId("balance-facts"),
-    ...fact("balancedness (range)", formatNumber(balance.range.balancedness, 3), "balancedness"),
-    ...fact("CV (range)", formatNumber(balance.range.cv, 3), "cv"),
-    ...fact("top 10 % share (range)", formatPercent(balance.range.top10_share), "top10_share"),
+    ...fact(
+      "expert skew: top 10 % share (range)",
+      formatPercent(balance.range.top10_share),
+      "top10_share",
+    ),
+    ...fact("expert skew: CV (range)", formatNumber(balance.range.cv, 3), "cv"),
   );
 }
 

@@ -149,7 +149,7 @@ function percentOrNull(value) {
   return value === null || value === undefined ? null : value * 100;
 }
 
-/** Balancedness, CV and top-10 % share (means over layers) per bucket. */
+/** Expert skew: top-10 % share and CV (means over layers) per bucket. */
 export function balanceOption(body) {
   const buckets = body.buckets.map((b) => b.at);
   return {
@@ -160,7 +160,6 @@ export function balanceOption(body) {
     xAxis: { type: "time" },
     yAxis: [{ type: "value", min: 0, max: 1 }, { type: "value", name: "CV", min: 0 }],
     series: [
-      lineSeries("balancedness", buckets, body.buckets.map((b) => b.balancedness)),
       lineSeries("top 10 % share", buckets, body.buckets.map((b) => b.top10_share)),
       { ...lineSeries("CV", buckets, body.buckets.map((b) => b.cv)), yAxisIndex: 1 },
     ],

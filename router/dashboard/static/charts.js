@@ -185,8 +185,8 @@ export function timelineOption(view, layer, columnMs, size = { width: 600, heigh
   };
 }
 
-/** Balancedness trend lines (0..1). */
-export function trendOption(series, predicted) {
+/** Balancedness (pool, worst layer) and expert skew trend lines (0..1). */
+export function trendOption(series, threshold) {
   const line = (name, data) => ({
     name,
     type: "line",
@@ -194,12 +194,12 @@ export function trendOption(series, predicted) {
     showSymbol: false,
     connectNulls: false,
   });
-  const experts = line("experts (mean per layer)", series.experts);
-  if (typeof predicted === "number") {
-    experts.markLine = {
+  const worst = line("balancedness: worst layer", series.worst);
+  if (typeof threshold === "number") {
+    worst.markLine = {
       symbol: "none",
-      label: { formatter: "plan" },
-      data: [{ yAxis: predicted, name: "plan prediction" }],
+      label: { formatter: "threshold" },
+      data: [{ yAxis: threshold, name: "balancer threshold" }],
     };
   }
   return {
@@ -210,9 +210,9 @@ export function trendOption(series, predicted) {
     xAxis: { type: "time" },
     yAxis: { type: "value", min: 0, max: 1 },
     series: [
-      line("backend utilisation", series.pool),
-      line("backend tokens/s", series.tokens),
-      experts,
+      line("balancedness: pool", series.pool),
+      worst,
+      line("expert skew: top-10 % share", series.skew),
     ],
   };
 }

@@ -6,7 +6,7 @@
  */
 import { byId, fillSelect, setStatus, setText } from "./dom.js";
 import {
-  formatNumber,
+  balanceText,
   formatTime,
   heatmapData,
   hotExperts,
@@ -96,7 +96,7 @@ function render(snapshot) {
   // Step 2: summary line.
   setText("updated-at", formatTime(snapshot.at));
   byId("updated-at").dataset.at = String(snapshot.at);
-  setText("pool-balancedness", formatNumber(load.pool?.balancedness, 3));
+  setText("pool-balancedness", balanceText(load));
   setText("backends-reporting", `${load.pool?.backends_reporting ?? 0} / ${load.backends.length}`);
   setText("plan-version", plan?.version ?? "none");
   setText("alerts-firing", alerts === null ? "n/a" : String(alerts.active.length));
@@ -165,11 +165,11 @@ function renderDetails(snapshot, entry, layer) {
         spanText(timeline.columns.length * timeline.column_ms)
       }.`,
   );
-  charts.trend.setOption(trendOption(trendSeries(trend), plan?.balancedness));
+  charts.trend.setOption(trendOption(trendSeries(trend), plan?.threshold));
   // Step 4: tables.
   renderResources(byId("resources-table"), load);
   renderAlerts(byId("alerts-table"), byId("alerts-note"), alerts);
-  const counts = renderPlan(byId("plan-facts"), byId("plan-backends"), plan, layer);
+  const counts = renderPlan(byId("plan-facts"), byId("plan-backends"), plan, layer, load);
   charts.replicaCount.setOption(replicaCountOption(counts));
 }
 

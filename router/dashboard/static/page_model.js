@@ -163,14 +163,29 @@ export function timelineData(timeline) {
   return { starts: columns.map((c) => c.start), experts, data, max };
 }
 
-/** Balancedness trend series `[[at, value|null]]` per measure. */
+/** Trend series `[[at, value|null]]`: pool and worst-layer balancedness, expert skew. */
 export function trendSeries(trend) {
   const points = Array.isArray(trend) ? trend : [];
   return {
     pool: points.map((p) => [p.at, p.pool ?? null]),
-    tokens: points.map((p) => [p.at, p.tokens ?? null]),
-    experts: points.map((p) => [p.at, p.experts ?? null]),
+    worst: points.map((p) => [p.at, p.worst ?? null]),
+    skew: points.map((p) => [p.at, p.skew ?? null]),
   };
+}
+
+/**
+ * The pool's balancedness (across backends) with its worst layer, as the header, the
+ * plan panel and the advisor print it: `0.912 (worst L3 0.801)`.
+ */
+export function balanceText(load) {
+  const pool = load?.pool;
+  if (!isNumber(pool?.balancedness)) return NA;
+  const worst = pool.worst_layer;
+  return worst && isNumber(worst.balancedness)
+    ? `${formatNumber(pool.balancedness, 3)} (worst L${worst.layer} ${
+      formatNumber(worst.balancedness, 3)
+    })`
+    : formatNumber(pool.balancedness, 3);
 }
 
 function acceleratorOf(backend) {
@@ -214,6 +229,8 @@ export function resourceRows(load) {
     power: isNumber(powerOf(b)) ? `${formatNumber(powerOf(b), 1)} W` : NA,
     tokensS: formatNumber(b.tokens_s, 1),
     inFlight: formatNumber(b.in_flight, 0),
+    coldStarts: formatNumber(b.cold_starts, 0),
+    coldStartsPerMin: formatNumber(b.cold_starts_per_min, 1),
   }));
 }
 
@@ -237,8 +254,32 @@ export function alertRows(alerts) {
   }));
 }
 
+/** `42 replicas loaded since v6`, or n/a. */
+function movesText(moves) {
+  if (moves === null || moves === undefined) return NA;
+  return moves.from_version === null
+    ? `${moves.moved} replicas (first plan)`
+    : `${moves.moved} replicas loaded since v${moves.from_version}`;
+}
+
+/** `1.2 GiB / 4.0 GiB` warm routed experts over the budget, or n/a. */
+function residencyText(residency) {
+  if (residency === null || residency === undefined) return NA;
+  const budget = residency.budget_bytes === null
+    ? "unlimited"
+    : formatBytes(residency.budget_bytes);
+  return `${formatBytes(residency.used_bytes)} / ${budget}`;
+}
+
+/** The plan's predicted pool balancedness and worst layer (what the trigger judges). */
+function predictedText(plan) {
+  const worst = plan.predicted_worst_layer;
+  const pool = formatNumber(plan.predicted_balancedness, 3);
+  return worst ? `${pool} (worst L${worst.layer} ${formatNumber(worst.balancedness, 3)})` : pool;
+}
+
 /** Plan facts for the summary list, and replicas per expert of one layer. */
-export function planView(plan, layer) {
+export function planView(plan, layer, load) {
   if (plan === null || plan === undefined) return null;
   if (plan.error !== undefined) return { error: String(plan.error) };
   const planLayer = (plan.layers ?? []).find((l) => l.layer === layer);
@@ -256,7 +297,8 @@ export function planView(plan, layer) {
       ["strategy", String(plan.strategy ?? NA)],
       ["reason", plan.reason ?? NA],
       ["created", formatTime(plan.created_at)],
-      ["predicted balancedness", formatNumber(plan.balancedness, 3)],
+      ["balancedness now", balanceText(load)],
+      ["predicted balancedness", predictedText(plan)],
       ["threshold", formatNumber(plan.threshold, 3)],
       ["pinned", plan.pinned === null || plan.pinned === undefined ? "no" : String(plan.pinned)],
       [
@@ -271,14 +313,25 @@ export function planView(plan, layer) {
           ? NA
           : String(plan.slots_per_backend),
       ],
+      ["moves since last plan", movesText(plan.moves)],
     ],
     replicasPerExpert,
-    perBackend: (planLayer?.hosted ?? []).map((h) => ({
-      backend: String(h.backend),
-      experts: h.experts.length,
-      replicated: h.experts.filter((e) => (replicasPerExpert[e] ?? 0) > 1).length,
-      list: h.experts.join(", "),
-    })),
+    perBackend: (planLayer?.hosted ?? []).map((h) => {
+      const whole = (plan.moves?.backends ?? []).find((b) => b.backend === h.backend);
+      const report = (load?.backends ?? []).find((b) => b.name === h.backend);
+      const expertBytes = report?.residency?.expert_bytes;
+      return {
+        backend: String(h.backend),
+        hosted: whole ? String(whole.hosted) : NA,
+        // Bytes the plan puts there: hosted (layer, expert) pairs × the expert's bytes.
+        bytes: whole && isNumber(expertBytes) ? formatBytes(whole.hosted * expertBytes) : NA,
+        resident: residencyText(report?.residency),
+        moved: whole ? String(whole.moved) : NA,
+        experts: h.experts.length,
+        replicated: h.experts.filter((e) => (replicasPerExpert[e] ?? 0) > 1).length,
+        list: h.experts.join(", "),
+      };
+    }),
   };
 }
 

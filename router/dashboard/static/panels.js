@@ -20,6 +20,8 @@ const RESOURCE_COLUMNS = [
   ["power", "power"],
   ["tokensS", "tokens/s"],
   ["inFlight", "in flight"],
+  ["coldStarts", "cold starts"],
+  ["coldStartsPerMin", "cold starts/min (last min)"],
 ];
 
 function header(columns) {
@@ -78,8 +80,8 @@ export function renderAlerts(table, note, alerts) {
 }
 
 /** Fills the plan facts and the per-backend table; returns replicas per expert. */
-export function renderPlan(facts, perBackend, plan, layer) {
-  const view = planView(plan, layer);
+export function renderPlan(facts, perBackend, plan, layer, load) {
+  const view = planView(plan, layer, load);
   if (view === null) {
     replaceChildren(facts, el("dt", {}, "plan"), el("dd", {}, "no balancer on this router"));
     replaceChildren(perBackend);
@@ -101,8 +103,12 @@ export function renderPlan(facts, perBackend, plan, layer) {
     perBackend,
     header([
       ["backend", "backend"],
-      ["experts", `experts hosted (layer ${layer})`],
-      ["replicated", "of them replicated elsewhere"],
+      ["hosted", "experts hosted (all layers)"],
+      ["bytes", "bytes (plan)"],
+      ["resident", "warm now / budget"],
+      ["moved", "moved since last plan"],
+      ["experts", `layer ${layer}: hosted`],
+      ["replicated", "replicated elsewhere"],
       ["list", "which"],
     ]),
     el(
@@ -113,6 +119,10 @@ export function renderPlan(facts, perBackend, plan, layer) {
           "tr",
           { "data-backend": row.backend },
           el("td", {}, row.backend),
+          el("td", { "data-field": "hosted" }, row.hosted),
+          el("td", { "data-field": "bytes" }, row.bytes),
+          el("td", { "data-field": "resident" }, row.resident),
+          el("td", { "data-field": "moved" }, row.moved),
           el("td", {}, String(row.experts)),
           el("td", { "data-field": "replicated" }, String(row.replicated)),
           // The ids only on demand: at 256 experts a list per backend is a wall of numbers.

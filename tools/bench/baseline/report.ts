@@ -5,6 +5,10 @@
  */
 import type { ModelManifest } from "../../../shared/model_manifest.ts";
 import type { LoadResult } from "../load_generator.ts";
+import {
+  type LayerWaves,
+  rowsPerExpertPerWave,
+} from "../../../gpu-backend/layer/layer_counters.ts";
 import { formatTable, round, summarize } from "../stats.ts";
 
 /** One measured cell. */
@@ -22,6 +26,8 @@ export interface Cell {
   /** onnxruntime runs. */
   executions: number;
   routerMsPerRequest?: number;
+  /** Layer path: how full its executions ran in this cell. */
+  waves?: LayerWaves[];
 }
 
 /** Everything one run measured. */
@@ -63,7 +69,7 @@ export function formatReport(r: Report): string {
   );
   lines.push("");
   lines.push(
-    `Limit: single-thread onnxruntime MatMul at batch 256, the better of ` +
+    `Limit: single-thread onnxruntime MatMul at batch 256 per CPU-second, the better of ` +
       `[256, ${m.d_model}]·[${m.d_model}, ${m.d_ff}] and [256, ${m.d_ff}]·[${m.d_ff}, ${m.d_model}]: ` +
       `${round(r.limit.gflops, 1)} GFLOP/s; ` +
       `the model needs ${round(r.limit.flopsPerToken / 1e6, 3)} MFLOP per token → **${
@@ -86,6 +92,8 @@ export function formatReport(r: Report): string {
       "in ORT %",
       "runs/req",
       "router ms/req",
+      "rows/wave",
+      "rows/expert/wave",
     ],
     r.cells.map((cell) => {
       const s = summarize(cell.result.latencies);
@@ -103,6 +111,7 @@ export function formatReport(r: Report): string {
         round((100 * cell.busyMs) / Math.max(1, backendCpu), 0),
         round(cell.executions / Math.max(1, cell.result.ok), 2),
         cell.routerMsPerRequest === undefined ? "" : round(cell.routerMsPerRequest, 2),
+        ...waveColumns(cell.waves),
       ];
     }),
   ));
@@ -113,7 +122,10 @@ export function formatReport(r: Report): string {
       "the router path; this process for the engine in process), from `/proc/<pid>/stat`. % limit: " +
       "that ÷ the limit. in ORT %: the backend's time inside onnxruntime runs ÷ its CPU time (the rest " +
       "is HTTP, decoding, routing, batching, thread crossings; with Workers it is their wall time and " +
-      "exceeds 100 % when they wait for a core). runs/req: onnxruntime runs per request.",
+      "exceeds 100 % when they wait for a core). runs/req: onnxruntime runs per request. " +
+      "rows/wave (layer path): input rows per layer execution; rows/expert/wave: routed " +
+      "assignments ÷ hosted experts per layer execution — the rows each expert's MatMuls see " +
+      "(`deno task bench:kernel` measures onnxruntime at those row counts).",
   );
   lines.push("");
   lines.push("New ÷ old, tokens per CPU-second:");
@@ -165,4 +177,12 @@ export function formatReport(r: Report): string {
     lines.push("```");
   }
   return lines.join("\n");
+}
+
+/** rows/wave and rows/expert/wave of a cell (blank when it has no layer executions). */
+function waveColumns(waves: readonly LayerWaves[] | undefined): (string | number)[] {
+  const executions = (waves ?? []).reduce((sum, w) => sum + w.executions, 0);
+  if (!waves || executions === 0) return ["", ""];
+  const rows = waves.reduce((sum, w) => sum + w.rows, 0);
+  return [round(rows / executions, 1), round(rowsPerExpertPerWave(waves), 2)];
 }

@@ -9,6 +9,7 @@ import { silentLogger } from "../../../shared/logger.ts";
 import type { ModelManifest } from "../../../shared/model_manifest.ts";
 import { createExecutor } from "../../../gpu-backend/execution/create_executor.ts";
 import type { RunnerStats } from "../../../gpu-backend/execution/graph_runner.ts";
+import type { LayerWaves } from "../../../gpu-backend/layer/layer_counters.ts";
 import { buildBackendEngine } from "../../../gpu-backend/server/backend_engine.ts";
 import { startupResidency } from "../../../gpu-backend/residency/startup_residency.ts";
 import { freePort, type PoolProcess, startProcess } from "../../pool/processes.ts";
@@ -35,6 +36,8 @@ export interface InProcessEngine {
   infer(tokens: Float32Array, rows: number): Promise<unknown>;
   /** Executions and busy time of everything it ran. */
   executorStats(): RunnerStats;
+  /** Per layer: how full the layer path's executions ran (empty on the per-expert path). */
+  waves(): LayerWaves[];
   close(): Promise<void>;
 }
 
@@ -71,6 +74,7 @@ export async function inProcessEngine(
   return {
     infer: (tokens, rows) => built.engine.infer(tokens, rows),
     executorStats: built.executorStats,
+    waves: () => built.layers?.batcher.waves() ?? [],
     close: () => executor.close(),
   };
 }
@@ -81,10 +85,13 @@ export async function inProcessLoop(
   requests: readonly DecodedInferRequest[],
   clients: number,
   durationS: number,
-): Promise<{ result: LoadResult; cpuMs: number; busyMs: number; executions: number }> {
+): Promise<
+  { result: LoadResult; cpuMs: number; busyMs: number; executions: number; waves: LayerWaves[] }
+> {
   const result = emptyResult();
   const cpuBefore = cpuMsOf(["self"]);
   const statsBefore = engine.executorStats();
+  const wavesBefore = engine.waves();
   const t0 = performance.now();
   let index = 0;
   await Promise.all(Array.from({ length: clients }, async () => {
@@ -105,6 +112,7 @@ export async function inProcessLoop(
     cpuMs: cpuMsOf(["self"]) - cpuBefore,
     busyMs: statsAfter.busyMs - statsBefore.busyMs,
     executions: statsAfter.executions - statsBefore.executions,
+    waves: diffWaves(engine.waves(), wavesBefore),
   };
 }
 
@@ -145,7 +153,13 @@ export async function startServing(
 export async function readiness(
   url: string,
   token: string,
-): Promise<{ executor: RunnerStats; layers?: { build_ms: number; experts: number }[] }> {
+): Promise<
+  {
+    executor: RunnerStats;
+    layers?: { build_ms: number; experts: number }[];
+    waves?: LayerWaves[];
+  }
+> {
   const response = await fetch(`${url}/v2/health/ready`, {
     headers: { authorization: `Bearer ${token}` },
   });
@@ -201,5 +215,22 @@ export async function startBenchRouter(
       SWITCHYARD_ROUTER__BACKENDS: JSON.stringify([backendUrl]),
       ...env,
     },
+  });
+}
+
+/** Per-layer wave counters accumulated between two readings. */
+export function diffWaves(
+  after: readonly LayerWaves[],
+  before: readonly LayerWaves[],
+): LayerWaves[] {
+  return after.map((w, i) => {
+    const b = before[i];
+    return {
+      layer: w.layer,
+      executions: w.executions - (b?.executions ?? 0),
+      rows: w.rows - (b?.rows ?? 0),
+      assignments: w.assignments - (b?.assignments ?? 0),
+      expertSlots: w.expertSlots - (b?.expertSlots ?? 0),
+    };
   });
 }
