@@ -13,6 +13,7 @@ import { generateModel } from "../model/generate.ts";
 import { createRandom, type Random } from "../model/prng.ts";
 import { freePort, type PoolProcess, startProcess } from "../pool/processes.ts";
 import { readUntil, readUntilClosed, sendPartial } from "../net/raw_http.ts";
+import { startBenchBackend } from "./baseline/serving.ts";
 import { type FuzzCase, fuzzCase, type FuzzKind, validCase } from "./fuzz/bodies.ts";
 import { quantile, round } from "./stats.ts";
 
@@ -85,18 +86,9 @@ const common = {
   SWITCHYARD_LIMITS__MAX_TOKENS: String(MAX_TOKENS),
   SWITCHYARD_LIMITS__BODY_TIMEOUT: BODY_TIMEOUT,
 };
-const backends: PoolProcess[] = await Promise.all([1, 2].map((i) => {
-  const port = freePort();
-  return startProcess("gpu-backend/main.ts", {
-    url: `http://127.0.0.1:${port}`,
-    token: TOKEN,
-    env: {
-      ...common,
-      SWITCHYARD_BACKEND__PORT: String(port),
-      SWITCHYARD_BACKEND__ID: `backend-${i}`,
-    },
-  });
-}));
+const backends: PoolProcess[] = await Promise.all(
+  [1, 2].map((i) => startBenchBackend(common, TOKEN, { SWITCHYARD_BACKEND__ID: `backend-${i}` })),
+);
 const routerPort = freePort();
 const router = await startProcess("router/main.ts", {
   url: `http://127.0.0.1:${routerPort}`,

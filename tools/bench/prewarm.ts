@@ -65,7 +65,8 @@ import { TrafficStore } from "../../router/traffic/traffic_store.ts";
 import { generateModel } from "../model/generate.ts";
 import { createRandom } from "../model/prng.ts";
 import { demoTokens, loadDemoTraffic } from "../model/traffic.ts";
-import { freePort, type PoolProcess, startProcess } from "../pool/processes.ts";
+import type { PoolProcess } from "../pool/processes.ts";
+import { startBenchBackend } from "./baseline/serving.ts";
 import { formatTable, quantile, round } from "./stats.ts";
 import { drawRows } from "./workload.ts";
 import { CompressedClock } from "./compressed_clock.ts";
@@ -347,19 +348,12 @@ async function run(mode: Mode): Promise<RunResult> {
     SWITCHYARD_BACKEND__MEMORY_BUDGET_MB: values["budget-mb"],
     ...(values.executor === "simulated" ? { SWITCHYARD_BACKEND__EXECUTOR: "simulated" } : {}),
   };
-  const backends = await Promise.all([1, 2].map((i) => {
-    const port = freePort();
-    return startProcess("gpu-backend/main.ts", {
-      url: `http://127.0.0.1:${port}`,
-      token: TOKEN,
-      env: {
-        ...common,
-        SWITCHYARD_BACKEND__PORT: String(port),
-        SWITCHYARD_BACKEND__ID: `backend-${i}`,
-        SWITCHYARD_BACKEND__EXECUTORS: "1",
-      },
-    });
-  }));
+  const backends = await Promise.all([1, 2].map((i) =>
+    startBenchBackend(common, TOKEN, {
+      SWITCHYARD_BACKEND__ID: `backend-${i}`,
+      SWITCHYARD_BACKEND__EXECUTORS: "1",
+    })
+  ));
   const routerKv = await Deno.openKv(":memory:");
   const seriesKv = await Deno.openKv(":memory:");
   const config = resolveConfig({

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { parseCli } from "../cli/cli_args.ts";
 import { loadDemoTraffic } from "../model/traffic.ts";
 import { freePort, type PoolProcess, startProcess } from "../pool/processes.ts";
+import { startBenchBackend } from "./baseline/serving.ts";
 import { measureCapacity } from "./capacity.ts";
 import { closedLoop, openLoop } from "./load_generator.ts";
 import { openFds, rssMiB, scrape, sumSeries } from "./faults_stack.ts";
@@ -81,18 +82,9 @@ const common = {
 const processes: PoolProcess[] = [];
 try {
   log("starting 2 backends …");
-  const backends = await Promise.all([1, 2].map((i) => {
-    const port = freePort();
-    return startProcess("gpu-backend/main.ts", {
-      url: `http://127.0.0.1:${port}`,
-      token: TOKEN,
-      env: {
-        ...common,
-        SWITCHYARD_BACKEND__PORT: String(port),
-        SWITCHYARD_BACKEND__ID: `backend-${i}`,
-      },
-    });
-  }));
+  const backends = await Promise.all(
+    [1, 2].map((i) => startBenchBackend(common, TOKEN, { SWITCHYARD_BACKEND__ID: `backend-${i}` })),
+  );
   processes.push(...backends);
   log(`starting ${variants.length} routers …`);
   const routers = [];
