@@ -33,6 +33,12 @@ function event(at: number, rows: number): InferenceEvent {
   };
 }
 
+/** One second of traffic: ten `rows`-row requests spread over it, then the clock moves on. */
+async function recordSecond(recorder: TrafficRecorder, clock: ManualClock, rows: number) {
+  for (let k = 0; k < 10; k++) recorder.observe(event(clock.now() + k * 100, rows));
+  await clock.advance(1000);
+}
+
 /** Seeded rows per request in 1..7 (mean 4). */
 function rowsOf(seed: { s: number }): number {
   seed.s = (seed.s * 1103515245 + 12345) % 2147483648;
@@ -64,11 +70,8 @@ Deno.test("forecastVolume() reads settled buckets only: on the minute it never p
   });
   let rawZero = 0;
   for (let minute = 1; minute <= 5; minute++) {
-    for (let second = 0; second < 60; second++) {
-      // 40 tokens/s: ten 4-row requests spread over the second.
-      for (let k = 0; k < 10; k++) recorder.observe(event(clock.now() + k * 100, 4));
-      await clock.advance(1000);
-    }
+    // 40 tokens/s: ten 4-row requests a second.
+    for (let second = 0; second < 60; second++) await recordSecond(recorder, clock, 4);
     // The cron moment: the bucket that just closed is not in the store yet.
     const now = clock.now();
     assert.equal(now % MIN, 0);
@@ -167,10 +170,7 @@ Deno.test("forecastVolume() blends the bucket in progress: a step shows on the m
   });
   const blended = storeTrafficSource(store, { model: () => "m", forecasters: [lastValue] });
   // Minutes 1-3 at 40 tokens/s (ten 4-row requests a second), minute 4 at 80 (eight rows).
-  const second = async (rows: number) => {
-    for (let k = 0; k < 10; k++) recorder.observe(event(clock.now() + k * 100, rows));
-    await clock.advance(1000);
-  };
+  const second = (rows: number) => recordSecond(recorder, clock, rows);
   for (let s = 0; s < 3 * 60; s++) await second(4);
   for (let s = 0; s < 30; s++) await second(8);
   // Mid-bucket (30 s into minute 4): the store surely holds its first 28 s at 80 tokens/s.
@@ -228,10 +228,7 @@ Deno.test("forecastVolume() divides a running event out of the history: the job'
   };
   for (let minute = 0; minute < 7; minute++) {
     const rows = minute < 4 ? 4 : 20;
-    for (let second = 0; second < 60; second++) {
-      for (let k = 0; k < 10; k++) recorder.observe(event(clock.now() + k * 100, rows));
-      await clock.advance(1000);
-    }
+    for (let second = 0; second < 60; second++) await recordSecond(recorder, clock, rows);
     await recorder.flushClosed();
   }
   await clock.advance(10_000);
