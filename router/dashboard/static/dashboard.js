@@ -131,6 +131,7 @@ async function loadDetailCharts(src) {
     renderDetails(pending.snapshot, pending.entry, pending.layer);
     countUpdate();
   }
+  performance.mark("switchyard:details-rendered");
 }
 
 function countUpdate() {
