@@ -30,6 +30,7 @@ import type { Feeds } from "../../gpu-backend/execution/graph_runner.ts";
 import { uniformWaveFeeds } from "./kernel/uniform_wave.ts";
 import { countsWaveFeeds, zipfCounts } from "./kernel/skewed_wave.ts";
 import { streamGBps } from "./kernel/memory_bandwidth.ts";
+import { type OpProfile, profileSession } from "./kernel/ort_profile.ts";
 
 const { values } = parseCli({
   name: "deno task bench:kernel",
@@ -65,6 +66,12 @@ const { values } = parseCli({
       default: "2.66",
       value: "<rows>",
       description: "mean rows per expert of the skewed waves",
+    },
+    profile: {
+      type: "string",
+      default: "1,4",
+      value: "<list>",
+      description: "rows per expert at which to profile layer 0 (onnxruntime profiler; '' skips)",
     },
     out: { type: "string", value: "<file>", description: "also write the report to this file" },
   },
@@ -114,6 +121,7 @@ const expertFlops = flopsPerRow(expertBytes);
 const expert = await createSession(expertBytes, "cpu");
 const gate0 = await createSession(await read({ kind: "gate", layer: 0 }), "cpu");
 /** Every layer's composed executable hosting all experts, in `layout`. */
+const layer0Bytes = new Map<LayerLayout, Uint8Array>();
 async function layerSessions(layout: LayerLayout): Promise<ort.InferenceSession[]> {
   const sessions: ort.InferenceSession[] = [];
   for (let layer = 0; layer < m.layers; layer++) {
@@ -136,6 +144,7 @@ async function layerSessions(layout: LayerLayout): Promise<ort.InferenceSession[
         }
         : {}),
     });
+    if (layer === 0) layer0Bytes.set(layout, bytes);
     sessions.push(await createSession(bytes, "cpu"));
   }
   return sessions;
@@ -238,6 +247,39 @@ for (const s of values.skew.split(",").filter((x) => x !== "").map(Number)) {
   ]);
 }
 
+// Step 4: where layer 0's run goes (onnxruntime's profiler), split and stacked.
+const profileRows: (string | number)[][] = [];
+for (const r of values.profile.split(",").filter((x) => x !== "").map(Number)) {
+  const wave = uniformWaveFeeds({
+    rowsPerExpert: r,
+    experts: m.experts,
+    topK: m.top_k,
+    dModel: m.d_model,
+  });
+  for (const layout of ["split", "stacked"] as const) {
+    const profile: OpProfile = await profileSession(layer0Bytes.get(layout)!, wave.feeds, 30);
+    let matmul = 0;
+    let other = 0;
+    let nodes = 0;
+    for (const [op, { us, nodes: n }] of profile.ops) {
+      if (op === "MatMul" || op === "Gemm" || op === "FusedMatMul") matmul += us;
+      else other += us;
+      nodes += n;
+    }
+    const between = Math.max(0, profile.runUs - matmul - other);
+    const share = (us: number) => `${round(us, 0)} (${round((100 * us) / profile.runUs, 0)} %)`;
+    profileRows.push([
+      r,
+      layout,
+      round(profile.runUs, 0),
+      share(matmul),
+      share(other),
+      share(between),
+      round(nodes, 0),
+    ]);
+  }
+}
+
 const lines = [
   "# bench:kernel",
   "",
@@ -317,6 +359,29 @@ const lines = [
   "(`gpu-backend/layer/stack_experts.ts`): the experts' weights stacked `[E, …]`, rows gathered " +
   "into a padded `[E, R_max, d]` tensor, one batched MatMul per weight, masked weighted " +
   "scatter-add. `stacked ÷ split` is the ratio of tokens per CPU-second (> 1: stacked is faster).",
+  ...(profileRows.length === 0 ? [] : [
+    "",
+    "Where layer 0's run goes (onnxruntime's profiler, 30 runs after 3 warm-ups, uniform wave; " +
+    "µs per run and share of the run). MatMul/Gemm: the expert, shared-expert and gate matrix " +
+    "kernels (onnxruntime fuses MatMul + bias into Gemm); other kernels: every other node " +
+    "(activations, Split, Concat, Gather, ScatterND …); between kernels: the rest of the run " +
+    "(executor, allocation, shape work).",
+    "",
+    "```",
+    formatTable(
+      [
+        "rows/expert",
+        "layout",
+        "run µs",
+        "MatMul/Gemm µs",
+        "other kernels µs",
+        "between kernels µs",
+        "nodes/run",
+      ],
+      profileRows,
+    ),
+    "```",
+  ]),
 ];
 const text = lines.join("\n");
 console.log(text);
