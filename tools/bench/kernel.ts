@@ -354,7 +354,7 @@ const lines = [
   "tokens where every expert gets exactly r rows; tokens per CPU-second ÷ the limit. This is " +
   "onnxruntime alone: no HTTP, decoding, routing or batching — the most a serving path can reach " +
   "when its waves hold r rows per expert (bench:baseline's `rows/expert/wave` column says how many " +
-  "they hold). Split (the default composition until stacking): rows grouped by expert → Split → " +
+  "they hold). Split (what the backend runs; the `forward` columns): rows grouped by expert → Split → " +
   "each expert's own inlined graph → Concat → weighted scatter-add. Stacked " +
   "(`gpu-backend/layer/stack_experts.ts`): the experts' weights stacked `[E, …]`, rows gathered " +
   "into a padded `[E, R_max, d]` tensor, one batched MatMul per weight, masked weighted " +
