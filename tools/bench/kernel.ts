@@ -8,10 +8,17 @@
  *   Step 2: per rows-per-expert `r`: (a) one expert MLP (the model's own ONNX file) on `r`
  *           rows; (b) the whole forward on layer executables — layer 0's gate, then every
  *           layer's composed executable hosting all experts (next gate fused), on a wave
- *           where every expert gets exactly `r` rows (`kernel/uniform_wave.ts`).
- *           Single-thread sessions as the backend creates them; CPU time of this process
- *           from `/proc/self/stat`; no JavaScript work inside the timed loop beyond
- *           `session.run()`.
+ *           where every expert gets exactly `r` rows (`kernel/uniform_wave.ts`), in the
+ *           split layout the backend runs and in the stacked layout
+ *           (`gpu-backend/layer/stack_experts.ts`). Single-thread sessions as the backend
+ *           creates them; CPU time of this process from `/proc/self/stat`; no JavaScript
+ *           work inside the timed loop beyond `session.run()`.
+ *   Step 3: both layouts on Zipf-skewed waves at the demo mix's mean fill
+ *           (`kernel/skewed_wave.ts`): padding to the fullest expert costs more when skewed.
+ *   Step 4: `--profile`: layer 0's run split by onnxruntime's profiler into MatMul/Gemm
+ *           kernels, other kernels and time between kernels (`kernel/ort_profile.ts`).
+ *   Also: the weight-streaming bound — bytes of weights one forward reads ÷ a measured
+ *   single-thread streaming read (`kernel/memory_bandwidth.ts`).
  *
  * Reported: GFLOP/s and tokens per CPU-second, and both as % of the limit — the most a
  * serving path can reach when its waves hold `r` rows per expert.
