@@ -282,6 +282,7 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
         onRetry: (cause) => guards.retries.set(cause, (guards.retries.get(cause) ?? 0) + 1),
       },
     );
+    if (logger.enabled?.("debug") === false) return response;
     logger.debug("inference forwarded", {
       request_id: requestId,
       model: model.name,
