@@ -1,0 +1,201 @@
+/**
+ * @module The router's HTTP front on `node:http` (`router.http_server: node`), for what
+ * `Deno.serve` cannot do (issue 12):
+ *
+ * - **A connection cap** (`router.max_connections`): a connection beyond it is closed at
+ *   once, before it costs a parser and buffers. Router memory follows open connections.
+ * - **A header timeout** (`router.header_timeout`): a connection that has not sent a whole
+ *   request head within it after opening, or after its previous answer (keep-alive idle),
+ *   is closed.
+ * - **Closing means closing**: an answer saying `Connection: close` (408 after
+ *   `limits.body_timeout`, 413 mid-body), and any answer sent before its request's body
+ *   arrived whole (a 429 at admission), closes the socket after the answer is written —
+ *   a slow client cannot keep it by never finishing its body.
+ *
+ * The handler sees what `Deno.serve` gives it: a web `Request` and an info object with
+ * `remoteAddr` (per-client limits use it). Answers stream as they are produced.
+ * {@linkcode NodeFront.shutdown} stops accepting, closes idle connections and closes busy
+ * ones after their answer.
+ */
+import http from "node:http";
+import https from "node:https";
+import type { AddressInfo, Socket } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { toRequest } from "./node_request.ts";
+import { writeResponse } from "./node_response.ts";
+
+/** What the handler gets besides the request, as from `Deno.serve`. */
+export interface FrontInfo {
+  remoteAddr: { transport: "tcp"; hostname: string; port: number };
+}
+
+/** Counts of the front's own decisions, for metrics. */
+export interface FrontCounts {
+  /** Connections open now. */
+  open: number;
+  /** Connections closed at once because `max_connections` were open. */
+  refused: number;
+  /** Connections closed for sending no whole first request head within the header timeout. */
+  headerTimeouts: number;
+  /** Keep-alive connections closed for sending no next request within the header timeout. */
+  idleTimeouts: number;
+  /** Connections closed after an answer sent before the request's body was whole. */
+  closedUnread: number;
+}
+
+/** Options of {@linkcode serveNode}. */
+export interface NodeFrontOptions {
+  hostname: string;
+  port: number;
+  /** PEM cert and key: HTTPS. */
+  tls?: { cert: string; key: string } | undefined;
+  maxConnections: number;
+  headerTimeoutMs: number;
+  /** The answer when the handler throws. */
+  onError(error: unknown): Response;
+}
+
+/** A listening front. */
+export interface NodeFront {
+  addr: { hostname: string; port: number };
+  /** Settles when the server has stopped and every connection is closed. */
+  finished: Promise<void>;
+  counts(): FrontCounts;
+  /** Stops accepting; closes idle connections now and busy ones after their answer. */
+  shutdown(): Promise<void>;
+}
+
+interface Connection {
+  busy: boolean;
+  /** Requests answered on it (0: still waiting for its first head). */
+  answered: number;
+  timer: ReturnType<typeof setTimeout> | undefined;
+}
+
+/** Serves `handler` on `node:http(s)`; resolves once listening. */
+export async function serveNode(
+  options: NodeFrontOptions,
+  handler: (request: Request, info: FrontInfo) => Response | Promise<Response>,
+): Promise<NodeFront> {
+  const scheme = options.tls ? "https" : "http";
+  const server = options.tls
+    ? https.createServer({ cert: options.tls.cert, key: options.tls.key })
+    : http.createServer();
+  const open = new Map<Socket, Connection>();
+  const counts = { refused: 0, headerTimeouts: 0, idleTimeouts: 0, closedUnread: 0 };
+  let closing = false;
+
+  const waitForHead = (socket: Socket, conn: Connection) => {
+    clearTimeout(conn.timer);
+    conn.timer = setTimeout(() => {
+      if (conn.busy) return;
+      if (conn.answered === 0) counts.headerTimeouts++;
+      else counts.idleTimeouts++;
+      socket.destroy();
+    }, options.headerTimeoutMs);
+  };
+
+  // TLS: the socket requests arrive on is the one `secureConnection` hands over; the raw
+  // connection is capped and timed from its first byte all the same.
+  const admit = (socket: Socket) => {
+    if (open.size >= options.maxConnections || closing) {
+      counts.refused++;
+      socket.destroy();
+      return;
+    }
+    const conn: Connection = { busy: false, answered: 0, timer: undefined };
+    open.set(socket, conn);
+    waitForHead(socket, conn);
+    socket.on("close", () => {
+      clearTimeout(conn.timer);
+      open.delete(socket);
+    });
+  };
+  if (options.tls) {
+    server.on("connection", (raw: Socket) => {
+      // Until the handshake is done: the header timeout bounds it too.
+      const timer = setTimeout(() => {
+        counts.headerTimeouts++;
+        raw.destroy();
+      }, options.headerTimeoutMs);
+      raw.on("close", () => clearTimeout(timer));
+      raw.once("secure", () => clearTimeout(timer));
+      if (open.size >= options.maxConnections || closing) {
+        counts.refused++;
+        clearTimeout(timer);
+        raw.destroy();
+      }
+    });
+    server.on("secureConnection", (socket: Socket) => admit(socket));
+  } else {
+    server.on("connection", admit);
+  }
+
+  const fallbackHost = `${options.hostname}:${options.port}`;
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    const conn = open.get(socket);
+    if (conn) {
+      conn.busy = true;
+      clearTimeout(conn.timer);
+    }
+    const aborter = new AbortController();
+    res.on("close", () => aborter.abort());
+    const done = (closeAfter: boolean) => {
+      if (conn) {
+        conn.busy = false;
+        conn.answered++;
+      }
+      if (closeAfter || closing) socket.destroy();
+      else if (conn) waitForHead(socket, conn);
+    };
+    void (async () => {
+      let response: Response;
+      try {
+        const request = toRequest(req, scheme, fallbackHost, aborter.signal);
+        response = await handler(request, {
+          remoteAddr: {
+            transport: "tcp",
+            hostname: socket.remoteAddress ?? "",
+            port: socket.remotePort ?? 0,
+          },
+        });
+      } catch (error) {
+        response = options.onError(error);
+      }
+      // The body is not whole: the connection cannot be reused; close it after the answer.
+      const unread = !req.complete;
+      const close = unread || closing || response.headers.get("connection") === "close";
+      await writeResponse(res, response, { close, head: req.method === "HEAD" });
+      if (unread) counts.closedUnread++;
+      if (res.writableFinished) done(close);
+      else res.once("finish", () => done(close));
+    })().catch(() => socket.destroy());
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (error: Error & { code?: string }) => {
+      // As `Deno.serve` throws it, so callers tell a taken port from other failures.
+      reject(error.code === "EADDRINUSE" ? new Deno.errors.AddrInUse(error.message) : error);
+    });
+    server.listen(options.port, options.hostname, () => {
+      server.removeAllListeners("error");
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const finished = new Promise<void>((resolve) => server.once("close", () => resolve()));
+  return {
+    addr: { hostname: address.address, port: address.port },
+    finished,
+    counts: () => ({ open: open.size, ...counts }),
+    shutdown() {
+      if (!closing) {
+        closing = true;
+        server.close();
+        for (const [socket, conn] of open) if (!conn.busy) socket.destroy();
+      }
+      return finished;
+    },
+  };
+}
