@@ -62,17 +62,18 @@ export function toRequest(
   req: IncomingMessage,
   scheme: "http" | "https",
   fallbackHost: string,
-  signal: AbortSignal,
 ): Request {
-  const raw = req.rawHeaders;
-  const headers = new Headers();
-  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
   const method = req.method ?? "GET";
   const host = req.headers.host || fallbackHost;
-  const init: RequestInit & { duplex?: "half" } = { method, headers, signal };
+  const init: RequestInit & { duplex?: "half" } = { method };
   if (!NO_BODY.has(method)) {
     init.body = bodyStream(req);
     init.duplex = "half";
   }
-  return new Request(`${scheme}://${host}${req.url ?? "/"}`, init);
+  const request = new Request(`${scheme}://${host}${req.url ?? "/"}`, init);
+  // Appended in place: a `Headers` passed in `init` would be converted and copied again.
+  const raw = req.rawHeaders;
+  const headers = request.headers;
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
+  return request;
 }

@@ -69,8 +69,12 @@ interface Connection {
   busy: boolean;
   /** Requests answered on it (0: still waiting for its first head). */
   answered: number;
-  timer: ReturnType<typeof setTimeout> | undefined;
+  /** When it started waiting for a request head (`performance.now()`). */
+  waitingSince: number;
 }
+
+/** How often idle connections are checked against the header timeout, at most. */
+const SWEEP_MS = 1000;
 
 /** Serves `handler` on `node:http(s)`; resolves once listening. */
 export async function serveNode(
@@ -84,49 +88,56 @@ export async function serveNode(
   const open = new Map<Socket, Connection>();
   const counts = { refused: 0, headerTimeouts: 0, idleTimeouts: 0, closedUnread: 0 };
   let closing = false;
+  const timeoutMs = options.headerTimeoutMs;
 
-  const waitForHead = (socket: Socket, conn: Connection) => {
-    clearTimeout(conn.timer);
-    conn.timer = setTimeout(() => {
-      if (conn.busy) return;
+  // One sweep for every connection instead of a timer per request: a connection waiting
+  // for a head is closed between the timeout and the timeout plus one sweep interval.
+  const sweep = setInterval(() => {
+    const now = performance.now();
+    for (const [socket, conn] of open) {
+      if (conn.busy || now - conn.waitingSince < timeoutMs) continue;
       if (conn.answered === 0) counts.headerTimeouts++;
       else counts.idleTimeouts++;
+      open.delete(socket);
       socket.destroy();
-    }, options.headerTimeoutMs);
-  };
+    }
+  }, Math.max(10, Math.min(SWEEP_MS, timeoutMs / 4)));
 
-  // TLS: the socket requests arrive on is the one `secureConnection` hands over; the raw
-  // connection is capped and timed from its first byte all the same.
+  const full = () => open.size >= options.maxConnections || closing;
   const admit = (socket: Socket) => {
-    if (open.size >= options.maxConnections || closing) {
+    if (full()) {
       counts.refused++;
       socket.destroy();
       return;
     }
-    const conn: Connection = { busy: false, answered: 0, timer: undefined };
-    open.set(socket, conn);
-    waitForHead(socket, conn);
-    socket.on("close", () => {
-      clearTimeout(conn.timer);
-      open.delete(socket);
-    });
+    open.set(socket, { busy: false, answered: 0, waitingSince: performance.now() });
+    socket.on("close", () => open.delete(socket));
   };
   if (options.tls) {
+    // Requests arrive on the TLS socket `secureConnection` hands over; until then the raw
+    // connection is capped here and its handshake bounded by the header timeout.
+    const secured = new WeakSet<Socket>();
+    let canTellSecured = true;
     server.on("connection", (raw: Socket) => {
-      // Until the handshake is done: the header timeout bounds it too.
+      if (full()) {
+        counts.refused++;
+        raw.destroy();
+        return;
+      }
       const timer = setTimeout(() => {
+        if (!canTellSecured || secured.has(raw)) return;
         counts.headerTimeouts++;
         raw.destroy();
-      }, options.headerTimeoutMs);
+      }, timeoutMs);
       raw.on("close", () => clearTimeout(timer));
-      raw.once("secure", () => clearTimeout(timer));
-      if (open.size >= options.maxConnections || closing) {
-        counts.refused++;
-        clearTimeout(timer);
-        raw.destroy();
-      }
     });
-    server.on("secureConnection", (socket: Socket) => admit(socket));
+    server.on("secureConnection", (socket: Socket) => {
+      const raw = (socket as Socket & { _parent?: Socket })._parent;
+      // Without a way to match the raw socket, no handshake is timed out (never a live one).
+      if (raw === undefined) canTellSecured = false;
+      else secured.add(raw);
+      admit(socket);
+    });
   } else {
     server.on("connection", admit);
   }
@@ -135,24 +146,19 @@ export async function serveNode(
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
     const conn = open.get(socket);
-    if (conn) {
-      conn.busy = true;
-      clearTimeout(conn.timer);
-    }
-    const aborter = new AbortController();
-    res.on("close", () => aborter.abort());
+    if (conn) conn.busy = true;
     const done = (closeAfter: boolean) => {
       if (conn) {
         conn.busy = false;
         conn.answered++;
       }
       if (closeAfter || closing) socket.destroy();
-      else if (conn) waitForHead(socket, conn);
+      else if (conn) conn.waitingSince = performance.now();
     };
     void (async () => {
       let response: Response;
       try {
-        const request = toRequest(req, scheme, fallbackHost, aborter.signal);
+        const request = toRequest(req, scheme, fallbackHost);
         response = await handler(request, {
           remoteAddr: {
             transport: "tcp",
@@ -175,6 +181,7 @@ export async function serveNode(
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error: Error & { code?: string }) => {
+      clearInterval(sweep);
       // As `Deno.serve` throws it, so callers tell a taken port from other failures.
       reject(error.code === "EADDRINUSE" ? new Deno.errors.AddrInUse(error.message) : error);
     });
@@ -184,7 +191,12 @@ export async function serveNode(
     });
   });
   const address = server.address() as AddressInfo;
-  const finished = new Promise<void>((resolve) => server.once("close", () => resolve()));
+  const finished = new Promise<void>((resolve) =>
+    server.once("close", () => {
+      clearInterval(sweep);
+      resolve();
+    })
+  );
   return {
     addr: { hostname: address.address, port: address.port },
     finished,
