@@ -713,7 +713,8 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
         if (pending) return Promise.reject(new Error("a switch is staging"));
         const moved = replicasMoved(plan, next);
         const previous = plan.version;
-        stage(next, virtualNow, false);
+        // `stage` schedules in simulator time; `virtualNow` is the uncompressed day clock.
+        stage(next, virtualNow / C, false);
         return Promise.resolve({
           version: next.version,
           previous,

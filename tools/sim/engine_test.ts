@@ -228,3 +228,20 @@ Deno.test("balancer cadence: a gain ≥ switch_gain switches within adjust_inter
   const second = r.trace.find((t) => t.outcome === "switch (gain ≥ switch_gain)")!;
   assert.ok(second.hour >= 12, `${second.hour}`);
 });
+
+Deno.test("pre-warm: the plan it stages activates after its weight loads, not at a day-time clock", async () => {
+  // The pre-warm job stages a plan for the 20:00 event during the 60-min lead window. The
+  // switch stages for the weights' load time (milliseconds here), so the balancer is held off
+  // for at most a few of its 100 evaluations a day, never for the hours until day end.
+  const r = await simulate({
+    ...smallOptions(SCENARIOS.event!, "switchyard-prewarm"),
+    trace: true,
+    balancer: {
+      ...smallOptions(SCENARIOS.event!, "switchyard").balancer,
+      evaluateIntervalMs: 864_000,
+    },
+  });
+  assert.ok(r.switches > 0, "pre-warm never staged a plan");
+  const staging = r.trace.filter((t) => t.outcome === "staging");
+  assert.ok(staging.length <= 2, `staging at hours ${staging.map((t) => t.hour.toFixed(1))}`);
+});
