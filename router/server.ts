@@ -385,6 +385,7 @@ async function listen(
       tls,
       maxConnections: config.router.max_connections,
       headerTimeoutMs: config.router.header_timeout,
+      idleTimeoutMs: config.router.idle_timeout,
       onError: serveErrorHandler(logger),
     }, router.app.fetch);
     router.connections.read = () => front.counts();

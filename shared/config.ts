@@ -63,10 +63,16 @@ export const ConfigSchema = z.object({
      */
     max_connections: z.int().min(1).max(1_000_000).default(1024),
     /**
-     * A connection must send a whole request head within this time of opening, or of its
-     * previous answer (keep-alive idle); else it is closed (`http_server: node`).
+     * A connection must send a whole first request head within this time of opening; else
+     * it is closed (`http_server: node`).
      */
     header_timeout: DurationSchema.pipe(z.number().min(1)).default(10_000),
+    /**
+     * A keep-alive connection with no new request this long after its last answer is closed
+     * (`http_server: node`). Longer than a proxy's upstream idle timeout (often 60 s), so
+     * the proxy, not the router, closes first.
+     */
+    idle_timeout: DurationSchema.pipe(z.number().min(1)).default(75_000),
   }).prefault({}),
   backend: z.object({
     host: z.string().default("127.0.0.1"),

@@ -5,8 +5,8 @@
  * - **A connection cap** (`router.max_connections`): a connection beyond it is closed at
  *   once, before it costs a parser and buffers. Router memory follows open connections.
  * - **A header timeout** (`router.header_timeout`): a connection that has not sent a whole
- *   request head within it after opening, or after its previous answer (keep-alive idle),
- *   is closed.
+ *   request head within it after opening is closed; so is a keep-alive connection idle for
+ *   `router.idle_timeout` after its last answer (node's own 5 s keep-alive timer is off).
  * - **Closing means closing**: an answer saying `Connection: close` (408 after
  *   `limits.body_timeout`, 413 mid-body), and any answer sent before its request's body
  *   arrived whole (a 429 at admission), closes the socket after the answer is written —
@@ -37,7 +37,7 @@ export interface FrontCounts {
   refused: number;
   /** Connections closed for sending no whole first request head within the header timeout. */
   headerTimeouts: number;
-  /** Keep-alive connections closed for sending no next request within the header timeout. */
+  /** Keep-alive connections closed for sending no next request within the idle timeout. */
   idleTimeouts: number;
   /** Connections closed after an answer sent before the request's body was whole. */
   closedUnread: number;
@@ -50,7 +50,10 @@ export interface NodeFrontOptions {
   /** PEM cert and key: HTTPS. */
   tls?: { cert: string; key: string } | undefined;
   maxConnections: number;
+  /** A connection's first request head must be whole within this of its opening. */
   headerTimeoutMs: number;
+  /** A keep-alive connection with no request for this long after its last answer is closed. */
+  idleTimeoutMs: number;
   /** The answer when the handler throws. */
   onError(error: unknown): Response;
 }
@@ -66,7 +69,8 @@ export interface NodeFront {
 }
 
 interface Connection {
-  busy: boolean;
+  /** Requests received and not yet answered (more than one when pipelined). */
+  busy: number;
   /** Requests answered on it (0: still waiting for its first head). */
   answered: number;
   /** When it started waiting for a request head (`performance.now()`). */
@@ -89,19 +93,23 @@ export async function serveNode(
   const counts = { refused: 0, headerTimeouts: 0, idleTimeouts: 0, closedUnread: 0 };
   let closing = false;
   const timeoutMs = options.headerTimeoutMs;
+  const idleMs = options.idleTimeoutMs;
+  // Idle keep-alive connections are this module's to close (counted), not node's 5 s timer.
+  server.keepAliveTimeout = 0;
 
   // One sweep for every connection instead of a timer per request: a connection waiting
   // for a head is closed between the timeout and the timeout plus one sweep interval.
   const sweep = setInterval(() => {
     const now = performance.now();
     for (const [socket, conn] of open) {
-      if (conn.busy || now - conn.waitingSince < timeoutMs) continue;
+      if (conn.busy > 0) continue;
+      if (now - conn.waitingSince < (conn.answered === 0 ? timeoutMs : idleMs)) continue;
       if (conn.answered === 0) counts.headerTimeouts++;
       else counts.idleTimeouts++;
       open.delete(socket);
       socket.destroy();
     }
-  }, Math.max(10, Math.min(SWEEP_MS, timeoutMs / 4)));
+  }, Math.max(10, Math.min(SWEEP_MS, timeoutMs / 4, idleMs / 4)));
 
   const full = () => open.size >= options.maxConnections || closing;
   const admit = (socket: Socket) => {
@@ -110,7 +118,7 @@ export async function serveNode(
       socket.destroy();
       return;
     }
-    open.set(socket, { busy: false, answered: 0, waitingSince: performance.now() });
+    open.set(socket, { busy: 0, answered: 0, waitingSince: performance.now() });
     socket.on("close", () => open.delete(socket));
   };
   if (options.tls) {
@@ -146,14 +154,14 @@ export async function serveNode(
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
     const conn = open.get(socket);
-    if (conn) conn.busy = true;
+    if (conn) conn.busy++;
     const done = (closeAfter: boolean) => {
       if (conn) {
-        conn.busy = false;
+        conn.busy--;
         conn.answered++;
       }
       if (closeAfter || closing) socket.destroy();
-      else if (conn) conn.waitingSince = performance.now();
+      else if (conn && conn.busy === 0) conn.waitingSince = performance.now();
     };
     void (async () => {
       let response: Response;
@@ -205,7 +213,7 @@ export async function serveNode(
       if (!closing) {
         closing = true;
         server.close();
-        for (const [socket, conn] of open) if (!conn.busy) socket.destroy();
+        for (const [socket, conn] of open) if (conn.busy === 0) socket.destroy();
       }
       return finished;
     },

@@ -12,6 +12,7 @@ const options = {
   port: 0,
   maxConnections: 64,
   headerTimeoutMs: 60_000,
+  idleTimeoutMs: 60_000,
   onError: () => new Response("handler failed", { status: 500 }),
 };
 
@@ -110,6 +111,55 @@ Deno.test("node front: a taken port is AddrInUse; shutdown closes idle connectio
     assert.equal(await idle.read(new Uint8Array(8)).catch(() => null), null);
     idle.close();
   } finally {
+    await front.shutdown();
+  }
+});
+
+Deno.test("node front: a silent connection and an idle keep-alive one are closed and counted", async () => {
+  const front = await serveNode(
+    { ...options, headerTimeoutMs: 200, idleTimeoutMs: 300 },
+    () => new Response("ok"),
+  );
+  const port = front.addr.port;
+  try {
+    const silent = await Deno.connect({ hostname: "127.0.0.1", port });
+    const kept = await Deno.connect({ hostname: "127.0.0.1", port });
+    await kept.write(new TextEncoder().encode("GET / HTTP/1.1\r\nhost: x\r\n\r\n"));
+    const readAll = async (conn: Deno.Conn) => {
+      const buffer = new Uint8Array(4096);
+      let text = "";
+      for (;;) {
+        const n = await conn.read(buffer).catch(() => null);
+        if (n === null) return text;
+        text += new TextDecoder().decode(buffer.subarray(0, n));
+      }
+    };
+    // Both reads end only when the server closes the connection.
+    assert.equal(await readAll(silent), "");
+    assert.match(await readAll(kept), /^HTTP\/1\.1 200/);
+    silent.close();
+    kept.close();
+    const counts = front.counts();
+    assert.equal(counts.headerTimeouts, 1);
+    assert.equal(counts.idleTimeouts, 1);
+    assert.equal(counts.open, 0);
+  } finally {
+    await front.shutdown();
+  }
+});
+
+Deno.test("node front: beyond maxConnections a connection is closed at once", async () => {
+  const front = await serveNode({ ...options, maxConnections: 2 }, () => new Response("ok"));
+  const port = front.addr.port;
+  const conns: Deno.Conn[] = [];
+  try {
+    for (let i = 0; i < 3; i++) conns.push(await Deno.connect({ hostname: "127.0.0.1", port }));
+    // The third is read to its end: the server closed it.
+    assert.equal(await conns[2]!.read(new Uint8Array(8)).catch(() => null), null);
+    assert.equal(front.counts().refused, 1);
+    assert.equal(front.counts().open, 2);
+  } finally {
+    for (const conn of conns) conn.close();
     await front.shutdown();
   }
 });
