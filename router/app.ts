@@ -30,7 +30,8 @@ import { type InferVariables, observeInference } from "./observe/observe_inferen
 import type { BackendPool } from "./pool/backend_pool.ts";
 import type { CatalogEntry } from "./pool/model_catalog.ts";
 import type { RoutingPolicy } from "./routing/policy.ts";
-import type { Clock } from "./runtime/clock.ts";
+import { type Clock, systemClock } from "./runtime/clock.ts";
+import { requestTimers } from "../shared/timer_queue.ts";
 import type { FetchLike } from "./runtime/fetch_like.ts";
 import { OIP_EXTENSIONS, ROUTER_NAME, ROUTER_VERSION } from "../shared/version.ts";
 
@@ -275,6 +276,8 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
       { model: model.name, body, headers, requestId },
       {
         ...deps,
+        // On the real clock the attempts' timeouts share one runtime timer.
+        timers: clock === systemClock ? requestTimers : clock,
         timeoutMs: config.router.request_timeout,
         tryTimeoutMs: config.router.retry.try_timeout,
         admission: guards.admission,

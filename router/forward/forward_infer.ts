@@ -56,6 +56,8 @@ export interface ForwardDeps {
   policy: RoutingPolicy;
   fetch: FetchLike;
   clock: Clock;
+  /** The attempts' timers; default `clock` (the app passes the shared queue on the real clock). */
+  timers?: Pick<Clock, "setTimeout" | "clearTimeout">;
   logger: Logger;
   /** `router.request_timeout` in ms: the deadline of all attempts together. */
   timeoutMs: number;
@@ -129,6 +131,7 @@ class DeadlinePassed extends Error {
 /** Forwards `request` and returns the response for the client; throws {@linkcode ApiError}. */
 export async function forwardInfer(request: ForwardRequest, deps: ForwardDeps): Promise<Response> {
   const { pool, policy, logger, clock, admission, budget } = deps;
+  const timers = deps.timers ?? clock;
   const started = clock.now();
   const tried: { id: string; name: string; failure: RetryCause }[] = [];
   budget.request(started);
@@ -171,7 +174,7 @@ export async function forwardInfer(request: ForwardRequest, deps: ForwardDeps): 
     // Aborted by the try timeout, the deadline or an ejection — until the head arrives.
     const tryAbort = new AbortController();
     const stop = (reason: unknown) => tryAbort.abort(reason);
-    const tryTimer = clock.setTimeout(
+    const tryTimer = timers.setTimeout(
       () => stop(byDeadline ? new DeadlinePassed() : new TryTimeout(tryMs)),
       tryMs,
     );
@@ -190,7 +193,7 @@ export async function forwardInfer(request: ForwardRequest, deps: ForwardDeps): 
       });
     } finally {
       release();
-      clock.clearTimeout(tryTimer);
+      timers.clearTimeout(tryTimer);
       ejection.removeEventListener("abort", onEjection);
     }
     if (result.kind === "aborted") {
