@@ -1,8 +1,9 @@
 /**
  * @module A `node:http` request as a web {@linkcode Request}: URL from the Host header,
- * headers in their order, and the body as a byte stream that pauses the socket while
- * nobody reads. Cancelling the stream (a body timeout) only stops reading: the socket
- * stays for the answer, which the front then closes.
+ * headers in their order, and the body: its bytes when it has already arrived whole (the
+ * usual small request, in one read with its head), else a byte stream that pauses the
+ * socket while nobody reads. Cancelling the stream (a body timeout) only stops reading:
+ * the socket stays for the answer, which the front then closes.
  */
 import type { IncomingMessage } from "node:http";
 
@@ -11,6 +12,24 @@ const NO_BODY = new Set(["GET", "HEAD"]);
 
 /** Bytes buffered ahead of the reader before the socket is paused. */
 const HIGH_WATER_BYTES = 64 * 1024;
+
+/** The body of `req` if it has arrived whole and nobody has read it yet; else undefined. */
+export function wholeBody(req: IncomingMessage): Uint8Array<ArrayBuffer> | undefined {
+  if (!req.complete || req.readableDidRead) return undefined;
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (let chunk = req.read(); chunk !== null; chunk = req.read()) {
+    chunks.push(chunk);
+    total += chunk.byteLength;
+  }
+  const body = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return body;
+}
 
 /** The body of `req` as a web stream; errors when the client closes mid-body. */
 export function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
@@ -67,8 +86,12 @@ export function toRequest(
   const host = req.headers.host || fallbackHost;
   const init: RequestInit & { duplex?: "half" } = { method };
   if (!NO_BODY.has(method)) {
-    init.body = bodyStream(req);
-    init.duplex = "half";
+    const whole = wholeBody(req);
+    if (whole !== undefined) init.body = whole;
+    else {
+      init.body = bodyStream(req);
+      init.duplex = "half";
+    }
   }
   const request = new Request(`${scheme}://${host}${req.url ?? "/"}`, init);
   // Appended in place: a `Headers` passed in `init` would be converted and copied again.

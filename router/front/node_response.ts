@@ -46,6 +46,9 @@ function drained(res: ServerResponse): Promise<boolean> {
   });
 }
 
+/** Bodies that declare a length up to this are read whole and sent in one write. */
+const WHOLE_LIMIT_BYTES = 1024 * 1024;
+
 /** Sends `response` on `res`; settles when it is written or the client went away. */
 export async function writeResponse(
   res: ServerResponse,
@@ -56,6 +59,22 @@ export async function writeResponse(
   if (response.body === null || options.head) {
     await response.body?.cancel().catch(() => {});
     res.end();
+    return;
+  }
+  // A declared, small length (a forwarded inference answer): read whole, far cheaper than
+  // reading the body's stream chunk by chunk.
+  const declared = Number(response.headers.get("content-length") ?? NaN);
+  if (declared <= WHOLE_LIMIT_BYTES) {
+    let bytes: Uint8Array;
+    try {
+      bytes = await response.bytes();
+    } catch {
+      res.destroy();
+      return;
+    }
+    // The length on the wire is the bytes' own (node sets it from `end`).
+    res.removeHeader("content-length");
+    res.end(bytes);
     return;
   }
   const reader = response.body.getReader();

@@ -164,6 +164,8 @@ export async function serveNode(
       else if (conn && conn.busy === 0) conn.waitingSince = performance.now();
     };
     void (async () => {
+      // The parser finishes the read that held the head first: a small body is whole then.
+      await undefined;
       let response: Response;
       try {
         const request = toRequest(req, scheme, fallbackHost);
