@@ -1,6 +1,6 @@
 /**
  * The router's `node` front closes what `Deno.serve` could not (issue 12), on real
- * processes: connections beyond `router.max_connections` are closed at once while the
+ * processes: connections beyond `router.max_connections` get 503 + Retry-After and are closed at once while the
  * router keeps answering on the connections it holds and, once they go, on new ones; a
  * connection that never finishes its request head is closed after `router.header_timeout`;
  * a slow body gets its 408 and then the socket is closed. Asserts that the closes
@@ -67,10 +67,12 @@ Deno.test("node front: connection cap, header timeout and slow bodies close sock
         );
         held.push(...flood);
         let closed = 0;
+        let answered503 = 0;
         for (const conn of flood) {
           void readUntilClosed(conn, CLOSE_LIMIT_MS).then((r) => {
             if (r.closed) {
               closed++;
+              if (/^HTTP\/1\.1 503 [^]*\r\nRetry-After: 1\r\n/i.test(r.text)) answered503++;
             }
           });
         }
@@ -79,6 +81,8 @@ Deno.test("node front: connection cap, header timeout and slow bodies close sock
           () => Promise.resolve(closed >= 2 * CAP ? true : undefined),
           CLOSE_LIMIT_MS,
         );
+        // Each refused connection was told so: 503 with Retry-After, not a bare reset.
+        assert.ok(answered503 >= 2 * CAP, `${answered503} of ${closed} closes carried a 503`);
         // The connection the router holds is still served.
         await sendWhole(client, { url, body });
         const answer = await readAnswer(client);

@@ -2,8 +2,10 @@
  * @module The router's HTTP front on `node:http` (`router.http_server: node`), for what
  * `Deno.serve` cannot do (issue 12):
  *
- * - **A connection cap** (`router.max_connections`): a connection beyond it is closed at
- *   once, before it costs a parser and buffers. Router memory follows open connections.
+ * - **A connection cap** (`router.max_connections`): a connection beyond it is answered at
+ *   once with a fixed `503` + `Retry-After` + `Connection: close` and closed, before it
+ *   costs a parser and buffers (over TLS it is closed without an answer: the handshake
+ *   would cost what the cap saves). Router memory follows open connections.
  * - **A header timeout** (`router.header_timeout`): a connection that has not sent a whole
  *   request head within it after opening is closed; so is a keep-alive connection idle for
  *   `router.idle_timeout` after its last answer (node's own 5 s keep-alive timer is off).
@@ -23,6 +25,25 @@ import type { AddressInfo, Socket } from "node:net";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { toRequest } from "./node_request.ts";
 import { writeResponse } from "./node_response.ts";
+
+/** `Retry-After` of the answer to a connection beyond the cap (as admission's 429). */
+const REFUSED_RETRY_AFTER_S = 1;
+
+/** The whole answer to a connection beyond `router.max_connections`, written on accept. */
+const CONNECTIONS_FULL = (() => {
+  const body = JSON.stringify({
+    error: "Cannot accept the connection: router.max_connections connections are open; retry later",
+    code: "service_unavailable",
+  });
+  return "HTTP/1.1 503 Service Unavailable\r\n" +
+    `Retry-After: ${REFUSED_RETRY_AFTER_S}\r\n` +
+    "Connection: close\r\n" +
+    "Content-Type: application/json\r\n" +
+    `Content-Length: ${new TextEncoder().encode(body).byteLength}\r\n\r\n` + body;
+})();
+
+/** A refused connection is destroyed this long after its answer, if the client keeps it. */
+const REFUSED_LINGER_MS = 1_000;
 
 /** What the handler gets besides the request, as from `Deno.serve`. */
 export interface FrontInfo {
@@ -112,10 +133,19 @@ export async function serveNode(
   }, Math.max(10, Math.min(SWEEP_MS, timeoutMs / 4, idleMs / 4)));
 
   const full = () => open.size >= options.maxConnections || closing;
+  // Refused plain-HTTP connections: their request (if the parser gets to it) is not served.
+  const refused = new WeakSet<Socket>();
   const admit = (socket: Socket) => {
     if (full()) {
       counts.refused++;
-      socket.destroy();
+      if (options.tls) {
+        socket.destroy();
+        return;
+      }
+      refused.add(socket);
+      socket.on("error", () => socket.destroy());
+      socket.end(CONNECTIONS_FULL);
+      setTimeout(() => socket.destroy(), REFUSED_LINGER_MS).unref?.();
       return;
     }
     open.set(socket, { busy: 0, answered: 0, waitingSince: performance.now() });
@@ -153,6 +183,7 @@ export async function serveNode(
   const fallbackHost = `${options.hostname}:${options.port}`;
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
+    if (refused.has(socket)) return;
     const conn = open.get(socket);
     if (conn) conn.busy++;
     const done = (closeAfter: boolean) => {

@@ -148,16 +148,24 @@ Deno.test("node front: a silent connection and an idle keep-alive one are closed
   }
 });
 
-Deno.test("node front: beyond maxConnections a connection is closed at once", async () => {
-  const front = await serveNode({ ...options, maxConnections: 2 }, () => new Response("ok"));
+Deno.test("node front: beyond maxConnections a connection gets 503 + Retry-After and is closed", async () => {
+  let served = 0;
+  const front = await serveNode({ ...options, maxConnections: 2 }, () => {
+    served++;
+    return new Response("ok");
+  });
   const port = front.addr.port;
   const conns: Deno.Conn[] = [];
   try {
-    for (let i = 0; i < 3; i++) conns.push(await Deno.connect({ hostname: "127.0.0.1", port }));
-    // The third is read to its end: the server closed it.
-    assert.equal(await conns[2]!.read(new Uint8Array(8)).catch(() => null), null);
+    for (let i = 0; i < 2; i++) conns.push(await Deno.connect({ hostname: "127.0.0.1", port }));
+    // A client beyond the cap that sends its request anyway reads the 503 to the end.
+    const refused = await fetch(`http://127.0.0.1:${port}/x`, { method: "POST", body: "{}" });
+    assert.equal(refused.status, 503);
+    assert.equal(refused.headers.get("retry-after"), "1");
+    assert.match((await refused.json()).error, /router\.max_connections/);
     assert.equal(front.counts().refused, 1);
     assert.equal(front.counts().open, 2);
+    assert.equal(served, 0, "a refused connection's request is not served");
   } finally {
     for (const conn of conns) conn.close();
     await front.shutdown();
