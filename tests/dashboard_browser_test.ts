@@ -34,10 +34,10 @@ function pageHeatmap(page: Page) {
   return page.evaluate(() => {
     // deno-lint-ignore no-explicit-any
     const d = (globalThis as any).switchyardDashboard;
-    const option = d.charts.heatmap.getOption();
-    const layers: number[] = option.yAxis[0].data.map((label: string) => Number(label.slice(1)));
-    const rows: number[][] = layers.map(() => []);
-    for (const [expert, y, value] of option.series[0].data) rows[y]![expert] = value;
+    // What the canvas heatmap drew: its layers and one row of values per layer.
+    const drawn = d.heatmap.model();
+    const layers: number[] = drawn.layers;
+    const rows: number[][] = drawn.rows.map((r: number[]) => [...r]);
     return {
       at: d.lastSnapshot.at as number,
       updates: d.updates as number,

@@ -3,7 +3,9 @@
  * model (3 layers, top-8 of 8 groups) on two backends under skewed traffic.
  *
  * - every expert column is in the rendered heatmap, equal to `/api/load`, and the whole
- *   expert range is shown (no zoom by default);
+ *   expert range is shown (no zoom by default); the canvas heatmap's data model is
+ *   checked against the API and its pixels against the model (each cell's centre pixel
+ *   has the colour of its value);
  * - the hottest experts of layer 0 are drawn inside the viewport;
  * - no two text labels of any chart overlap (their laid-out bounding boxes);
  * - the hot-experts table lists the hottest expert first;
@@ -55,12 +57,20 @@ interface TextBox {
   h: number;
 }
 
-/** Every text element ECharts laid out on the page's charts, with its box in px. */
+/**
+ * Every text label on the page's charts with its box in px: what ECharts laid out on the
+ * detail charts, and the canvas heatmap's labels (the boxes it drew its text in).
+ */
 function textBoxes(page: Page, global: string): Promise<TextBox[]> {
   return page.evaluate((global) => {
     // deno-lint-ignore no-explicit-any
-    const charts = (globalThis as any)[global].charts as Record<string, any>;
+    const d = (globalThis as any)[global];
+    // deno-lint-ignore no-explicit-any
+    const charts = d.charts as Record<string, any>;
     const out: TextBox[] = [];
+    for (const l of d.heatmap.model().labels) {
+      out.push({ chart: "heatmap", text: l.text, x: l.x, y: l.y, w: l.w, h: l.h });
+    }
     for (const [name, chart] of Object.entries(charts)) {
       for (const el of chart.getZr().storage.getDisplayList(true)) {
         if (el.type !== "tspan" || el.invisible || el.ignore || !el.style?.text) continue;
@@ -128,18 +138,32 @@ Deno.test({
       const view = await page.evaluate(() => {
         // deno-lint-ignore no-explicit-any
         const d = (globalThis as any).switchyardDashboard;
-        const option = d.charts.heatmap.getOption();
-        const rows: number[][] = option.yAxis[0].data.map(() => []);
-        for (const [expert, y, value] of option.series[0].data) rows[y]![expert] = value;
+        const drawn = d.heatmap.model();
+        // The drawn pixels: each cell's centre must have its value's colour.
+        const canvas = d.heatmap.canvas;
+        const pixels = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height);
+        let wrong = 0;
+        let checked = 0;
+        drawn.rows.forEach((row: number[], y: number) => {
+          row.forEach((value: number, expert: number) => {
+            const at = d.heatmap.cellCentreOnPage(y, expert);
+            if (at === null) return;
+            const box = canvas.getBoundingClientRect();
+            const px = Math.floor((at.x - box.left) * drawn.pixelRatio);
+            const py = Math.floor((at.y - box.top) * drawn.pixelRatio);
+            const i = (py * canvas.width + px) * 4;
+            const want = d.heatmap.colourOf(value);
+            checked++;
+            if (want.some((c: number, k: number) => Math.abs(c - pixels.data[i + k]!) > 3)) wrong++;
+          });
+        });
         return {
-          columns: option.xAxis[0].data.length as number,
-          cells: option.series[0].data.length as number,
-          zoom: (option.dataZoom ?? []).map((z: { start: number; end: number }) => [
-            z.start,
-            z.end,
-          ]),
-          rows,
-          firstHeatmapMs: d.firstHeatmapMs as number | null,
+          columns: drawn.experts as number,
+          cells: drawn.rows.reduce((n: number, r: number[]) => n + r.length, 0) as number,
+          window: drawn.window as [number, number],
+          rows: drawn.rows.map((r: number[]) => [...r]) as number[][],
+          checked,
+          wrong,
         };
       });
       const api = await (await fetch(`${pool.router.url}/api/load`)).json();
@@ -152,23 +176,16 @@ Deno.test({
     });
     assert.equal(shown.columns, WIDE.experts, "one column per expert");
     assert.equal(shown.cells, WIDE.layers * WIDE.experts, "a cell for every (layer, expert)");
-    for (const [start, end] of shown.zoom) assert.deepEqual([start, end], [0, 100], "no zoom");
-    // deno-lint-ignore no-console
-    console.log(
-      `first heatmap paint: ${Math.round(shown.firstHeatmapMs ?? NaN)} ms after navigation start`,
-    );
-
+    assert.deepEqual(shown.window, [0, WIDE.experts], "no zoom: every expert shown");
+    assert.equal(shown.checked, WIDE.layers * WIDE.experts, "every cell's pixel checked");
+    assert.equal(shown.wrong, 0, "cells whose pixel has another value's colour");
     // Step 2: the five hottest experts of layer 0 are drawn inside the viewport.
     const layer0 = shown.rows[0]!;
     const hottest = [...layer0.keys()].sort((a, b) => layer0[b]! - layer0[a]!).slice(0, 5);
     const positions = await page.evaluate((experts) => {
       // deno-lint-ignore no-explicit-any
-      const chart = (globalThis as any).switchyardDashboard.charts.heatmap;
-      const box = chart.getDom().getBoundingClientRect();
-      return experts.map((e: number) => {
-        const [x, y] = chart.convertToPixel({ seriesIndex: 0 }, [e, 0]);
-        return { expert: e, x: box.left + x, y: box.top + y };
-      });
+      const heatmap = (globalThis as any).switchyardDashboard.heatmap;
+      return experts.map((e: number) => ({ expert: e, ...heatmap.cellCentreOnPage(0, e) }));
     }, hottest);
     for (const p of positions) {
       assert.ok(p.x >= 0 && p.x <= VIEWPORT.width, `expert ${p.expert} at x ${p.x}`);
@@ -204,8 +221,16 @@ Deno.test({
     await page.waitForTimeout(500);
     const boxes = await textBoxes(page, "switchyardDashboard");
     assert.ok(boxes.length > 20, `${boxes.length} labels found`);
+    const heatLabels = boxes.filter((b) => b.chart === "heatmap");
+    assert.ok(heatLabels.length >= 10, `${heatLabels.length} heatmap labels`);
     assert.deepEqual(overlaps(boxes), [], "overlapping labels");
     await shoot(page, "dashboard-256.png");
+    const paintMs = await page.evaluate(() =>
+      // deno-lint-ignore no-explicit-any
+      (globalThis as any).switchyardDashboard.firstHeatmapMs as number | null
+    );
+    // deno-lint-ignore no-console
+    console.log(`first heatmap paint: ${Math.round(paintMs ?? NaN)} ms after navigation start`);
     assert.deepEqual(problems, [], "browser console errors");
 
     // Step 5: analysis page renders (screenshot).

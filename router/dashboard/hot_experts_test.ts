@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { hotExperts } from "./static/page_model.js";
-import { labelStep } from "./static/charts.js";
+import { labelStep } from "./static/heat_scale.js";
 
 const LOAD = {
   models: [{

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import {
   alertRows,
   formatBytes,
-  heatmapData,
+  heatmapGrid,
   planView,
   replicaMatrix,
   resourceRows,
@@ -34,13 +34,13 @@ const LOAD = {
   }],
 };
 
-Deno.test("heatmapData() lists every (layer, expert) cell with the API's exact value", () => {
-  const view = heatmapData(LOAD, undefined);
-  assert.deepEqual(view.layers, [0, 1]);
-  assert.equal(view.experts, 3);
-  assert.equal(view.max, 9);
-  assert.deepEqual(view.data, [[0, 0, 5], [1, 0, 0], [2, 0, 1], [0, 1, 2], [1, 1, 2], [2, 1, 9]]);
-  assert.deepEqual(heatmapData({ models: [] }, "m").data, []);
+Deno.test("heatmapGrid() keeps every layer's row of the API's exact values", () => {
+  const grid = heatmapGrid(LOAD, undefined);
+  assert.deepEqual(grid.layers, [0, 1]);
+  assert.equal(grid.experts, 3);
+  assert.equal(grid.max, 9);
+  assert.deepEqual(grid.rows, [[5, 0, 1], [2, 2, 9]]);
+  assert.deepEqual(heatmapGrid({ models: [] }, "m").rows, []);
 });
 
 Deno.test("replicaMatrix() prefers per-backend rates, falls back to the plan's placement", () => {

@@ -615,7 +615,6 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     trimLog(now);
     weights.forEach((w, i) => {
       sinceLast[i]! += w;
-      sinceRound[i]! += w;
     });
     rowsLD.fill(0);
     weights.forEach((w, i) => {
@@ -817,6 +816,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       };
     },
     topK: () => topK,
+    observedExpertLoad: () => lastRoundAt === null ? null : loadsOf(detected, 1),
     logger: silentLogger,
   };
   // The production job: its runs, and the predicted load it holds for the balancer's ticks
@@ -858,6 +858,12 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
           views[entry]!.inFlight++;
           queue.push({ ...request, entry });
           queuedRows += request.rows;
+          // The detection window counts rows as they are admitted: a saturated step carries
+          // hundreds of requests, longer than a compressed load round, and counting it at
+          // dispatch made the detected load a sawtooth (0 in one round, a burst the next).
+          const [k, f] = epochAt(now);
+          sinceRound[request.type * epochs + k]! += request.rows * (1 - f);
+          if (k + 1 < epochs) sinceRound[request.type * epochs + k + 1]! += request.rows * f;
           tryDispatch(now);
         }
         const t = nextArrival(now);

@@ -6,7 +6,7 @@
 import { escapeHtml } from "./dom.js";
 import { formatNumber, formatTime } from "./page_model.js";
 
-import { HEAT_COLOURS } from "./charts.js";
+import { HEAT_COLOURS } from "./heat_scale.js";
 
 function lineSeries(name, buckets, values) {
   return {

@@ -1,5 +1,6 @@
 /**
- * @module ECharts options for the dashboard's charts. Heatmaps carry no per-cell labels
+ * @module ECharts options for the dashboard's detail charts (the main layers × experts
+ * heatmap is drawn on a canvas: `heat_canvas.js`). Heatmaps carry no per-cell labels
  * (unreadable at 256 experts): colour comes from a visualMap on a perceptually uniform
  * sequential scale (viridis: dark = idle, yellow = hottest; no middle colour reads as
  * "no data"), exact values from the tooltip. Every expert is on screen by default: wide
@@ -8,37 +9,14 @@
  * are escaped.
  */
 import { escapeHtml } from "./dom.js";
+import { HEAT_COLOURS, labelStep } from "./heat_scale.js";
 import { formatNumber, formatTime } from "./page_model.js";
-
-/** Viridis, sampled at 10 points (matplotlib's perceptually uniform sequential map). */
-export const HEAT_COLOURS = [
-  "#440154",
-  "#482878",
-  "#3e4989",
-  "#31688e",
-  "#26828e",
-  "#1f9e89",
-  "#35b779",
-  "#6ece58",
-  "#b5de2b",
-  "#fde725",
-];
 
 /** Experts beyond which the expert axis gets a dataZoom slider (at the full range). */
 const ZOOM_EXPERTS = 64;
 
 function expertLabels(count) {
   return Array.from({ length: count }, (_, e) => String(e));
-}
-
-/**
- * Label every `step`-th category so labels keep `minPx` apart along `lengthPx`: 1, 2, 4,
- * 8, 16… (round numbers: 0, 16, 32, … at 256 experts).
- */
-export function labelStep(count, lengthPx, minPx) {
-  let step = 1;
-  while (step < count && (lengthPx / count) * step < minPx) step *= 2;
-  return step;
 }
 
 function categoryLabels(count, lengthPx, minPx) {
@@ -78,46 +56,6 @@ function visualMap(max, unit, heightPx = 200) {
     text: [unit, ""],
     textStyle: { fontSize: 11 },
     inRange: { color: HEAT_COLOURS },
-  };
-}
-
-/** Layers × experts heatmap of one model; `size` is the chart's `{width, height}` in px. */
-export function heatmapOption(view, size = { width: 1200, height: 300 }) {
-  const layerLabels = view.layers.map((l) => `L${l}`);
-  const plotWidth = Math.max(100, size.width - 44 - 96);
-  const plotHeight = Math.max(40, size.height - 8 - (view.experts > ZOOM_EXPERTS ? 64 : 40));
-  return {
-    animation: false,
-    grid: { left: 44, right: 96, top: 8, bottom: view.experts > ZOOM_EXPERTS ? 64 : 40 },
-    tooltip: {
-      formatter: (p) => {
-        const [expert, y, value] = p.data;
-        return escapeHtml(`layer ${view.layers[y]}, expert ${expert}: `) +
-          `<b>${escapeHtml(formatNumber(value, 3))}</b> tokens/s`;
-      },
-    },
-    xAxis: {
-      type: "category",
-      ...axisName("expert", "x"),
-      data: expertLabels(view.experts),
-      axisLabel: categoryLabels(view.experts, plotWidth, 28),
-      axisTick: { alignWithLabel: true, interval: labelStep(view.experts, plotWidth, 28) - 1 },
-    },
-    yAxis: {
-      type: "category",
-      data: layerLabels,
-      inverse: true,
-      axisLabel: categoryLabels(layerLabels.length, plotHeight, 13),
-    },
-    visualMap: visualMap(view.max, "tok/s", size.height),
-    dataZoom: zoom(view.experts, "x"),
-    series: [{
-      id: "expert-load",
-      type: "heatmap",
-      data: view.data,
-      progressive: 0,
-      label: { show: false },
-    }],
   };
 }
 

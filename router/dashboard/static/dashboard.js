@@ -1,53 +1,52 @@
 /**
  * @module The dashboard page: paints the first snapshot from `/api/dashboard/snapshot`
  * at once, then follows `/api/stream` (Server-Sent Events, one snapshot per second).
- * Read-only: it never changes router state. Exposes `window.switchyardDashboard`
- * (`lastSnapshot`, `charts`, `updates`, timings) for tests and benchmarks.
+ * The main layers × experts heatmap is a plain canvas (`heat_canvas.js`), drawn before
+ * ECharts is even fetched; ECharts is imported after that first paint, for the smaller
+ * detail charts. Read-only: it never changes router state. Exposes
+ * `window.switchyardDashboard` (`lastSnapshot`, `heatmap`, `charts`, `updates`, timings)
+ * for tests and benchmarks.
  */
 import { byId, fillSelect, setStatus, setText } from "./dom.js";
 import {
   balanceText,
   formatTime,
-  heatmapData,
+  heatmapGrid,
   hotExperts,
   modelLoad,
   replicaMatrix,
   timelineData,
   trendSeries,
 } from "./page_model.js";
-import {
-  heatmapOption,
-  replicaCountOption,
-  replicaOption,
-  timelineOption,
-  trendOption,
-} from "./charts.js";
+import { replicaCountOption, replicaOption, timelineOption, trendOption } from "./charts.js";
 import { renderAlerts, renderHot, renderPlan, renderResources } from "./panels.js";
+import { HeatCanvas } from "./heat_canvas.js";
 
 const STALE_AFTER_MS = 5000;
-/** Charts below the main heatmap, created after its first paint. */
+/** ECharts charts below the main heatmap, created once ECharts has loaded. */
 const DETAIL_CHARTS = {
   replicas: "chart-replicas",
   timeline: "chart-timeline",
   trend: "chart-trend",
   replicaCount: "chart-replica-count",
 };
-let echartsModule;
-/** The latest snapshot waiting for the detail charts on first paint. */
+/** The latest snapshot waiting for the detail charts while ECharts loads. */
 let pendingDetails = null;
 
 /** Creates the charts `ids` names (chart name → element id). */
-function createCharts(ids, module = echartsModule) {
-  echartsModule = module;
+function createCharts(ids, module) {
   for (const [name, id] of Object.entries(ids)) {
     charts[name] = module.init(byId(id), null, { renderer: "canvas" });
   }
 }
 
+/** ECharts detail charts, by name (empty until ECharts has loaded). */
 const charts = {};
 const selection = { model: undefined, layer: undefined };
 const dashboard = {
   lastSnapshot: null,
+  /** The main heatmap (`HeatCanvas`): `model()` is what it drew. */
+  heatmap: null,
   charts,
   /** Snapshots rendered so far. */
   updates: 0,
@@ -67,13 +66,16 @@ function query() {
   return params.toString();
 }
 
-/** Sizes chart `id` for `rows` rows; returns its `{width, height}` for label spacing. */
+/**
+ * Sizes chart `id` for `rows` rows (resizing `chart`, if given, when it changed); returns
+ * its `{width, height}` for label spacing.
+ */
 function sizeChart(chart, id, rows, perRow, min, max) {
   const height = Math.max(min, Math.min(max, rows * perRow + 60));
   const node = byId(id);
   if (node.style.height !== `${height}px`) {
     node.style.height = `${height}px`;
-    chart.resize();
+    chart?.resize();
   }
   return { width: node.clientWidth, height };
 }
@@ -100,31 +102,36 @@ function render(snapshot) {
   setText("backends-reporting", `${load.pool?.backends_reporting ?? 0} / ${load.backends.length}`);
   setText("plan-version", plan?.version ?? "none");
   setText("alerts-firing", alerts === null ? "n/a" : String(alerts.active.length));
-  // Step 3: the main heatmap, then everything else.
-  const heat = heatmapData(load, entry?.model);
-  const heatSize = sizeChart(charts.heatmap, "chart-heatmap", heat.layers.length, 16, 160, 720);
-  charts.heatmap.setOption(heatmapOption(heat, heatSize));
+  // Step 3: the main heatmap (canvas), then everything else.
+  const grid = heatmapGrid(load, entry?.model);
+  sizeChart(null, "chart-heatmap", grid.layers.length, 16, 160, 720);
+  dashboard.heatmap.draw(grid);
   renderHot(byId("hot-table"), hotExperts(load, plan, entry?.model, 10));
   const heatNode = byId("chart-heatmap");
   heatNode.dataset.at = String(load.at);
-  heatNode.dataset.cells = String(heat.data.length);
+  heatNode.dataset.cells = String(grid.rows.reduce((n, r) => n + r.length, 0));
   dashboard.lastSnapshot = snapshot;
   if (charts.replicas === undefined) {
-    // First paint: let the browser draw the main heatmap before the other charts exist;
-    // a snapshot arriving meanwhile replaces the pending one.
-    if (pendingDetails === null) {
-      setTimeout(() => {
-        createCharts(DETAIL_CHARTS);
-        const pending = pendingDetails;
-        renderDetails(pending.snapshot, pending.entry, pending.layer);
-        countUpdate();
-      }, 0);
-    }
+    // ECharts is still loading: the latest snapshot waits for it.
     pendingDetails = { snapshot, entry, layer };
     return;
   }
   renderDetails(snapshot, entry, layer);
   countUpdate();
+}
+
+/** After the first paint: imports ECharts, creates the detail charts, renders them. */
+async function loadDetailCharts(src) {
+  const echarts = await import(src);
+  performance.mark("switchyard:echarts-loaded");
+  createCharts(DETAIL_CHARTS, echarts);
+  const pending = pendingDetails;
+  pendingDetails = null;
+  if (pending !== null) {
+    renderDetails(pending.snapshot, pending.entry, pending.layer);
+    countUpdate();
+  }
+  performance.mark("switchyard:details-rendered");
 }
 
 function countUpdate() {
@@ -199,40 +206,42 @@ function onSelectionChange() {
   connect(); // the stream answers at once with the new layer's timeline
 }
 
+/** Resolves after the browser has painted the current frame. */
+function afterPaint() {
+  return new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+}
+
 async function main() {
   const echartsSrc = document.querySelector('meta[name="switchyard-echarts"]').content;
-  const [echarts, first] = await Promise.all([
-    import(echartsSrc).then((module) => {
-      performance.mark("switchyard:echarts-loaded");
-      return module;
-    }),
-    // Same URL as the page's preload, so the browser reuses that response.
-    fetch("/api/dashboard/snapshot").then((response) => {
-      if (!response.ok) throw new Error(`snapshot: status ${response.status}`);
-      return response.json();
-    }).then((snapshot) => {
-      performance.mark("switchyard:snapshot-loaded");
-      return snapshot;
-    }),
-  ]);
-  createCharts({ heatmap: "chart-heatmap" }, echarts);
-  charts.heatmap.on("finished", () => {
-    dashboard.firstHeatmapMs ??= performance.now();
+  dashboard.heatmap = new HeatCanvas(byId("chart-heatmap"), {
+    onPaint: (ms) => {
+      dashboard.firstHeatmapMs ??= ms;
+    },
   });
-  performance.mark("switchyard:charts-created");
+  // Same URL as the page's preload, so the browser reuses that response.
+  const response = await fetch("/api/dashboard/snapshot");
+  if (!response.ok) throw new Error(`snapshot: status ${response.status}`);
+  const first = await response.json();
+  performance.mark("switchyard:snapshot-loaded");
   render(first);
   performance.mark("switchyard:first-render");
   setStatus("live", "live");
   connect();
   byId("model-select").addEventListener("change", onSelectionChange);
   byId("layer-select").addEventListener("change", onSelectionChange);
-  globalThis.addEventListener("resize", () => Object.values(charts).forEach((c) => c.resize()));
+  globalThis.addEventListener("resize", () => {
+    dashboard.heatmap.resize();
+    Object.values(charts).forEach((c) => c.resize());
+  });
   setInterval(() => {
     const at = dashboard.streamTimes.at(-1);
     if (at !== undefined && performance.now() - at > STALE_AFTER_MS) {
       setStatus("stale", "no update for over 5 s");
     }
   }, 1000);
+  // ECharts (about 1 MB) only after the heatmap is on screen: it would compete for the CPU.
+  await afterPaint();
+  await loadDetailCharts(echartsSrc);
 }
 
 main().catch((error) => {

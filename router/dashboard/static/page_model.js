@@ -53,22 +53,24 @@ export function modelLoad(load, model) {
 }
 
 /**
- * Heatmap cells of one model: `data` holds `[expert, layerIndex, tokens/s]` for every
- * (layer, expert) the API listed, `layers` the layer numbers (y axis, in API order).
+ * The layers × experts grid of one model: `rows[i]` is the API's `expert_tokens_s` of
+ * layer `layers[i]` (API order), `experts` the widest row, `max` the largest value.
  */
-export function heatmapData(load, model) {
+export function heatmapGrid(load, model) {
   const entry = modelLoad(load, model);
-  if (entry === undefined) return { model: null, layers: [], experts: 0, data: [], max: 0 };
-  const experts = Math.max(0, ...entry.layers.map((l) => l.expert_tokens_s.length));
-  const data = [];
+  if (entry === undefined) return { model: null, layers: [], experts: 0, rows: [], max: 0 };
+  const rows = entry.layers.map((l) => l.expert_tokens_s);
   let max = 0;
-  entry.layers.forEach((layer, y) => {
-    layer.expert_tokens_s.forEach((value, x) => {
-      data.push([x, y, value]);
-      if (value > max) max = value;
-    });
-  });
-  return { model: entry.model, layers: entry.layers.map((l) => l.layer), experts, data, max };
+  for (const row of rows) {
+    for (const value of row) if (value > max) max = value;
+  }
+  return {
+    model: entry.model,
+    layers: entry.layers.map((l) => l.layer),
+    experts: Math.max(0, ...rows.map((r) => r.length)),
+    rows,
+    max,
+  };
 }
 
 function replicaName(entry) {
