@@ -17,7 +17,7 @@ Deno.test("resolveConfig() applies defaults, including the operator blocks", () 
   assert.deepEqual(config.expert_balancer, {
     enabled: true,
     strategy: "dynamic",
-    threshold: 0.75,
+    threshold: 0.93,
     adjust_interval: 60_000,
     evaluate_interval: 2_000,
     detect_window: 5_000,

@@ -32,6 +32,7 @@ const evaluation = {
   selection_changed: 0.05,
 };
 
+/** The advisor over the balancer fixture; `threshold` as the balancer fixture's (0.75). */
 async function advisorFixture() {
   const f = await balancerFixture();
   await f.balancer.tick(); // the static plan first
@@ -48,7 +49,9 @@ async function advisorFixture() {
   const logger = new MemoryLogger();
   const clock = new ManualClock();
   const advisor = new Advisor({
-    config: resolveConfig({ env: { SWITCHYARD_AUTH__ADMIN_TOKEN: ADMIN } }),
+    config: resolveConfig({
+      env: { SWITCHYARD_AUTH__ADMIN_TOKEN: ADMIN, SWITCHYARD_EXPERT_BALANCER__THRESHOLD: "0.75" },
+    }),
     balancer: f.balancer,
     views: () => [view("backend-1", {}), view("backend-2", {})],
     modelShape: () => ({ dModel: 4, dFf: 8 }),
@@ -82,7 +85,7 @@ Deno.test("a hot expert yields a re-placement recommendation that applies live",
   );
 });
 
-Deno.test("a flat load yields no re-placement, and non-live advice cannot be applied", async () => {
+Deno.test("a flat load (worst layer 0.889 ≥ threshold 0.75) yields no re-placement, and non-live advice cannot be applied", async () => {
   const { f, advisor } = await advisorFixture();
   await using _ = f;
   const report = await advisor.advise();

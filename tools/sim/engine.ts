@@ -70,7 +70,8 @@ export type PlacementPolicy =
   | "sglang"
   | "switchyard"
   | "switchyard-prewarm"
-  | "switchyard-tuned";
+  | "switchyard-tuned"
+  | "oracle";
 
 /**
  * The placement strategies `--policy all` runs, in report order (`switchyard-tuned`, a
@@ -185,6 +186,14 @@ export interface SimOptions {
    * sampling noise.
    */
   detectSampling?: number;
+  /**
+   * Factor on the sampling deviation of each step's request-type mix in the "real-minute"
+   * balancedness measure (default 1): a compressed day's sample (a day-minute) holds C×
+   * fewer requests than a real day-minute at that rate; `1/√C` gives it a real minute's
+   * sampling noise (the per-accelerator row noise is scaled alike). The served rows, and so
+   * every latency, are not changed.
+   */
+  measureSampling?: number;
   /** Keep every balancer evaluation in `SimResult.trace` (analysis; off by default). */
   trace?: boolean;
 }
@@ -217,6 +226,8 @@ export interface SimResult {
   shareAbove95: number;
   /** Mean of the non-null samples. */
   meanBalancedness: number;
+  /** The same two with a real day-minute's sampling noise (`SimOptions.measureSampling`). */
+  realMinute: { shareAbove95: number; meanBalancedness: number };
   event: EventMeasure | null;
   switches: number;
   coldStarts: number;
@@ -490,6 +501,9 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   const samples = Math.ceil(dayMs / sampleMs);
   const balancedness: (number | null)[] = [];
   const acc = new Float64Array(L * D);
+  const accReal = new Float64Array(L * D);
+  const balancednessReal: (number | null)[] = [];
+  const measureShrink = o.measureSampling ?? 1;
   const warmupMs = (o.warmupS ?? 0) * 1000;
   const accMeasured = new Float64Array(L * D);
   let rowsMeasured = 0;
@@ -523,17 +537,22 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   };
   let mixMinute = -1;
   let mixShares: number[] = [];
-  const drawRequest = (now: number): Omit<Request, "entry"> => {
-    if (fixed !== undefined) {
-      const f = fixed[fixedIndex++]!;
-      return { at: now, rows: f.rows, type: f.type };
-    }
+  /** The scenario's type shares at `now`, by day-minute (what arrivals are drawn from). */
+  const sharesAt = (now: number): number[] => {
     const minute = Math.floor(hourOf(now) * 60);
     if (minute !== mixMinute) {
       const mix = mixAt(o.scenario, minute / 60);
       mixShares = o.types.map((type) => mix[type] ?? 0);
       mixMinute = minute;
     }
+    return mixShares;
+  };
+  const drawRequest = (now: number): Omit<Request, "entry"> => {
+    if (fixed !== undefined) {
+      const f = fixed[fixedIndex++]!;
+      return { at: now, rows: f.rows, type: f.type };
+    }
+    sharesAt(now);
     let u = random();
     let type = 0;
     for (let t = 0; t < T; t++) {
@@ -569,6 +588,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
 
   let inStep: Request[] = [];
   const rowsLD = new Float64Array(L * D);
+  const rowsRealLD = new Float64Array(L * D);
   const entryRows = new Float64Array(D);
   const startStep = (now: number) => {
     const n = Math.min(queue.length - head, o.batching.max);
@@ -602,6 +622,23 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       const s = sharesOf(Math.floor(i / epochs), i % epochs);
       for (let j = 0; j < s.length; j++) rowsLD[j]! += w * s[j]!;
     });
+    // The real-minute measure: the step's type mix pulled towards the scenario's by
+    // `measureSampling` (see SimOptions); only measured, never served.
+    const real = measureShrink !== 1 && totalRows > 0;
+    if (real) {
+      const mix = sharesAt(now);
+      rowsRealLD.fill(0);
+      weights.forEach((w, i) => {
+        const t = Math.floor(i / epochs);
+        const epoch = i % epochs;
+        const part = epoch === k ? 1 - f : epoch === k + 1 ? f : 0;
+        const expected = totalRows * mix[t]! * part;
+        const pulled = expected + (w - expected) * measureShrink;
+        if (pulled <= 0) return;
+        const s = sharesOf(t, epoch);
+        for (let j = 0; j < s.length; j++) rowsRealLD[j]! += pulled * s[j]!;
+      });
+    }
     let maxEntry = 0;
     for (const r of entryRows) maxEntry = Math.max(maxEntry, r);
     let stepMs = stallMs;
@@ -611,8 +648,14 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       let maxRows = 0;
       for (let d = 0; d < D; d++) {
         let rows = rowsLD[l * D + d]!;
-        if (o.noise && rows > 0) rows = Math.max(0, rows + Math.sqrt(rows) * gaussian());
+        let measured = real ? rowsRealLD[l * D + d]! : rows;
+        if (o.noise && rows > 0) {
+          const g = gaussian();
+          rows = Math.max(0, rows + Math.sqrt(rows) * g);
+          measured = real ? Math.max(0, measured + Math.sqrt(measured) * g * measureShrink) : rows;
+        }
         acc[l * D + d]! += rows;
+        accReal[l * D + d]! += measured;
         if (now >= warmupMs) accMeasured[l * D + d]! += rows;
         maxRows = Math.max(maxRows, rows);
         slowest = Math.max(slowest, serviceMs(a, b, rows));
@@ -784,6 +827,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   const first = nextArrival(0);
   if (first !== null) events.push(first, { kind: "arrival" });
   events.push(sampleMs, { kind: "sample" });
+  if (o.policy === "oracle") events.push(0, { kind: "tick" });
   if (o.policy.startsWith("switchyard")) {
     events.push(o.balancer.loadRoundMs / C, { kind: "round" });
     events.push(o.balancer.evaluateIntervalMs / C, { kind: "tick" });
@@ -862,6 +906,26 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
         loadRound(now);
         break;
       case "tick": {
+        if (o.policy === "oracle") {
+          // A ceiling, not a policy: the planner on the scenario's exact expected load at
+          // every balancedness sample's start, switched instantly and for free.
+          events.push(now + sampleMs, { kind: "tick" });
+          const shares = sharesAt(now);
+          const [k, f] = epochAt(now);
+          const expected = new Float64Array(T * epochs);
+          shares.forEach((share, t) => {
+            expected[t * epochs + k]! += share * (1 - f);
+            if (k + 1 < epochs) expected[t * epochs + k + 1]! += share * f;
+          });
+          const proposed = proposePlacement(loadsOf(expected, 1), {
+            model,
+            backends,
+            redundancy: o.balancer.redundancy,
+            reason: "oracle",
+          });
+          setPlan(newVersion(proposed, now));
+          break;
+        }
         // The router's balancer: one evaluation every evaluate_interval; none while a
         // switch stages (its ticks run one at a time with the switch).
         events.push(now + o.balancer.evaluateIntervalMs / C, { kind: "tick" });
@@ -939,6 +1003,8 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       case "sample": {
         balancedness.push(meanLayerBalance(acc, L, D));
         acc.fill(0);
+        balancednessReal.push(meanLayerBalance(accReal, L, D));
+        accReal.fill(0);
         busyMsInWindow *= Math.exp(-sampleMs / (o.balancer.windowMs / C));
         if (balancedness.length < samples) events.push(now + sampleMs, { kind: "sample" });
         break;
@@ -956,6 +1022,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     latencies,
     arrivals,
     balancedness,
+    balancednessReal,
     arrived,
     shed,
     waitSum,
@@ -1002,6 +1069,7 @@ function summarise(s: {
   latencies: number[];
   arrivals: number[];
   balancedness: (number | null)[];
+  balancednessReal: (number | null)[];
   arrived: number;
   shed: number;
   waitSum: number;
@@ -1027,16 +1095,25 @@ function summarise(s: {
     ...o.scenario.events.flatMap((e) => [e.startH, e.endH]),
   ];
   const excludeH = o.balancer.adjustIntervalMs / 3_600_000;
-  let counted = 0;
-  let above = 0;
-  s.balancedness.forEach((value, i) => {
-    if (value === null) return;
-    const h = s.hourOf(i * s.sampleMs);
-    if (shifts.some((start) => h >= start && h < start + excludeH)) return;
-    counted++;
-    if (value >= 0.95) above++;
-  });
-  const present = s.balancedness.filter((v): v is number => v !== null);
+  const measure = (samples: readonly (number | null)[]) => {
+    let counted = 0;
+    let above = 0;
+    samples.forEach((value, i) => {
+      if (value === null) return;
+      const h = s.hourOf(i * s.sampleMs);
+      if (shifts.some((start) => h >= start && h < start + excludeH)) return;
+      counted++;
+      if (value >= 0.95) above++;
+    });
+    const present = samples.filter((v): v is number => v !== null);
+    return {
+      shareAbove95: counted > 0 ? above / counted : 0,
+      meanBalancedness: present.length > 0
+        ? present.reduce((x, y) => x + y, 0) / present.length
+        : 0,
+    };
+  };
+  const raw = measure(s.balancedness);
   const ev = o.scenario.events.find((e) => e.multiplier > 1) ?? null;
   let event: EventMeasure | null = null;
   if (ev !== null) {
@@ -1079,8 +1156,8 @@ function summarise(s: {
     p99Ms: percentile(sorted, 0.99),
     meanWaitMs: s.latencies.length > 0 ? s.waitSum / s.latencies.length : 0,
     balancedness: s.balancedness,
-    shareAbove95: counted > 0 ? above / counted : 0,
-    meanBalancedness: present.length > 0 ? present.reduce((x, y) => x + y, 0) / present.length : 0,
+    ...raw,
+    realMinute: measure(s.balancednessReal),
     event,
     switches: s.switches,
     coldStarts: s.coldStarts,

@@ -42,6 +42,8 @@ export function resultsTable(rows: readonly ComparisonRow[], timings: boolean): 
     "shed %",
     "balancedness mean",
     "share ≥ 0.95",
+    "real-minute mean",
+    "real-minute share ≥ 0.95",
     "event goodput/s",
     "event × static",
     "event p99 ms",
@@ -70,6 +72,8 @@ export function resultsTable(rows: readonly ComparisonRow[], timings: boolean): 
         fmt(r.arrived > 0 ? (100 * r.shed) / r.arrived : 0, 1),
         fmt(r.meanBalancedness, 3),
         fmt(r.shareAbove95, 3),
+        fmt(r.realMinute.meanBalancedness, 3),
+        fmt(r.realMinute.shareAbove95, 3),
         fmt(r.event?.goodputPerS, 0),
         r.event && base.event && base.event.goodputPerS > 0
           ? `${fmt(r.event.goodputPerS / base.event.goodputPerS, 2)}×`

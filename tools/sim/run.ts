@@ -124,6 +124,7 @@ export function simOptions(
     overlap: scale.overlap,
     noise: true,
     detectSampling: options.rawDetection ? 1 : detectSampling(options.dayS ?? scale.dayS).value,
+    measureSampling: detectSampling(options.dayS ?? scale.dayS).value,
     ...(options.trace ? { trace: true } : {}),
   };
 }
