@@ -11,7 +11,8 @@
  *           ECharts is imported after that paint, for the detail charts (timed beside it).
  *           Then `--runs` repeat visits in one context (ECharts from the immutable cache).
  *   Step 3: update interval: the gaps between stream events the page received over
- *           `--watch` seconds.
+ *           `--watch` seconds (1440×900; then a screenshot to
+ *           `out/screenshots/bench-dashboard-<layers>x<experts>.png`).
  *   Step 4: advice: the first `GET /api/advice` (the router precomputes it from its load
  *           rounds), repeat calls, and `?refresh=1` calls beside them (a full computation:
  *           planner preview and a backend's bias evaluation — what a first call cost before
@@ -228,9 +229,17 @@ try {
   }
   await context.close();
   // Step 3: update interval over one long-lived page.
-  const page = await browser.newPage();
+  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   await page.goto(`${pool.router.url}/dashboard`);
   await new Promise((resolve) => setTimeout(resolve, Number(values.watch) * 1000));
+  // The page as it looked at the end (an artifact under out/, like the tests' screenshots).
+  const shot = new URL(
+    `../../out/screenshots/bench-dashboard-${layers}x${experts}.png`,
+    import.meta.url,
+  );
+  await Deno.mkdir(new URL(".", shot), { recursive: true });
+  await page.screenshot({ path: shot.pathname });
+  console.log(`screenshot: ${shot.pathname}`);
   const times: number[] = await page.evaluate(() =>
     // deno-lint-ignore no-explicit-any
     (globalThis as any).switchyardDashboard.streamTimes
