@@ -159,6 +159,18 @@ async function coldLoad(preload: boolean) {
     snapshot: performance.getEntriesByName("switchyard:snapshot-loaded")[0]?.startTime ?? NaN,
     rendered: performance.getEntriesByName("switchyard:first-render")[0]?.startTime ?? NaN,
     details: performance.getEntriesByName("switchyard:details-rendered")[0]?.startTime ?? NaN,
+    modules: performance.getEntriesByName("switchyard:modules-evaluated")[0]?.startTime ?? NaN,
+    // The snapshot's request (the page's preload): sent, first byte, last byte.
+    ...(() => {
+      // deno-lint-ignore no-explicit-any
+      const entry: any = performance.getEntriesByType("resource")
+        .find((e) => e.name.endsWith("/api/dashboard/snapshot"));
+      return {
+        snapshotSent: entry?.requestStart ?? NaN,
+        snapshotFirstByte: entry?.responseStart ?? NaN,
+        snapshotLastByte: entry?.responseEnd ?? NaN,
+      };
+    })(),
   }));
   await context.close();
   return timing;
@@ -193,6 +205,10 @@ try {
   const snapshotDone: number[] = [];
   const renderDone: number[] = [];
   const detailsDone: number[] = [];
+  const modulesDone: number[] = [];
+  const snapshotSent: number[] = [];
+  const snapshotFirstByte: number[] = [];
+  const snapshotLastByte: number[] = [];
   const eager = { loads: [] as number[], snapshot: [] as number[], echarts: [] as number[] };
   for (let run = 0; run < Number(values.runs); run++) {
     const order = run % 2 === 0 ? [false, true] : [true, false];
@@ -210,6 +226,10 @@ try {
       snapshotDone.push(timing.snapshot);
       renderDone.push(timing.rendered);
       detailsDone.push(timing.details);
+      modulesDone.push(timing.modules);
+      snapshotSent.push(timing.snapshotSent);
+      snapshotFirstByte.push(timing.snapshotFirstByte);
+      snapshotLastByte.push(timing.snapshotLastByte);
     }
   }
   // Step 2b: repeat visits in one context (ECharts from the immutable cache).
@@ -260,7 +280,11 @@ try {
   const header = ["measure", "n", "p50 ms", "min ms", "max ms"];
   const rows = [
     row("page HTML received", htmlDone),
-    row("first snapshot received", snapshotDone),
+    row("page modules evaluated", modulesDone),
+    row("snapshot request sent (preload)", snapshotSent),
+    row("snapshot first byte", snapshotFirstByte),
+    row("snapshot last byte", snapshotLastByte),
+    row("first snapshot received (parsed)", snapshotDone),
     row("first render call done", renderDone),
     row("ECharts evaluated (imported after the heatmap's paint)", echartsDone),
     row("detail charts rendered (ECharts)", detailsDone),
