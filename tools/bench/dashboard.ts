@@ -81,12 +81,13 @@ const { values } = parseCli({
 
 const experts = Number(values.experts);
 const layers = Number(values.layers);
+const dModel = Number(values["d-model"]);
 const modelDir = await Deno.makeTempDir({ prefix: "switchyard-bench-dashboard-" });
 console.log(`generating a model: ${layers} layers × ${experts} experts …`);
 await generateModel(modelDir, {
   name: "bench-moe",
-  dModel: Number(values["d-model"]),
-  dFf: 2 * Number(values["d-model"]),
+  dModel,
+  dFf: 2 * dModel,
   layers,
   experts,
   topK: 2,
@@ -103,7 +104,7 @@ let stop = false;
 const random = createRandom(1);
 const sender = (async () => {
   while (!stop) {
-    const { body } = encodeInferRequest(demoTokens(traffic, "code", 4, random), 32);
+    const { body } = encodeInferRequest(demoTokens(traffic, "code", 4, random), dModel);
     await fetch(`${pool.router.url}/v2/models/bench-moe/infer`, {
       method: "POST",
       body,
@@ -177,12 +178,18 @@ async function coldLoad(preload: boolean) {
 }
 
 try {
-  // Wait for load data, so the page renders a full heatmap.
-  for (let i = 0; i < 100; i++) {
+  // Wait for load data on every layer, so the page renders a full, busy heatmap (an idle
+  // grid would time a heatmap of zeros: refuse to measure that).
+  let busy = false;
+  for (let i = 0; i < 150 && !busy; i++) {
     const load = await (await fetch(`${pool.router.url}/api/load`)).json();
-    if (load.models[0]?.layers?.length === layers) break;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const rows: number[][] = (load.models[0]?.layers ?? []).map((
+      l: { expert_tokens_s: number[] },
+    ) => l.expert_tokens_s);
+    busy = rows.length === layers && rows.every((r) => r.some((v) => v > 0));
+    if (!busy) await new Promise((resolve) => setTimeout(resolve, 200));
   }
+  if (!busy) throw new Error("Cannot measure: the traffic never reached every layer's experts");
   // Step 4 first (nothing has asked for advice yet): two load rounds for the router's
   // precompute, the first call, then repeats, then forced recomputations (at most one per
   // 5 s, so spaced).
