@@ -27,7 +27,6 @@ import type { InferenceObserver } from "./observe/inference_event.ts";
 import type { MetricsEndpoint } from "./metrics/router_metrics.ts";
 import type { StateReadiness } from "./startup/state_kv.ts";
 import { type InferVariables, observeInference } from "./observe/observe_inference.ts";
-import { backendHeaders } from "./pool/backend_client.ts";
 import type { BackendPool } from "./pool/backend_pool.ts";
 import type { CatalogEntry } from "./pool/model_catalog.ts";
 import type { RoutingPolicy } from "./routing/policy.ts";
@@ -258,16 +257,20 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
     });
     c.set("inferRows", decoded.rows);
     if (decoded.requestType !== undefined) c.set("inferRequestType", decoded.requestType);
-    // Step 5: forward the original bytes with the headers the backend needs.
-    const headers = backendHeaders(config.auth.internal_token);
-    headers.set(
-      "content-type",
-      raw.headers.get("content-type") ??
-        (headerLength === null ? "application/json" : "application/octet-stream"),
-    );
-    if (headerLength !== null) headers.set(HEADER_LENGTH_HEADER, String(headerLength));
-    if (decoded.requestType !== undefined) headers.set(REQUEST_TYPE_HEADER, decoded.requestType);
-    headers.set(REQUEST_ID_HEADER, requestId);
+    // Step 5: forward the original bytes with the headers the backend needs (name/value
+    // pairs, distinct names: cheaper for fetch to take in than a Headers object).
+    const token = config.auth.internal_token;
+    const headers: [string, string][] = [
+      [
+        "content-type",
+        raw.headers.get("content-type") ??
+          (headerLength === null ? "application/json" : "application/octet-stream"),
+      ],
+      [REQUEST_ID_HEADER, requestId],
+    ];
+    if (token !== undefined) headers.push(["authorization", `Bearer ${token}`]);
+    if (headerLength !== null) headers.push([HEADER_LENGTH_HEADER, String(headerLength)]);
+    if (decoded.requestType !== undefined) headers.push([REQUEST_TYPE_HEADER, decoded.requestType]);
     const response = await forwardInfer(
       { model: model.name, body, headers, requestId },
       {
@@ -279,6 +282,7 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
         onRetry: (cause) => guards.retries.set(cause, (guards.retries.get(cause) ?? 0) + 1),
       },
     );
+    if (logger.enabled?.("debug") === false) return response;
     logger.debug("inference forwarded", {
       request_id: requestId,
       model: model.name,

@@ -16,6 +16,7 @@ import {
   splitBinaryBody,
   tensorBytes,
 } from "./binary_tensor.ts";
+import { fastInferRequest } from "./infer_request_fast.ts";
 import { type InferRequest, InferRequestSchema, INPUT_TENSOR, OUTPUT_TENSORS } from "./oip.ts";
 import { jsonDepthExceeded, jsonTooDeepMessage, MAX_JSON_DEPTH } from "./json_depth.ts";
 import { flattenFp32, TensorValueError } from "./tensor_values.ts";
@@ -87,6 +88,9 @@ function parseHeader(body: Uint8Array, headerLength: number | null) {
   } catch (error) {
     throw bad(`body is not valid JSON (${(error as Error).message})`);
   }
+  // The plainly valid header skips the schema machinery; anything else gets its message.
+  const fast = fastInferRequest(raw);
+  if (fast !== undefined) return { request: fast, payload };
   const parsed = InferRequestSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

@@ -18,6 +18,11 @@ export interface Logger {
   info(msg: string, fields?: LogFields): void;
   warn(msg: string, fields?: LogFields): void;
   error(msg: string, fields?: LogFields): void;
+  /**
+   * Whether a line at `level` would be written; absent: assume it would. Callers on a hot
+   * path ask before building fields that would be dropped.
+   */
+  enabled?(level: LogLevel): boolean;
 }
 
 const LEVEL_RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
@@ -70,7 +75,13 @@ export function createJsonLogger(options: JsonLoggerOptions = {}): Logger {
     }
     write(line + "\n");
   };
-  return { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") };
+  return {
+    debug: log("debug"),
+    info: log("info"),
+    warn: log("warn"),
+    error: log("error"),
+    enabled: (level) => LEVEL_RANK[level] >= minRank,
+  };
 }
 
 /** A logger that drops everything (tests). */

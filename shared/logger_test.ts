@@ -59,3 +59,11 @@ Deno.test("createJsonLogger() survives fields that cannot be serialised", () => 
   logger.warn("cyclic", { cyclic, big: 10n });
   assert.equal(JSON.parse(lines[0]!).msg, "cyclic");
 });
+
+Deno.test("createJsonLogger() says which levels it writes", () => {
+  const logger = createJsonLogger({ level: "warn", write: () => {} });
+  assert.deepEqual(
+    (["debug", "info", "warn", "error"] as const).map((level) => logger.enabled!(level)),
+    [false, false, true, true],
+  );
+});

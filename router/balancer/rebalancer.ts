@@ -16,13 +16,16 @@
  * - Bounded switching: when the last switch was less than `adjust_interval` ago the
  *   balancer switches only if the worst layer is predicted to gain at least
  *   `switch_gain` (a large gain); otherwise it waits.
- * - Only the layers that need it: the planner's placement for every layer is compared
- *   with the current plan where only the layers below the trigger line (threshold, or
- *   threshold + hysteresis while armed above it) take the planner's placement; the
- *   partial plan is used when it moves no more replicas (bytes: every routed expert of a
- *   model has the same size; on a tie it also leaves the other layers' executables
- *   alone) and its worst layer is within {@linkcode PARTIAL_TOLERANCE} of the full
- *   plan's or at least threshold + hysteresis (the trigger would not fire on it).
+ * - Fewest replicas moved: every replica a backend must newly host costs an expert's weights
+ *   on the wire. Besides the planner's full placement two cheaper candidates are scored
+ *   ({@linkcode chooseProposal}): the current plan where only the layers below the trigger
+ *   line (threshold, or threshold + hysteresis while armed above it) take the planner's
+ *   placement ("partial"), and the current plan changed by the move-minimising planner
+ *   (`incremental_planner.ts`) until every layer is within {@linkcode INCREMENTAL_SLACK} of
+ *   the full plan's worst layer ("incremental"). The candidate moving the fewest replicas
+ *   wins if it moves no more than the full plan and its worst layer is within
+ *   {@linkcode PARTIAL_TOLERANCE} of the full plan's or at least threshold + hysteresis (the
+ *   trigger would not fire on it); layers a candidate leaves alone keep their executables.
  * - Rules, first match wins:
  *   1. disabled or strategy `off` → none;
  *   2. no backends → none; slots per backend capped by every backend's memory budget
@@ -52,6 +55,7 @@ import {
   staticPlan,
 } from "../../shared/placement_plan.ts";
 import { planPlacement } from "./eplb_planner.ts";
+import { planIncrementally } from "./incremental_planner.ts";
 import { type BackendBudget, limitSlots } from "./budget_slots.ts";
 import {
   planFromPlacement,
@@ -122,6 +126,11 @@ export const TRIGGER_CONFIRM = 2;
 export const TRIGGER_HYSTERESIS = 0.05;
 /** A partial plan may be this much worse in its worst layer than the full one. */
 export const PARTIAL_TOLERANCE = 0.02;
+/**
+ * The move-minimising planner stops this far below the full re-plan's worst layer: the last
+ * few thousandths cost many moves and drift away within minutes.
+ */
+export const INCREMENTAL_SLACK = 0.01;
 
 /** The trigger's hysteresis state. */
 export interface TriggerState {
@@ -284,10 +293,11 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
     slots,
     reason: `rebalance: worst layer ${fmt(before)} < ${fmt(line)} (${layersText})`,
   });
-  const proposed = choosePartial(plan, full, needy, loads, {
+  const proposal = chooseProposal(plan, full, needy, loads, {
     layersText,
     good: input.threshold + TRIGGER_HYSTERESIS,
   });
+  const proposed = proposal.plan;
   const after = worstLayer(asPlan(proposed), loads);
   if (after <= before + MIN_GAIN || (inBand && after - before < minGain)) {
     return {
@@ -310,7 +320,7 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
       inBand
         ? bandText
         : `worst layer balancedness ${fmt(before)} < threshold ${fmt(input.threshold)}`
-    } (${layersText}); planned ${fmt(after)}${proposed === full ? "" : " re-placing only those"}`,
+    } (${layersText}); planned ${fmt(after)}${proposalText(proposal)}`,
     plan: proposed,
     predicted: { before, after },
   };
@@ -336,32 +346,71 @@ function heldDecision(
   };
 }
 
+/** The plan {@linkcode chooseProposal} picks, how it was made, and the replicas it moves. */
+export interface Proposal {
+  plan: UnversionedPlan;
+  kind: "full" | "partial" | "incremental";
+  /** Hostings the plan adds to the current one ({@linkcode replicasMoved}). */
+  moved: number;
+}
+
+/** How a proposal differs from the full re-plan, for the decision's reason. */
+function proposalText(proposal: Proposal): string {
+  if (proposal.kind === "full") return "";
+  if (proposal.kind === "partial") return " re-placing only those";
+  return ` moving ${proposal.moved} replica${proposal.moved === 1 ? "" : "s"}`;
+}
+
 /**
- * The current plan with only the `needy` layers taken from `full`, when that moves no more
- * replicas and its worst layer is within {@linkcode PARTIAL_TOLERANCE} of `full`'s or at
- * least `good`; else `full`.
+ * The plan to switch to. Candidates: the current plan with only the `needy` layers taken
+ * from `full` ("partial"), and the current plan with the fewest replicas moved to bring
+ * every layer within {@linkcode INCREMENTAL_SLACK} of `full`'s worst layer
+ * ("incremental", {@linkcode planIncrementally}). Of those whose worst layer is within
+ * {@linkcode PARTIAL_TOLERANCE} of `full`'s or at least `good`, and that move no more
+ * replicas than `full`, the one moving the fewest; else `full`.
  */
-export function choosePartial(
+export function chooseProposal(
   current: PlacementPlan,
   full: UnversionedPlan,
   needy: readonly number[],
   loads: readonly (readonly number[])[],
   options: { layersText: string; good: number },
-): UnversionedPlan {
-  const { layersText } = options;
-  if (needy.length === 0 || current.slotsPerBackend !== full.slotsPerBackend) return full;
-  if (needy.length === full.layers.length) return full;
-  const partial: UnversionedPlan = {
-    ...full,
-    layers: full.layers.map((layer, l) => needy.includes(l) ? layer : current.layers[l]!),
-    reason: `${full.reason}; only ${layersText} re-placed`,
-  };
-  const movedFull = replicasMoved(current, asPlan(full));
-  const movedPartial = replicasMoved(current, asPlan(partial));
+): Proposal {
+  let best: Proposal = { plan: full, kind: "full", moved: replicasMoved(current, asPlan(full)) };
+  if (needy.length === 0 || current.slotsPerBackend !== full.slotsPerBackend) return best;
   const worstFull = worstLayer(asPlan(full), loads);
-  const worstPartial = worstLayer(asPlan(partial), loads);
-  const goodEnough = worstPartial >= Math.min(worstFull - PARTIAL_TOLERANCE, options.good);
-  return movedPartial <= movedFull && goodEnough ? partial : full;
+  const bar = Math.min(worstFull - PARTIAL_TOLERANCE, options.good);
+  const offer = (plan: UnversionedPlan, kind: Proposal["kind"]) => {
+    const moved = replicasMoved(current, asPlan(plan));
+    if (moved <= best.moved && worstLayer(asPlan(plan), loads) >= bar) {
+      best = { plan, kind, moved };
+    }
+  };
+  const incremental = planIncrementally(
+    loads,
+    current.layers.map((layer) => layer.phy2log),
+    current.slotsPerBackend,
+    { goal: worstFull - INCREMENTAL_SLACK },
+  );
+  offer({
+    ...full,
+    // Layers the moves left alone keep the current layer (and its replica weights).
+    layers: incremental.phy2log.map((phy2log, l) => {
+      const before = current.layers[l]!;
+      return phy2log.every((expert, slot) => expert === before.phy2log[slot])
+        ? before
+        : { phy2log };
+    }),
+    reason: `${full.reason}; ${incremental.moves} replicas moved from version ${current.version}`,
+  }, "incremental");
+  if (needy.length < full.layers.length) {
+    offer({
+      ...full,
+      layers: full.layers.map((layer, l) => needy.includes(l) ? layer : current.layers[l]!),
+      reason: `${full.reason}; only ${options.layersText} re-placed`,
+    }, "partial");
+  }
+  return best;
 }
 
 /** Options of {@linkcode proposePlacement}. */

@@ -169,10 +169,11 @@ Deno.test("decideRebalance() rebalances a single hot layer the pool mean hides",
   assert.ok(balance.perLayer[1]! < 0.75, `layer 1 ${balance.perLayer[1]}`);
   const decision = decideRebalance(input({ loads: oneHotLayer }));
   assert.equal(decision.action, "rebalance");
-  assert.match(decision.reason, /\(layer 1\); planned .* re-placing only those/);
+  assert.match(decision.reason, /\(layer 1\); planned .* moving \d+ replicas?$/);
   const plan = { ...decision.plan!, version: 4, createdAt: 0 };
-  // Only layer 1 moved: layer 0 is the current plan's.
-  assert.deepEqual(plan.layers[0], current.layers[0]);
+  // Moved from the current plan, not re-planned: layer 1 keeps most of its slots.
+  const kept = plan.layers[1]!.phy2log.filter((e, s) => e === current.layers[1]!.phy2log[s]);
+  assert.ok(kept.length >= plan.layers[1]!.phy2log.length / 2, `kept ${kept.length}`);
   assert.ok(worstLayer(plan, oneHotLayer) >= 0.75);
   // No more replicas moved than re-placing every layer.
   const full = decideRebalance(input({ loads: [oneHotLayer[1]!, oneHotLayer[1]!] }));

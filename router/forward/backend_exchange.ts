@@ -23,7 +23,7 @@ export type ExchangeResult =
 /** One request to send. */
 export interface ExchangeRequest {
   url: string;
-  headers: Headers;
+  headers: HeadersInit;
   body: Uint8Array<ArrayBuffer>;
   /** Aborted when the attempt must stop waiting (timeouts, an ejection). */
   signal: AbortSignal;

@@ -78,7 +78,7 @@ export interface ForwardRequest {
   /** The client's body, byte for byte. */
   body: Uint8Array<ArrayBuffer>;
   /** Headers for the backend (content type, header length, request type, auth, id). */
-  headers: Headers;
+  headers: HeadersInit;
   requestId: string;
 }
 
@@ -97,17 +97,16 @@ function answer(
   body: AnswerBody,
   backendId: string,
 ): Response {
-  const passed = new Headers({ [BACKEND_HEADER]: backendId });
-  for (const name of PASSED_HEADERS) {
-    const value = headers.get(name);
-    if (value !== null) passed.set(name, value);
-  }
   // 204/304 and friends cannot carry a body.
   const bodyless = status === 204 || status === 304 || (status >= 100 && status < 200);
-  if (bodyless) {
-    discard(body);
-    passed.delete("content-length");
+  // Name/value pairs (distinct names): cheaper for Response to take in than a Headers object.
+  const passed: [string, string][] = [[BACKEND_HEADER, backendId]];
+  for (const name of PASSED_HEADERS) {
+    if (bodyless && name === "content-length") continue;
+    const value = headers.get(name);
+    if (value !== null) passed.push([name, value]);
   }
+  if (bodyless) discard(body);
   return new Response(bodyless ? null : body, { status, headers: passed });
 }
 
@@ -131,121 +130,120 @@ class DeadlinePassed extends Error {
 export async function forwardInfer(request: ForwardRequest, deps: ForwardDeps): Promise<Response> {
   const { pool, policy, logger, clock, admission, budget } = deps;
   const started = clock.now();
-  const deadline = new AbortController();
-  const timer = clock.setTimeout(() => deadline.abort(new DeadlinePassed()), deps.timeoutMs);
   const tried: { id: string; name: string; failure: RetryCause }[] = [];
   budget.request(started);
-  try {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS && !deadline.signal.aborted; attempt++) {
-      const candidates = pool.candidates(request.model)
-        .filter((b) => !tried.some((t) => t.id === b.id));
-      if (candidates.length === 0) break;
-      const withRoom = candidates.filter((b) => admission.hasRoom(b.inFlight));
-      if (withRoom.length === 0) {
-        if (attempt > 0) break;
-        throw admission.backendsFull(request.model);
-      }
-      const previous = tried[tried.length - 1];
-      if (previous !== undefined) {
-        if (!budget.tryRetry(clock.now())) {
-          logger.warn("retry refused: retry budget spent", {
-            request_id: request.requestId,
-            backend: previous.id,
-            cause: previous.failure,
-          });
-          break;
-        }
-        deps.onRetry?.(previous.failure);
-      }
-      const backend = policy.pick(withRoom);
-      const fields = {
-        request_id: request.requestId,
-        model: request.model,
-        backend: backend.id,
-        backend_name: backend.name,
-        attempt,
-      };
-      const tryStarted = clock.now();
-      const tryMs = Math.min(deps.tryTimeoutMs, deps.timeoutMs - (tryStarted - started));
-      // Aborted by the try timeout, the deadline or an ejection — until the head arrives.
-      const tryAbort = new AbortController();
-      const stop = (reason: unknown) => tryAbort.abort(reason);
-      const tryTimer = clock.setTimeout(() => stop(new TryTimeout(tryMs)), tryMs);
-      const onDeadline = () => stop(deadline.signal.reason);
-      const ejection = pool.ejectionSignal(backend.id);
-      const onEjection = () => stop(ejection.reason);
-      deadline.signal.addEventListener("abort", onDeadline);
-      ejection.addEventListener("abort", onEjection);
-      const release = pool.acquire(backend.id);
-      let result;
-      try {
-        result = await exchange(deps.fetch, {
-          url: `${backend.url}/v2/models/${encodeURIComponent(request.model)}/infer`,
-          headers: request.headers,
-          body: request.body,
-          signal: tryAbort.signal,
-          bufferLimit: BUFFERED_ANSWER_BYTES,
-        });
-      } finally {
-        release();
-        clock.clearTimeout(tryTimer);
-        deadline.signal.removeEventListener("abort", onDeadline);
-        ejection.removeEventListener("abort", onEjection);
-      }
-      if (result.kind === "aborted") {
-        const reason = result.reason;
-        if (reason instanceof EjectedError) {
-          logger.warn("backend ejected while a request waited", fields);
-          tried.push({ id: backend.id, name: backend.name, failure: "ejected" });
-          continue;
-        }
-        // A try timeout or the deadline: either way the backend did not answer in time.
-        const waited = clock.now() - tryStarted;
-        const lag = Math.max(pool.lagSince(tryStarted), waited - tryMs);
-        const verdict = pool.reportFailure(
-          backend.id,
-          "timeout",
-          `no answer to a request within ${Math.round(waited)} ms`,
-          lag,
-        );
-        logger.warn("backend timed out", {
-          ...fields,
-          timeout_ms: tryMs,
-          excused: verdict === "excused",
-        });
-        tried.push({ id: backend.id, name: backend.name, failure: "timeout" });
-        if (reason instanceof DeadlinePassed) {
-          throw new ApiError(
-            "timeout",
-            `Cannot run inference: backend "${backend.name}" did not answer within router.request_timeout (${deps.timeoutMs} ms)`,
-          );
-        }
-        continue;
-      }
-      if (result.kind === "unreachable") {
-        logger.warn("backend unreachable", { ...fields, reason: result.reason });
-        pool.reportFailure(backend.id, "connection", `forwarding failed: ${result.reason}`);
-        tried.push({ id: backend.id, name: backend.name, failure: "unreachable" });
-        continue;
-      }
-      if (result.status === 401 || result.status === 403) {
-        discard(result.body);
-        logger.error("backend rejected the internal token", { ...fields, status: result.status });
-        throw new ApiError(
-          "backend_error",
-          `Cannot run inference: backend "${backend.name}" refused the router`,
-        );
-      }
-      // 503 is a backend shedding load (it said so), not a sick one.
-      if (result.status >= 500 && result.status !== 503) {
-        pool.reportFailure(backend.id, "server_error", `answered ${result.status} to a request`);
-      } else {
-        pool.reportSuccess(backend.id);
-      }
-      return answer(result.status, result.headers, result.body, backend.name);
+  // One timer per attempt, none for the deadline: an attempt's limit is the try timeout
+  // or, when less is left, the rest of the deadline (then its end is the deadline's).
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    if (clock.now() - started >= deps.timeoutMs) break;
+    const candidates = pool.candidates(request.model)
+      .filter((b) => !tried.some((t) => t.id === b.id));
+    if (candidates.length === 0) break;
+    const withRoom = candidates.filter((b) => admission.hasRoom(b.inFlight));
+    if (withRoom.length === 0) {
+      if (attempt > 0) break;
+      throw admission.backendsFull(request.model);
     }
-  } finally {
-    clock.clearTimeout(timer);
+    const previous = tried[tried.length - 1];
+    if (previous !== undefined) {
+      if (!budget.tryRetry(clock.now())) {
+        logger.warn("retry refused: retry budget spent", {
+          request_id: request.requestId,
+          backend: previous.id,
+          cause: previous.failure,
+        });
+        break;
+      }
+      deps.onRetry?.(previous.failure);
+    }
+    const backend = policy.pick(withRoom);
+    // Log fields of this attempt, built only when something is logged.
+    const fields = () => ({
+      request_id: request.requestId,
+      model: request.model,
+      backend: backend.id,
+      backend_name: backend.name,
+      attempt,
+    });
+    const tryStarted = clock.now();
+    const tryMs = Math.min(deps.tryTimeoutMs, deps.timeoutMs - (tryStarted - started));
+    const byDeadline = deps.timeoutMs - (tryStarted - started) <= deps.tryTimeoutMs;
+    // Aborted by the try timeout, the deadline or an ejection — until the head arrives.
+    const tryAbort = new AbortController();
+    const stop = (reason: unknown) => tryAbort.abort(reason);
+    const tryTimer = clock.setTimeout(
+      () => stop(byDeadline ? new DeadlinePassed() : new TryTimeout(tryMs)),
+      tryMs,
+    );
+    const ejection = pool.ejectionSignal(backend.id);
+    const onEjection = () => stop(ejection.reason);
+    ejection.addEventListener("abort", onEjection);
+    const release = pool.acquire(backend.id);
+    let result;
+    try {
+      result = await exchange(deps.fetch, {
+        url: `${backend.url}/v2/models/${encodeURIComponent(request.model)}/infer`,
+        headers: request.headers,
+        body: request.body,
+        signal: tryAbort.signal,
+        bufferLimit: BUFFERED_ANSWER_BYTES,
+      });
+    } finally {
+      release();
+      clock.clearTimeout(tryTimer);
+      ejection.removeEventListener("abort", onEjection);
+    }
+    if (result.kind === "aborted") {
+      const reason = result.reason;
+      if (reason instanceof EjectedError) {
+        logger.warn("backend ejected while a request waited", fields());
+        tried.push({ id: backend.id, name: backend.name, failure: "ejected" });
+        continue;
+      }
+      // A try timeout or the deadline: either way the backend did not answer in time.
+      const waited = clock.now() - tryStarted;
+      const lag = Math.max(pool.lagSince(tryStarted), waited - tryMs);
+      const verdict = pool.reportFailure(
+        backend.id,
+        "timeout",
+        `no answer to a request within ${Math.round(waited)} ms`,
+        lag,
+      );
+      logger.warn("backend timed out", {
+        ...fields(),
+        timeout_ms: tryMs,
+        excused: verdict === "excused",
+      });
+      tried.push({ id: backend.id, name: backend.name, failure: "timeout" });
+      if (reason instanceof DeadlinePassed) {
+        throw new ApiError(
+          "timeout",
+          `Cannot run inference: backend "${backend.name}" did not answer within router.request_timeout (${deps.timeoutMs} ms)`,
+        );
+      }
+      continue;
+    }
+    if (result.kind === "unreachable") {
+      logger.warn("backend unreachable", { ...fields(), reason: result.reason });
+      pool.reportFailure(backend.id, "connection", `forwarding failed: ${result.reason}`);
+      tried.push({ id: backend.id, name: backend.name, failure: "unreachable" });
+      continue;
+    }
+    if (result.status === 401 || result.status === 403) {
+      discard(result.body);
+      logger.error("backend rejected the internal token", { ...fields(), status: result.status });
+      throw new ApiError(
+        "backend_error",
+        `Cannot run inference: backend "${backend.name}" refused the router`,
+      );
+    }
+    // 503 is a backend shedding load (it said so), not a sick one.
+    if (result.status >= 500 && result.status !== 503) {
+      pool.reportFailure(backend.id, "server_error", `answered ${result.status} to a request`);
+    } else {
+      pool.reportSuccess(backend.id);
+    }
+    return answer(result.status, result.headers, result.body, backend.name);
   }
   throw failure(request.model, tried, deps.tryTimeoutMs, admission);
 }

@@ -36,8 +36,11 @@ export function requestLogFields(event: InferenceEvent): Record<string, unknown>
 /** An observer writing the request line of every finished inference request. */
 export function requestLogObserver(logger: Logger): InferenceObserver {
   return (event) => {
+    const ok = event.status >= 200 && event.status < 300;
+    // Below the log level: the line would be dropped, so its fields are not built.
+    if (logger.enabled?.(ok ? "info" : "warn") === false) return;
     const fields = requestLogFields(event);
-    if (event.status >= 200 && event.status < 300) logger.info(REQUEST_EVENT, fields);
+    if (ok) logger.info(REQUEST_EVENT, fields);
     else logger.warn(REQUEST_EVENT, fields);
   };
 }

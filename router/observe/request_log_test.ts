@@ -82,3 +82,22 @@ Deno.test("request lines are one JSON object with ts, level, msg and service", (
   assert.equal(parsed.event, "request");
   assert.equal(parsed.experts, "3*3,7*3;1*6");
 });
+
+Deno.test("requestLogObserver() builds no line below the log level and still logs failures", () => {
+  const lines: string[] = [];
+  const logger = createJsonLogger({ level: "warn", write: (line) => lines.push(line) });
+  const asked: string[] = [];
+  const observe = requestLogObserver({
+    ...logger,
+    enabled: (level) => {
+      asked.push(level);
+      return logger.enabled!(level);
+    },
+  });
+  observe(answered);
+  assert.deepEqual(lines, []);
+  observe({ ...answered, status: 503, error: "full" });
+  assert.equal(lines.length, 1);
+  assert.equal(JSON.parse(lines[0]!).status, 503);
+  assert.deepEqual(asked, ["info", "warn"]);
+});

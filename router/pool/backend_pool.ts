@@ -248,7 +248,21 @@ export class BackendPool {
 
   /** The catalog entry of one model, if any backend served it. */
   model(name: string): CatalogEntry | undefined {
-    return this.catalog().get(name);
+    // What `catalog().get(name)` answers (healthy backends first, then config order),
+    // without building the catalog: this runs several times per inference request.
+    for (const backend of this.#backends) {
+      if (backend.status === "up") {
+        const entry = backend.models.get(name);
+        if (entry !== undefined) return entry;
+      }
+    }
+    for (const backend of this.#backends) {
+      if (backend.status !== "up") {
+        const entry = backend.models.get(name);
+        if (entry !== undefined) return entry;
+      }
+    }
+    return undefined;
   }
 
   /** Looks `name` up in the catalog, asking healthy backends when it is not there yet. */

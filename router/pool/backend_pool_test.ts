@@ -307,3 +307,19 @@ Deno.test("BackendPool.add() makes a started backend a member that joins once it
   assert.equal(logger.find("backend added")[0]!.fields["backend"], "127.0.0.1:9005");
   await pool.stop();
 });
+
+Deno.test("BackendPool.model() answers what the catalog does: healthy backends first", async () => {
+  const { backends, pool } = setUp([
+    { details: { models: ["tiny"] } },
+    { model: "tiny", dModel: 8, details: { models: ["tiny"] } },
+  ]);
+  await pool.start();
+  assert.equal(pool.model("tiny")!.dModel, 4);
+  backends[0]!.mode = "refuse";
+  for (let i = 0; i < 10 && pool.healthyCount() > 1; i++) await pool.checkNow();
+  assert.equal(pool.healthyCount(), 1);
+  assert.equal(pool.model("tiny"), pool.catalog().get("tiny"));
+  assert.equal(pool.model("tiny")!.dModel, 8);
+  assert.equal(pool.model("none"), undefined);
+  await pool.stop();
+});

@@ -29,6 +29,8 @@ export interface CreatePrewarmDeps {
   poolLoad: () => CapacitySignals | null;
   /** Top-k of the served model, when known. */
   topK: () => number | null;
+  /** The per-expert load the balancer observes (its detection window), when known. */
+  observedLoad?: (model: string) => number[][] | null;
   fetch: FetchLike;
   clock: Clock;
   logger: Logger;
@@ -97,6 +99,7 @@ export function createPrewarmJob(config: Config, deps: CreatePrewarmDeps): Prewa
     currentPlan: (model) => deps.plans.current(model),
     poolLoad: deps.poolLoad,
     topK: deps.topK,
+    ...(deps.observedLoad ? { observedExpertLoad: deps.observedLoad } : {}),
     logger: deps.logger,
   }, { clock: deps.clock });
 }

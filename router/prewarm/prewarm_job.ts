@@ -15,6 +15,7 @@
  */
 import type { Clock, TimerHandle } from "../runtime/clock.ts";
 import type { Logger } from "../../shared/logger.ts";
+import { blendLoads } from "./blend_load.ts";
 import { type PrewarmMemory, runPrewarm } from "./run_prewarm.ts";
 import type { PredictionCheck, PrewarmDecision, PrewarmDeps } from "./prewarm_types.ts";
 
@@ -176,12 +177,7 @@ export class PrewarmJob {
   blendLoad(model: string, observed: number[][] | null, now: number): number[][] | null {
     const planned = this.#planned;
     if (planned === undefined || planned.model !== model || now >= planned.until) return observed;
-    if (observed === null) return planned.load.map((row) => [...row]);
-    if (observed.length !== planned.load.length) return observed;
-    return observed.map((row, l) => {
-      const other = planned.load[l]!;
-      return other.length === row.length ? row.map((v, e) => Math.max(v, other[e]!)) : row;
-    });
+    return blendLoads(observed, planned.load);
   }
 }
 

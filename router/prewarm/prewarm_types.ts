@@ -160,6 +160,13 @@ export interface PrewarmDeps {
   currentPlan: (model: string) => Promise<PlacementPlan | null>;
   /** The pool's load now (capacity signals), or null when unknown. */
   poolLoad: () => CapacitySignals | null;
+  /**
+   * The per-expert load the balancer observes for `model` (its detection window), or null.
+   * When given, the job plans its placement on max(observed, predicted) per expert — the
+   * load the balancer's ticks judge while the pre-warm is in force — so the two loops agree
+   * on one placement instead of undoing each other's. Absent: planned on the prediction.
+   */
+  observedExpertLoad?: (model: string) => number[][] | null;
   /** Top-k of the served model (expert tokens per routed token per layer); default 1. */
   topK?: () => number | null;
   /** Per-backend tokens/s used when no report allows an estimate. */

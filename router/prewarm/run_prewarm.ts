@@ -10,13 +10,15 @@
  *   3. trigger: overload (peak > capacity · backends · threshold) or an event's lead time;
  *      without one the run keeps everything as it is;
  *   4. per-expert load at the peak (volume × mix × affinity) → a placement through the
- *      balancer (preview on the predicted load; apply it unless the current plan already
+ *      balancer (preview on max(observed, predicted) per expert — what the balancer's
+ *      ticks judge while the pre-warm is in force; apply it unless the current plan already
  *      balances it as well) → warm exactly the parts each backend holds that the
  *      prediction needs (`POST /v2/residency/warm`, hottest first);
  *   5. scaling recommendation → the scaler (when it asks for a change or the job acts).
  * Every run returns a decision and logs it as `prewarm` with its reason. It never throws.
  */
 import type { PlacementPlan } from "../../shared/placement_plan.ts";
+import { blendLoads } from "./blend_load.ts";
 import { estimateCapacity, observedTokensPerS } from "./capacity.ts";
 import { neededParts } from "./needed_parts.ts";
 import {
@@ -40,8 +42,12 @@ export interface PrewarmMemory {
   capacity: number | null;
 }
 
-/** A plan already in force counts as fitting when it balances within this of the proposal. */
-const KEEP_MARGIN = 0.02;
+/**
+ * A plan already in force counts as fitting when it balances within this of the proposal
+ * (assumed: the balancer's hysteresis band width; at 0.02 the job re-placed 17 times in the
+ * simulated event's lead hour, on nothing but noise in the observed load).
+ */
+const KEEP_MARGIN = 0.05;
 
 /** Runs the job once at `now`; see the module doc. */
 export async function runPrewarm(
@@ -197,7 +203,9 @@ async function decide(
       check,
     };
   }
-  const staged = await stagePlacement(deps, model.name, expertLoad);
+  const observedLoad = deps.observedExpertLoad?.(model.name) ?? null;
+  const planLoad = observedLoad === null ? expertLoad : blendLoads(observedLoad, expertLoad);
+  const staged = await stagePlacement(deps, model.name, planLoad);
   const warmed = staged.plan === null ? [] : await warmNeeded(deps, staged.plan, expertLoad);
   return {
     ...base,

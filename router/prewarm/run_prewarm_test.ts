@@ -202,3 +202,24 @@ Deno.test("runPrewarm() without affinity recommends but stages nothing", async (
   assert.equal(p.published.length, 1);
   assert.equal(MODEL.experts, 8);
 });
+
+Deno.test("runPrewarm() places for max(observed, predicted) when the balancer's observed load is given", async () => {
+  await using p = await prewarmFixture();
+  const now = p.f.clock.now();
+  p.pool.load = poolLoad(now, IDS, 100, 0.5);
+  p.traffic.forecast = flatForecast(now, 15 * 60_000, 500);
+  p.traffic.mix = { chat: 1 };
+  p.traffic.affinity = AFFINITY;
+  // Observed: layer 0's experts 2 and 3 run hot now (the prediction gives them nothing).
+  const observed = [[0, 0, 400, 400, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0, 0]];
+  p.deps.observedExpertLoad = (model) => model === MODEL.name ? observed : null;
+  // By hand: 500 tokens/s of chat, top-2: 500 each on L0/E0, E1 and on L1/E6, E7.
+  const blended = [[500, 500, 400, 400, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 500, 500]];
+  const preview = await p.f.balancer.preview(blended);
+  const decision = await runPrewarm(p.deps, now);
+  assert.equal(decision.plan?.action, "switched");
+  const plan = (await p.f.current())!;
+  assert.deepEqual(plan.layers.map((l) => l.phy2log), preview.proposed.phy2log);
+  // The decision still reports (and the job still holds) the prediction itself.
+  assert.deepEqual(decision.predicted!.expertLoad[0], [500, 500, 0, 0, 0, 0, 0, 0]);
+});

@@ -79,6 +79,8 @@ export function wireBalancing<E extends Env>(
   let prewarm: PrewarmJob | undefined;
   // The balancer detects and plans on a short window (expert_balancer.detect_window).
   const recent = new ShortWindowLoad(config.expert_balancer.detect_window);
+  const observedNow = (model: string) =>
+    recent.load(model) ?? observedLoad(model, deps.load(), deps.history);
   const client = new PlanClient({ fetch, clock, ...(internalToken ? { internalToken } : {}) });
   const reconciler = new PlanReconciler({ store, client, clock, logger });
   const balancer = new Balancer({
@@ -91,7 +93,7 @@ export function wireBalancing<E extends Env>(
     settings: config.expert_balancer,
     // While a pre-warm is in force the balancer also plans on the load it predicted.
     loadSource: (model) => {
-      const observed = recent.load(model) ?? observedLoad(model, deps.load(), deps.history);
+      const observed = observedNow(model);
       return prewarm ? prewarm.blendLoad(model, observed, clock.now()) : observed;
     },
     // Every configured member, healthy or not (a flapping backend must not re-place),
@@ -134,6 +136,8 @@ export function wireBalancing<E extends Env>(
       backends: () => pool.views().map(({ name, url }) => ({ id: name, url })),
       poolLoad: deps.load,
       topK: () => modelParameter(pool, "top_k") ?? null,
+      // The job plans on what the balancer judges: max(observed, predicted).
+      observedLoad: observedNow,
       addBackend: (url) => void pool.add(url),
       fetch,
       clock,

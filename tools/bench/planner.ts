@@ -1,7 +1,8 @@
 // deno-lint-ignore-file no-console
 /**
  * @module `deno task bench:planner`: Switchyard's placement planner against DeepSeek EPLB's
- * greedy baseline over seeded random skewed inputs, plus the DeepSeek-V3-scale case.
+ * greedy baseline over seeded random skewed inputs, plus the DeepSeek-V3-scale case, plus
+ * re-planning after a load shift: full re-plan vs the move-minimising planner.
  *
  *   Step 1: generate inputs per shape family (Zipf, uniform, a few very hot experts).
  *   Step 2: plan each with both planners, timing each, and compare max GPU loads.
@@ -15,6 +16,8 @@ import {
   planPlacement,
   planStats,
 } from "../../router/balancer/mod.ts";
+import { maxGpuLoad } from "../../router/balancer/eplb_planner.ts";
+import { hostingsAdded, planIncrementally } from "../../router/balancer/incremental_planner.ts";
 import { createRandom, type Random } from "../model/prng.ts";
 import { formatTable, round } from "./stats.ts";
 import { dirname } from "node:path";
@@ -177,6 +180,8 @@ async function main(): Promise<void> {
   );
   say();
   deepSeekV3(random);
+  say();
+  movesAfterShift(random);
   if (values.out !== undefined) {
     const command = ["deno task bench:planner", ...Deno.args].join(" ");
     await Deno.mkdir(dirname(values.out), { recursive: true });
@@ -268,6 +273,84 @@ function deepSeekV3(random: Random): void {
       ],
     ),
   );
+}
+
+/**
+ * Re-planning after the load shifts: the full planner vs the move-minimising one (goal: the
+ * full plan's worst layer − 0.01), on Zipf loads whose every expert then moves by ±30 %.
+ */
+function movesAfterShift(random: Random): void {
+  const shapes = [
+    { name: "256 x 32 (8 layers, 320 slots)", layers: 8, slots: 320, gpus: 32 },
+    { name: "DeepSeek-V3 @144 (58 layers, 288 slots)", layers: 58, slots: 288, gpus: 144 },
+  ];
+  const rows: (string | number)[][] = [];
+  for (const shape of shapes) {
+    const base = Array.from({ length: shape.layers }, () => layerLoads("zipf", 256, random, 1.0));
+    const shifted = base.map((row) => row.map((w) => w * (0.7 + 0.6 * random())));
+    const input = (weight: number[][]): PlacementInput => ({
+      weight,
+      num_replicas: shape.slots,
+      num_groups: 8,
+      num_nodes: 1,
+      num_gpus: shape.gpus,
+    });
+    const perGpu = shape.slots / shape.gpus;
+    const current = planPlacement(input(base)).phy2log;
+    const moved = (after: number[][]) =>
+      current.reduce((sum, layer, l) => sum + hostingsAdded(layer, after[l]!, perGpu), 0);
+    const full = medianTimed(() => planPlacement(input(shifted)), 3);
+    const goal = Math.min(...full.plan.balancedness) - 0.01;
+    let incremental = planIncrementally(shifted, current, perGpu, { goal });
+    const incrementalMs = medianMs(() => {
+      incremental = planIncrementally(shifted, current, perGpu, { goal });
+    }, 3);
+    const stay = Math.min(
+      ...shifted.map((row, l) => {
+        const total = row.reduce((a, b) => a + b, 0);
+        return total / shape.gpus / maxGpuLoad(row, current[l]!, perGpu);
+      }),
+    );
+    const hosted = shape.slots * shape.layers;
+    rows.push(
+      [shape.name, "keep", 0, round(stay, 4), 0, 0],
+      [
+        shape.name,
+        "full re-plan",
+        round(full.ms, 1),
+        round(Math.min(...full.plan.balancedness), 4),
+        moved(full.plan.phy2log),
+        round((100 * moved(full.plan.phy2log)) / hosted, 1),
+      ],
+      [
+        shape.name,
+        "move-minimising",
+        round(incrementalMs, 1),
+        round(Math.min(...incremental.balancedness), 4),
+        incremental.moves,
+        round((100 * incremental.moves) / hosted, 1),
+      ],
+    );
+  }
+  say(
+    "Re-plan after a load shift (Zipf 1.0 plan, then every expert's load x U(0.7, 1.3)); move-minimising goal = full plan's worst layer - 0.01\n",
+  );
+  say(
+    formatTable(
+      ["shape", "planner", "median ms", "worst layer", "replicas moved", "% of hosted"],
+      rows,
+    ),
+  );
+}
+
+function medianMs(fn: () => void, runs: number): number {
+  fn();
+  const times = Array.from({ length: runs }, () => {
+    const start = performance.now();
+    fn();
+    return performance.now() - start;
+  }).sort((a, b) => a - b);
+  return times[Math.floor(runs / 2)]!;
 }
 
 function mean(values: readonly number[]): number {

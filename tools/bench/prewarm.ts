@@ -450,6 +450,8 @@ async function run(mode: Mode): Promise<RunResult> {
         currentPlan: (model) => plans.current(model),
         poolLoad: () => router.load.snapshot(),
         topK: () => manifest.top_k,
+        // As the router wires its job: it plans on what the balancer judges.
+        observedExpertLoad: (model) => reactive!.observed(model),
         logger: new MemoryLogger(),
       }, { decisionsKept: 1000 });
     }

@@ -56,6 +56,8 @@ export interface ReactiveBalancer {
   store: PlanStore;
   /** EWMA weight of one load round. */
   alpha: number;
+  /** The per-expert load the balancer observes (before any blend), as the router's is. */
+  observed(model: string): number[][] | null;
   stop(): Promise<void>;
 }
 
@@ -88,6 +90,8 @@ export async function startReactiveBalancer(
   const historyKv = await Deno.openKv(":memory:");
   const history = new LoadHistory(historyKv, { clock: systemClock, alpha });
   const store = new PlanStore(options.kv);
+  const observe = (model: string) =>
+    observedLoad(model, router.load.snapshot(), (m, l) => history.ewma(m, l));
   const balancer = new Balancer({
     store,
     client: new PlanClient({
@@ -99,7 +103,7 @@ export async function startReactiveBalancer(
     clock,
     settings,
     loadSource: (model) => {
-      const observed = observedLoad(model, router.load.snapshot(), (m, l) => history.ewma(m, l));
+      const observed = observe(model);
       return options.blend ? options.blend(model, observed, clock.now()) : observed;
     },
     backends: () => {
@@ -140,6 +144,7 @@ export async function startReactiveBalancer(
     balancer,
     store,
     alpha,
+    observed: observe,
     stop() {
       return stopping ??= (async () => {
         clearInterval(feed);

@@ -19,7 +19,8 @@
  *   second feed an EWMA over `detect_window`, and every `evaluate_interval` the production
  *   evaluation step (`evaluateBalance`: trigger hysteresis, `decideRebalance`,
  *   `adjust_interval` hold unless the gain is `switch_gain`) decides — with or without
- *   the pre-warm job (`runPrewarm`). Switches stage
+ *   the pre-warm job (`PrewarmJob`, whose predicted load the balancer's ticks also plan on
+ *   while a pre-warm is in force, as in the router). Switches stage
  *   weights in the background and activate after the transfer; what does not fit in
  *   memory is loaded at activation, on the critical path (cold starts).
  * Time: the day is compressed `C×`; traffic patterns and every control period (adjust
@@ -44,7 +45,7 @@ import {
 import { type ModelShape, proposePlacement } from "../../router/balancer/rebalancer.ts";
 import { evaluateBalance, INITIAL_TRIGGER } from "../../router/balancer/evaluate_balance.ts";
 import type { BackendView } from "../../router/pool/backend_view.ts";
-import { runPrewarm } from "../../router/prewarm/run_prewarm.ts";
+import { PrewarmJob } from "../../router/prewarm/prewarm_job.ts";
 import type { PrewarmDeps, PrewarmEvent } from "../../router/prewarm/prewarm_types.ts";
 import { createPolicy, type PolicyName } from "../../router/routing/create_policy.ts";
 import { silentLogger } from "../../shared/logger.ts";
@@ -229,6 +230,8 @@ export interface SimResult {
   evaluations: Partial<Record<EvaluationOutcome, number>>;
   /** Every evaluation, when `SimOptions.trace`. */
   trace: EvaluationTrace[];
+  /** Pre-warm job runs by `trigger: plan action` (or outcome); empty without the job. */
+  prewarmRuns: Record<string, number>;
 }
 
 /** Measures inside the first scheduled-or-not event of the scenario with a multiplier > 1. */
@@ -401,6 +404,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
   let lastSwitchAt: number | null = null;
   const evaluations: Partial<Record<EvaluationOutcome, number>> = {};
   const trace: EvaluationTrace[] = [];
+  const prewarmRuns: Record<string, number> = {};
 
   const newVersion = (unversioned: Omit<PlacementPlan, "version" | "createdAt">, now: number) => ({
     ...unversioned,
@@ -591,7 +595,6 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     trimLog(now);
     weights.forEach((w, i) => {
       sinceLast[i]! += w;
-      sinceRound[i]! += w;
     });
     rowsLD.fill(0);
     weights.forEach((w, i) => {
@@ -726,15 +729,26 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       },
     },
     warmer: {
-      warm: (backend, parts) =>
-        Promise.resolve({
+      // Background loads into free memory (weight traffic counted; their time is not on
+      // any critical path, and the lead time is far longer).
+      warm: (backend, parts) => {
+        const d = backends.findIndex((b) => b.id === backend.id);
+        const keyOf = new Map(parts.map((part) => {
+          const [, layer, expert] = /^L(\d+)\/E(\d+)$/.exec(part)!.map(Number);
+          return [layer! * E + expert!, part] as const;
+        }));
+        const done = residency.warm(plan, d, [...keyOf.keys()]);
+        bytesMoved += done.loaded.length * o.device.expertBytes.value;
+        const names = (keys: number[]) => keys.map((key) => keyOf.get(key)!);
+        return Promise.resolve({
           backend: backend.id,
           requested: parts,
-          warmed: [],
-          alreadyWarm: parts,
+          warmed: names(done.loaded),
+          alreadyWarm: names(done.already),
           evicted: [],
-          skipped: [],
-        }),
+          skipped: names(done.skipped),
+        });
+      },
     },
     scaler: {
       name: "advisory",
@@ -759,9 +773,12 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       };
     },
     topK: () => topK,
+    observedExpertLoad: () => lastRoundAt === null ? null : loadsOf(detected, 1),
     logger: silentLogger,
   };
-  const prewarmMemory = { capacity: null };
+  // The production job: its runs, and the predicted load it holds for the balancer's ticks
+  // while a pre-warm is in force (the router's balancing wiring does the same).
+  const prewarmJob = new PrewarmJob(prewarmDeps);
 
   // Schedule the first events.
   const first = nextArrival(0);
@@ -797,6 +814,12 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
           views[entry]!.inFlight++;
           queue.push({ ...request, entry });
           queuedRows += request.rows;
+          // The detection window counts rows as they are admitted: a saturated step carries
+          // hundreds of requests, longer than a compressed load round, and counting it at
+          // dispatch made the detected load a sawtooth (0 in one round, a burst the next).
+          const [k, f] = epochAt(now);
+          sinceRound[request.type * epochs + k]! += request.rows * (1 - f);
+          if (k + 1 < epochs) sinceRound[request.type * epochs + k + 1]! += request.rows * f;
           tryDispatch(now);
         }
         const t = nextArrival(now);
@@ -863,7 +886,11 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
             backends,
             current: plan,
             pinned: null,
-            loads: lastRoundAt === null ? null : loadsOf(detected, 1),
+            loads: prewarmJob.blendLoad(
+              model.name,
+              lastRoundAt === null ? null : loadsOf(detected, 1),
+              virtualNow,
+            ),
           });
           trigger = evaluation.trigger;
           worst = evaluation.worst;
@@ -903,7 +930,11 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       }
       case "prewarm":
         events.push(now + o.prewarm.everyMs / C, { kind: "prewarm" });
-        await runPrewarm(prewarmDeps, virtualNow, prewarmMemory);
+        {
+          const d = await prewarmJob.run(virtualNow);
+          const key = `${d.trigger}: ${d.plan?.action ?? d.outcome}`;
+          prewarmRuns[key] = (prewarmRuns[key] ?? 0) + 1;
+        }
         break;
       case "sample": {
         balancedness.push(meanLayerBalance(acc, L, D));
@@ -938,6 +969,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     C,
     evaluations,
     trace,
+    prewarmRuns,
   });
 }
 
@@ -983,6 +1015,7 @@ function summarise(s: {
   C: number;
   evaluations: SimResult["evaluations"];
   trace: EvaluationTrace[];
+  prewarmRuns: SimResult["prewarmRuns"];
 }): SimResult {
   const { o } = s;
   const daySeconds = o.dayS;
@@ -1057,6 +1090,7 @@ function summarise(s: {
     hourly,
     evaluations: s.evaluations,
     trace: s.trace,
+    prewarmRuns: s.prewarmRuns,
   };
 }
 

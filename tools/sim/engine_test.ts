@@ -161,8 +161,8 @@ for (const scenario of Object.values(SCENARIOS)) {
 /**
  * One layer, 4 experts on 2 accelerators (2 slots each, no spare), top-1. Type a loads
  * experts 0 and 1: the static plan ({0, 1} / {2, 3}) gives worst layer 0.5 ÷ 0.8 = 0.625.
- * At 12:00 the mix becomes type b, which loads 0 and 3: bad on the plan the planner makes
- * for a ({0, 3} / {1, 2}).
+ * At 12:00 the mix becomes type b, which loads 0 and 3: bad on the plan the balancer moves
+ * to for a ({1, 2} / {0, 3}: one swap from the static plan, the fewest replicas moved).
  * 100 evaluations and 200 load rounds per day.
  */
 function cadenceOptions(balancer: Partial<SimOptions["balancer"]>): SimOptions {
@@ -175,7 +175,7 @@ function cadenceOptions(balancer: Partial<SimOptions["balancer"]>): SimOptions {
     // Fast links: the pool keeps up, so the load observed is the load offered.
     device: { ...base.device, interNodeBytesPerMs: assumed(1e9, "", "test") },
     types: ["a", "b"],
-    affinity: [[[[0.4, 0.4, 0.1, 0.1]]], [[[0.4, 0.1, 0.4, 0.1]]]],
+    affinity: [[[[0.4, 0.4, 0.1, 0.1]]], [[[0.4, 0.1, 0.1, 0.4]]]],
     scenario: {
       name: "shift",
       description: "a, then b from 12:00",

@@ -14,6 +14,7 @@ import {
   type ComparisonRow,
   evaluationsTable,
   hourlyCsv,
+  prewarmTable,
   provenanceTable,
   resultsTable,
   traceCsv,
@@ -262,6 +263,19 @@ lines.push(
   ...evaluationsTable(rows),
   "",
 );
+const prewarm = prewarmTable(rows);
+if (prewarm.length > 0) {
+  lines.push(
+    "## The pre-warm job's runs",
+    "",
+    "One run per pre-warm interval: its trigger (none, overload, event_lead) and what it did " +
+      "with the placement (switched: applied, the peak was due; warmed_ahead: warmed for the " +
+      "placement of a peak not yet due, not applied; kept_current: the plan already fits).",
+    "",
+    ...prewarm,
+    "",
+  );
+}
 if (values.timings) {
   lines.push(`Wall time of the whole run: ${((performance.now() - started) / 1000).toFixed(1)} s.`);
   lines.push("");

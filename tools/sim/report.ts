@@ -165,6 +165,25 @@ export function evaluationsTable(rows: readonly ComparisonRow[]): string[] {
   return lines;
 }
 
+/** The pre-warm job's runs per run with the job: `trigger: action` → count, one cell. */
+export function prewarmTable(rows: readonly ComparisonRow[]): string[] {
+  const lines = [
+    "| scale | scenario | memory | policy | runs by trigger: action |",
+    "|---|---|---|---|---|",
+  ];
+  for (const row of rows) {
+    for (const r of row.results) {
+      const runs = Object.entries(r.prewarmRuns).sort(([a], [b]) => a.localeCompare(b));
+      if (runs.length === 0) continue;
+      const cell = runs.map(([key, n]) => `${key} × ${n}`).join(", ");
+      lines.push(
+        `| ${row.scale} | ${row.scenario} | ${row.memory} | ${r.label ?? r.policy} | ${cell} |`,
+      );
+    }
+  }
+  return lines.length > 2 ? lines : [];
+}
+
 /** Every evaluation of the Switchyard runs (`--trace`), one CSV line each. */
 export function traceCsv(rows: readonly ComparisonRow[]): string {
   const lines = ["scale,scenario,memory,policy,hour,worst_layer,armed,outcome,planned_worst_layer"];

@@ -117,6 +117,41 @@ export class Residency {
     return loaded;
   }
 
+  /**
+   * Loads `keys` (layer · experts + expert, most wanted first) onto accelerator `d` in the
+   * background (the pre-warm job's `POST /v2/residency/warm`): into free memory, else in
+   * place of resident experts neither `current` hosts nor `keys` names (oldest first),
+   * never evicting what `current` serves. Returns the keys loaded, already resident, and
+   * skipped for want of memory.
+   */
+  warm(
+    current: PlacementPlan,
+    d: number,
+    keys: readonly number[],
+  ): { loaded: number[]; already: number[]; skipped: number[] } {
+    const resident = this.#resident[d]!;
+    const keep = new Set([...this.#needed(current, d), ...keys]);
+    const evictable = [...resident].filter((key) => !keep.has(key));
+    const out = { loaded: [] as number[], already: [] as number[], skipped: [] as number[] };
+    for (const key of keys) {
+      if (resident.has(key)) {
+        out.already.push(key);
+        continue;
+      }
+      if (resident.size >= this.capacity) {
+        const victim = evictable.shift();
+        if (victim === undefined) {
+          out.skipped.push(key);
+          continue;
+        }
+        resident.delete(victim);
+      }
+      resident.add(key);
+      out.loaded.push(key);
+    }
+    return out;
+  }
+
   #needed(plan: PlacementPlan, d: number): number[] {
     const id = plan.backends[d]!.id;
     return hostedExperts(plan, id).flatMap((experts, layer) =>

@@ -40,3 +40,25 @@ Deno.test("Residency: free memory stages in the background, the rest loads at ac
   // Switching back costs loads again only for what was evicted.
   assert.equal(residency.cost(after, before).loads, 4 - (3 - 2) * 2);
 });
+
+Deno.test("Residency: warming loads into free memory, never evicts the serving plan, and saves the switch's loads", () => {
+  const residency = new Residency({
+    devices: 2,
+    experts: 4,
+    capacity: 3,
+    expertBytes: 100,
+    loadBytesPerMs: 10,
+  });
+  const before = plan([0, 1, 2, 3]);
+  residency.install(before);
+  // Backend a serves 0 and 1 and has one free slot: 2 loads, 3 is skipped (0, 1 are pinned).
+  assert.deepEqual(residency.warm(before, 0, [2, 3]), { loaded: [2], already: [], skipped: [3] });
+  assert.deepEqual(residency.warm(before, 0, [0]), { loaded: [], already: [0], skipped: [] });
+  // A later warm may replace an earlier warmed expert the plan does not serve.
+  assert.deepEqual(residency.warm(before, 0, [3]), { loaded: [3], already: [], skipped: [] });
+  assert.ok(!residency.has(0, 0, 2) && residency.has(0, 0, 3) && residency.has(0, 0, 0));
+  // Switching a to {3, 0}: 3 is already resident, nothing loads on a.
+  const after = plan([3, 0, 2, 1]);
+  assert.deepEqual(residency.cost(before, after).background, [0, 1]);
+  assert.deepEqual(residency.cost(before, after).overflow, [0, 0]);
+});

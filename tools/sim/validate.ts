@@ -40,7 +40,7 @@ const { values } = parseCli({
       type: "string",
       default: "15",
       value: "<s>",
-      description: "seconds of the real closed-loop measurement per strategy",
+      description: "seconds of the real closed-loop measurement per round",
     },
     concurrency: {
       type: "string",
@@ -55,6 +55,12 @@ const { values } = parseCli({
       description: "report to write",
     },
     seed: { type: "string", default: "1", value: "<n>", description: "simulator seed" },
+    pairs: {
+      type: "string",
+      default: "2",
+      value: "<n>",
+      description: "static/dynamic round pairs, run in ABBA order so host drift cancels",
+    },
   },
 });
 const durationS = Number(values.duration);
@@ -129,10 +135,35 @@ async function real(strategy: "static" | "dynamic"): Promise<Real> {
   }
 }
 
-console.log("sim:validate — real pool: static …");
-const realStatic = await real("static");
-console.log("sim:validate — real pool: dynamic …");
-const realDynamic = await real("dynamic");
+/**
+ * Rounds in ABBA order (static, dynamic, dynamic, static, …): a machine that gets slower or
+ * faster during the run shifts both strategies alike, so the ratio cancels linear drift.
+ */
+const pairs = Math.max(1, Math.floor(Number(values.pairs)));
+const order = Array.from(
+  { length: pairs },
+  (_, i) => i % 2 === 0 ? ["static", "dynamic"] as const : ["dynamic", "static"] as const,
+).flat();
+const rounds: Record<"static" | "dynamic", Real[]> = { static: [], dynamic: [] };
+for (const [i, strategy] of order.entries()) {
+  console.log(`sim:validate — real pool, round ${i + 1}/${order.length}: ${strategy} …`);
+  rounds[strategy].push(await real(strategy));
+}
+/** The mean of a strategy's rounds (throughput, balancedness, per-expert trace). */
+function meanOf(runs: Real[]): Real {
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  return {
+    tokensPerS: mean(runs.map((r) => r.tokensPerS)),
+    balancedness: mean(runs.map((r) => r.balancedness)),
+    trace: runs[0]!.trace.map((row, l) =>
+      row.map((_, e) => mean(runs.map((r) => r.trace[l]![e]!)))
+    ),
+    version: runs.at(-1)!.version,
+  };
+}
+const realStatic = meanOf(rounds.static);
+const realDynamic = meanOf(rounds.dynamic);
+const roundRatios = rounds.dynamic.map((d, i) => d.tokensPerS / rounds.static[i]!.tokensPerS);
 
 // The simulator on the static run's trace: affinity = expert rows per routed row.
 const affinity = realStatic.trace.map((row) => {
@@ -197,7 +228,9 @@ const lines = [
   `cores shared with the load generator), onnxruntime CPU, demo model ` +
   `(${manifest.layers} layers × ${manifest.experts} experts, top-${manifest.top_k}); Zipf 1.2 ` +
   `request types, ${ROWS.min}–${ROWS.max} rows per request; closed loop ${concurrency} ` +
-  `clients × ${durationS} s per strategy; dynamic = balancer threshold 0.9, every 2 s, 3 s window`,
+  `clients × ${durationS} s per round; ${order.length} rounds in the order ${order.join(", ")} ` +
+  `(the real figures are the mean per strategy); dynamic = balancer threshold 0.9, every 2 s, ` +
+  `3 s window`,
   "- simulated: the demo scale below (a, b measured by `calibrateFromOrt()` on this machine), " +
   "the gate affinity = the per-expert load the static real run measured (a trace), arrivals " +
   `at 3× the ideal capacity for ${dayS} virtual s, measured after 10 s`,
@@ -220,6 +253,8 @@ const lines = [
     simDynamic.measuredRowsPerS.toFixed(0)
   } |`,
   `| relative throughput dynamic ÷ static | ${realRatio.toFixed(3)} | ${simRatio.toFixed(3)} |`,
+  "",
+  `Real dynamic ÷ static per round pair: ${roundRatios.map((r) => r.toFixed(3)).join(", ")}.`,
   "",
   `Relative throughput: simulated ÷ real − 1 = ${(100 * ratioError).toFixed(1)} % — ` +
   `${verdict(Math.abs(ratioError) <= 0.15)} ±15 %.`,
