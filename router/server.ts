@@ -3,7 +3,8 @@
  * collector, the routing policy and the app, and wires the features that ride on them —
  * time series (`startup/series.ts`), placement and pre-warming (`startup/balancing.ts`),
  * metrics, alerts, and the operator API and dashboard (`startup/operator_api.ts`) — then
- * serves with `Deno.serve` (HTTPS when a cert/key pair is configured). `main.ts` uses
+ * serves on `node:http` (`router/front/`: connection cap, header timeout) or `Deno.serve`
+ * (`router.http_server`), HTTPS when a cert/key pair is configured. `main.ts` uses
  * it; so can tests and the local launcher.
  */
 import type { Config } from "../shared/config.ts";
@@ -38,6 +39,7 @@ import { openStateKv, StateHealth } from "./startup/state_kv.ts";
 import { InputFaults } from "../shared/input_faults.ts";
 import { closeWhenAsked, serveErrorHandler } from "../shared/serve_hooks.ts";
 import { publicHost, readTls } from "./startup/tls.ts";
+import { type FrontCounts, serveNode } from "./front/node_server.ts";
 
 /** Options of {@linkcode startRouter}; every field has a real default. */
 export interface StartRouterOptions {
@@ -71,8 +73,10 @@ export interface StartRouterOptions {
 
 /** A router wired but not listening: its app and lifecycle, for any HTTP host. */
 export interface BuiltRouter {
-  /** The Hono app; `app.fetch` serves it. */
-  app: { fetch(request: Request): Response | Promise<Response> };
+  /** The Hono app; `app.fetch` serves it (the second argument: the server's info). */
+  app: { fetch(request: Request, info?: unknown): Response | Promise<Response> };
+  /** The HTTP front's connection counts, once a `node` front serves the app (metrics). */
+  connections: { read?: () => FrontCounts };
   pool: BackendPool;
   load: LoadCollector;
   alerts: AlertManager;
@@ -227,6 +231,8 @@ export async function buildRouter(
   // Observer failures: counted by kind, the first of each kind logged.
   const observerFailures = new ObserverFailures(logger);
   observerFailures.declare("describe");
+  // Set by `startRouter` when a `node` front serves the app.
+  const connections: BuiltRouter["connections"] = {};
   // `/metrics`: everything but the request counters is read when Prometheus scrapes.
   const metrics = new RouterMetrics({
     inputFaults,
@@ -253,6 +259,7 @@ export async function buildRouter(
       retriesRefused: () => guards.budget.refused,
       inFlight: () => guards.admission.inFlight,
       bodyReaders: () => guards.readers.reading,
+      connections: () => connections.read?.(),
     },
   });
   const guard = (kind: string, observer: InferenceObserver) =>
@@ -335,6 +342,7 @@ export async function buildRouter(
     })();
   return {
     app,
+    connections,
     pool,
     load: collector,
     alerts,
@@ -363,6 +371,36 @@ export async function buildRouter(
   };
 }
 
+/** Serves `router.app` on the configured front (`router.http_server`). */
+async function listen(
+  config: Config,
+  tls: { cert: string; key: string } | undefined,
+  router: BuiltRouter,
+  logger: Logger,
+) {
+  if (config.router.http_server === "node") {
+    const front = await serveNode({
+      hostname: config.router.host,
+      port: config.router.port,
+      tls,
+      maxConnections: config.router.max_connections,
+      headerTimeoutMs: config.router.header_timeout,
+      idleTimeoutMs: config.router.idle_timeout,
+      onError: serveErrorHandler(logger),
+    }, router.app.fetch);
+    router.connections.read = () => front.counts();
+    return front;
+  }
+  return Deno.serve({
+    hostname: config.router.host,
+    port: config.router.port,
+    ...(tls ?? {}),
+    onListen: () => {},
+    // Deliberate closes (408 on a slow body) log nothing; other errors one JSON line.
+    onError: serveErrorHandler(logger),
+  }, closeWhenAsked(router.app.fetch));
+}
+
 /** Starts the router described by `config`; resolves once it listens. */
 export async function startRouter(
   config: Config,
@@ -373,16 +411,9 @@ export async function startRouter(
   const tls = await readTls(config);
   const router = await buildRouter(config, { ...options, logger });
   await router.start();
-  let server: Deno.HttpServer<Deno.NetAddr>;
+  let server: { addr: { port: number }; finished: Promise<void>; shutdown(): Promise<void> };
   try {
-    server = Deno.serve({
-      hostname: config.router.host,
-      port: config.router.port,
-      ...(tls ?? {}),
-      onListen: () => {},
-      // Deliberate closes (408 on a slow body) log nothing; other errors one JSON line.
-      onError: serveErrorHandler(logger),
-    }, closeWhenAsked(router.app.fetch));
+    server = await listen(config, tls, router, logger);
   } catch (error) {
     await router.stop();
     throw error;
@@ -392,6 +423,10 @@ export async function startRouter(
     event: "start",
     url,
     tls: tls !== undefined,
+    http_server: config.router.http_server,
+    ...(config.router.http_server === "node"
+      ? { max_connections: config.router.max_connections }
+      : {}),
     policy: config.router.policy,
     backends: router.pool.urls().length,
     discovery: config.router.discovery.mode,

@@ -51,6 +51,28 @@ export const ConfigSchema = z.object({
     tls: z.object({ cert: z.string(), key: z.string(), ca: z.string().optional() }).optional(),
     /** Where the pool comes from: `backends` (static), DNS records, or announcements. */
     discovery: DiscoverySchema,
+    /**
+     * The HTTP server in front: `node` (`node:http`: enforces `max_connections` and
+     * `header_timeout`, and closes slow-body sockets after their 408) or `deno`
+     * (`Deno.serve`: neither; put a proxy with a connection cap and read timeouts in front).
+     */
+    http_server: z.enum(["node", "deno"]).default("node"),
+    /**
+     * Client connections open at once (`http_server: node`); one beyond is closed at once.
+     * Router memory follows open connections (~50–110 KiB each, docs/results/router_rss.md).
+     */
+    max_connections: z.int().min(1).max(1_000_000).default(1024),
+    /**
+     * A connection must send a whole first request head within this time of opening; else
+     * it is closed (`http_server: node`).
+     */
+    header_timeout: DurationSchema.pipe(z.number().min(1)).default(10_000),
+    /**
+     * A keep-alive connection with no new request this long after its last answer is closed
+     * (`http_server: node`). Longer than a proxy's upstream idle timeout (often 60 s), so
+     * the proxy, not the router, closes first.
+     */
+    idle_timeout: DurationSchema.pipe(z.number().min(1)).default(75_000),
   }).prefault({}),
   backend: z.object({
     host: z.string().default("127.0.0.1"),
@@ -116,8 +138,8 @@ export const ConfigSchema = z.object({
     max_tokens: z.int().positive().default(2048),
     /**
      * A request body must arrive whole within this time of the handler reading it; beyond
-     * it: 408 with `Connection: close` (slow-body clients). `Deno.serve` has no header read
-     * timeout: put a proxy with one in front of an exposed router (see README).
+     * it: 408 with `Connection: close` (slow-body clients); the router's `node` server then
+     * closes the socket (`Deno.serve` cannot while the body read is pending).
      */
     body_timeout: DurationSchema.default(10_000),
     /** Open dashboard streams (`/api/stream`), all clients together; beyond: 503. */

@@ -2,7 +2,7 @@
  * @module Router metrics about overload and faults, read at scrape time: ejections by
  * reason, timeouts excused by the router's own lag, panic routing, the event-loop lag,
  * requests shed by reason, retries by cause and retries the budget refused, and the
- * requests in flight and the bodies being read. The `*Samples` functions are pure; {@linkcode overloadMetrics}
+ * requests in flight and the bodies being read, and the `node` front's connections. The `*Samples` functions are pure; {@linkcode overloadMetrics}
  * registers them.
  */
 import type { Registry } from "prom-client";
@@ -10,6 +10,7 @@ import { collectedCounter, collectedGauge, type Sample } from "../../shared/metr
 import { SHED_REASONS, type ShedReason } from "../admission/admission.ts";
 import type { RetryCause } from "../forward/forward_infer.ts";
 import { FAILURE_KINDS, type FailureKind } from "../health/outlier_detector.ts";
+import type { FrontCounts } from "../front/node_server.ts";
 
 /** What {@linkcode overloadMetrics} reads. */
 export interface OverloadSource {
@@ -24,6 +25,28 @@ export interface OverloadSource {
   inFlight(): number;
   /** Request bodies being read (`router.admission.max_body_readers` slots taken). */
   bodyReaders(): number;
+  /** The `node` front's connection counts; undefined on `Deno.serve` (none exported). */
+  connections?(): FrontCounts | undefined;
+}
+
+/** Why the front closed a connection itself. */
+export const CONNECTION_CLOSE_REASONS = [
+  "refused",
+  "header_timeout",
+  "idle",
+  "unread_body",
+] as const;
+
+/** Samples of `switchyard_router_connections_closed_total`; none without a `node` front. */
+export function connectionCloseSamples(counts: FrontCounts | undefined): Sample<"reason">[] {
+  if (counts === undefined) return [];
+  const values: Record<(typeof CONNECTION_CLOSE_REASONS)[number], number> = {
+    refused: counts.refused,
+    header_timeout: counts.headerTimeouts,
+    idle: counts.idleTimeouts,
+    unread_body: counts.closedUnread,
+  };
+  return CONNECTION_CLOSE_REASONS.map((reason) => ({ labels: { reason }, value: values[reason] }));
 }
 
 const RETRY_CAUSES: readonly RetryCause[] = ["timeout", "unreachable", "ejected"];
@@ -89,5 +112,20 @@ export function overloadMetrics(registry: Registry, source: OverloadSource): voi
     name: "switchyard_router_body_readers",
     help: "Inference request bodies being read (router.admission.max_body_readers slots taken).",
     read: () => [{ labels: {}, value: source.bodyReaders() }],
+  });
+  collectedGauge(registry, {
+    name: "switchyard_router_connections",
+    help: "Client connections open (router.http_server: node; capped by router.max_connections).",
+    read: () => {
+      const counts = source.connections?.();
+      return counts === undefined ? [] : [{ labels: {}, value: counts.open }];
+    },
+  });
+  collectedCounter(registry, {
+    name: "switchyard_router_connections_closed_total",
+    help:
+      "Client connections the router closed itself, by reason: refused (router.max_connections open), header_timeout (no whole request head within router.header_timeout), idle (keep-alive, no new request within router.idle_timeout), unread_body (answered before the body was whole: 408, 413, 429).",
+    labelNames: ["reason"],
+    read: () => connectionCloseSamples(source.connections?.()),
   });
 }

@@ -3,7 +3,8 @@
  * @module `deno task bench:hop`: the router → backend hop, side by side in one run.
  *
  *   Step 1: one backend process (the default execution) and one router per hop protocol
- *           in front of it (`router.backend_protocol`: HTTP/1.1 keep-alive, HTTP/2 h2c);
+ *           in front of it (`router.backend_protocol`: HTTP/1.1 keep-alive, HTTP/2 h2c), for
+ *           each HTTP front (`router.http_server`: node:http, Deno.serve; `--fronts`);
  *           with `--compare-ref REF` also the router of git commit REF (its files from
  *           `git archive`, this checkout's node_modules) — before vs after in one run.
  *   Step 2: closed loop, per request size, on the backend directly and through each
@@ -39,7 +40,7 @@ import { type ProcessProfile, profileServing } from "./hop/profile_run.ts";
 const { values } = parseCli({
   name: "deno task bench:hop",
   summary:
-    "The router → backend hop in one run: HTTP/1.1 keep-alive vs HTTP/2 (h2c) against the backend\ncalled directly (CPU per request from /proc), plus the codec steps' costs in process.",
+    "The router → backend hop in one run: HTTP/1.1 keep-alive vs HTTP/2 (h2c), on each router HTTP\nfront (node:http, Deno.serve), against the backend called directly (CPU per request from\n/proc), plus the codec steps' costs in process.",
   options: {
     model: {
       type: "string",
@@ -65,6 +66,12 @@ const { values } = parseCli({
       default: "demo,32",
       value: "<list>",
       description: "request sizes: demo (the 1–6 token mix) or a token count",
+    },
+    fronts: {
+      type: "string",
+      default: "node,deno",
+      value: "<list>",
+      description: "router HTTP fronts (router.http_server), each with both hop protocols",
     },
     "compare-ref": {
       type: "string",
@@ -95,10 +102,14 @@ const common = benchEnv(values.model, token);
 const processes: PoolProcess[] = [];
 const backend = await startBenchBackend(common, token);
 processes.push(backend);
-const PROTOCOLS = [["http1", "via router, HTTP/1.1 keep-alive"], [
-  "http2",
-  "via router, HTTP/2 (h2c)",
-]] as const;
+const PROTOCOLS = [["http1", "HTTP/1.1 keep-alive"], ["http2", "HTTP/2 (h2c)"]] as const;
+const FRONT_NAMES: Record<string, string> = { node: "node:http", deno: "Deno.serve" };
+const fronts = String(values.fronts).split(",").map((front) => front.trim());
+for (const front of fronts) {
+  if (FRONT_NAMES[front] === undefined) {
+    throw new Error(`--fronts: unknown front "${front}" (node, deno)`);
+  }
+}
 const targets: { name: string; url: string; routerPid?: number }[] = [
   { name: "backend direct", url: backend.url },
 ];
@@ -115,12 +126,16 @@ try {
       routerPid: router.child.pid,
     });
   }
-  for (const [protocol, name] of PROTOCOLS) {
-    const router = await startBenchRouter(common, backend.url, {
-      SWITCHYARD_ROUTER__BACKEND_PROTOCOL: protocol,
-    });
-    processes.push(router);
-    targets.push({ name, url: router.url, routerPid: router.child.pid });
+  for (const front of fronts) {
+    for (const [protocol, hop] of PROTOCOLS) {
+      const router = await startBenchRouter(common, backend.url, {
+        SWITCHYARD_ROUTER__BACKEND_PROTOCOL: protocol,
+        SWITCHYARD_ROUTER__HTTP_SERVER: front,
+      });
+      processes.push(router);
+      const name = `via router (${FRONT_NAMES[front]}), ${hop}`;
+      targets.push({ name, url: router.url, routerPid: router.child.pid });
+    }
   }
 
   // Step 2: rounds over targets × sizes.

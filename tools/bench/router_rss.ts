@@ -25,7 +25,7 @@ import { tallyingFetch } from "./faults_phases.ts";
 const { values } = parseCli({
   name: "deno task bench:router-rss",
   summary:
-    "Router RSS at a multiple of capacity under several settings (allocator arenas, V8\nsemi-space, max_in_flight, HTTP/2 to backends), side by side: one router per variant\nin front of the same two backends. Writes <out>.json and <out>.md.",
+    "Router RSS at a multiple of capacity under several settings (HTTP front and its connection\ncap, allocator arenas, V8 semi-space, max_in_flight, HTTP/2 to backends), side by side:\none router per variant in front of the same two backends. Writes <out>.json and <out>.md.",
   options: {
     variants: {
       type: "string",

@@ -85,3 +85,60 @@ export async function readUntil(conn: Deno.Conn, pattern: RegExp, close = true):
   }
   return text;
 }
+
+/** Sends a whole request on an open keep-alive connection (the caller owns the socket). */
+export async function sendWhole(
+  conn: Deno.Conn,
+  request: { url: string; body: string; headers?: Record<string, string> },
+): Promise<void> {
+  const url = new URL(request.url);
+  const body = encoder.encode(request.body);
+  const lines = [
+    `POST ${url.pathname} HTTP/1.1`,
+    `host: ${url.host}`,
+    `content-type: application/json`,
+    `content-length: ${body.byteLength}`,
+    ...Object.entries(request.headers ?? {}).map(([k, v]) => `${k}: ${v}`),
+  ];
+  const head = encoder.encode(`${lines.join("\r\n")}\r\n\r\n`);
+  const bytes = new Uint8Array(head.byteLength + body.byteLength);
+  bytes.set(head);
+  bytes.set(body, head.byteLength);
+  for (let at = 0; at < bytes.length;) at += await conn.write(bytes.subarray(at));
+}
+
+/**
+ * Reads one whole answer (`content-length` or chunked) from a keep-alive connection and
+ * leaves the connection open; `status` 0 when it closed first.
+ */
+export async function readAnswer(conn: Deno.Conn): Promise<{ status: number; body: string }> {
+  const buffer = new Uint8Array(16_384);
+  let bytes = new Uint8Array(0);
+  const more = async () => {
+    const n = await conn.read(buffer).catch(() => null);
+    if (n === null) return false;
+    const next = new Uint8Array(bytes.byteLength + n);
+    next.set(bytes);
+    next.set(buffer.subarray(0, n), bytes.byteLength);
+    bytes = next;
+    return true;
+  };
+  const text = () => decoder.decode(bytes);
+  while (!text().includes("\r\n\r\n")) if (!await more()) return { status: 0, body: text() };
+  const headEnd = text().indexOf("\r\n\r\n");
+  const head = text().slice(0, headEnd);
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
+  const length = /\r\ncontent-length: *(\d+)/i.exec(head)?.[1];
+  const bodyStart = encoder.encode(text().slice(0, headEnd + 4)).byteLength;
+  if (length !== undefined) {
+    while (bytes.byteLength - bodyStart < Number(length)) {
+      if (!await more()) break;
+    }
+    return { status, body: decoder.decode(bytes.subarray(bodyStart)) };
+  }
+  // Chunked: until the last chunk.
+  while (!text().endsWith("\r\n0\r\n\r\n") && !text().endsWith("\r\n\r\n0\r\n\r\n")) {
+    if (!await more()) break;
+  }
+  return { status, body: decoder.decode(bytes.subarray(bodyStart)) };
+}

@@ -16,7 +16,26 @@ export interface RssVariant {
 
 /** Every variant; `defaults` first (the reference). */
 export const RSS_VARIANTS: readonly RssVariant[] = [
-  { name: "defaults", what: "README defaults", env: {} },
+  {
+    name: "defaults",
+    what: "README defaults (`node:http` front, `router.max_connections` 1024)",
+    env: {},
+  },
+  {
+    name: "deno",
+    what: "`router.http_server: deno` (`Deno.serve`: no connection cap; the default before)",
+    env: { SWITCHYARD_ROUTER__HTTP_SERVER: "deno" },
+  },
+  {
+    name: "cap512",
+    what: "`router.max_connections` 512",
+    env: { SWITCHYARD_ROUTER__MAX_CONNECTIONS: "512" },
+  },
+  {
+    name: "cap256",
+    what: "`router.max_connections` 256",
+    env: { SWITCHYARD_ROUTER__MAX_CONNECTIONS: "256" },
+  },
   {
     name: "arena2",
     what: "glibc `MALLOC_ARENA_MAX=2` (fewer malloc arenas for the runtime's threads)",
@@ -41,8 +60,8 @@ export const RSS_VARIANTS: readonly RssVariant[] = [
   {
     name: "clients1024",
     what:
-      "README defaults; the load generator keeps ≤ 1,024 requests outstanding (not a router knob: shows RSS follows open client connections)",
-    env: {},
+      "`Deno.serve`; the load generator keeps ≤ 1,024 requests outstanding (not a router knob: shows RSS follows open client connections)",
+    env: { SWITCHYARD_ROUTER__HTTP_SERVER: "deno" },
     maxOutstanding: 1024,
   },
   {

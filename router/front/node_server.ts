@@ -1,0 +1,221 @@
+/**
+ * @module The router's HTTP front on `node:http` (`router.http_server: node`), for what
+ * `Deno.serve` cannot do (issue 12):
+ *
+ * - **A connection cap** (`router.max_connections`): a connection beyond it is closed at
+ *   once, before it costs a parser and buffers. Router memory follows open connections.
+ * - **A header timeout** (`router.header_timeout`): a connection that has not sent a whole
+ *   request head within it after opening is closed; so is a keep-alive connection idle for
+ *   `router.idle_timeout` after its last answer (node's own 5 s keep-alive timer is off).
+ * - **Closing means closing**: an answer saying `Connection: close` (408 after
+ *   `limits.body_timeout`, 413 mid-body), and any answer sent before its request's body
+ *   arrived whole (a 429 at admission), closes the socket after the answer is written —
+ *   a slow client cannot keep it by never finishing its body.
+ *
+ * The handler sees what `Deno.serve` gives it: a web `Request` and an info object with
+ * `remoteAddr` (per-client limits use it). Answers stream as they are produced.
+ * {@linkcode NodeFront.shutdown} stops accepting, closes idle connections and closes busy
+ * ones after their answer.
+ */
+import http from "node:http";
+import https from "node:https";
+import type { AddressInfo, Socket } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { toRequest } from "./node_request.ts";
+import { writeResponse } from "./node_response.ts";
+
+/** What the handler gets besides the request, as from `Deno.serve`. */
+export interface FrontInfo {
+  remoteAddr: { transport: "tcp"; hostname: string; port: number };
+}
+
+/** Counts of the front's own decisions, for metrics. */
+export interface FrontCounts {
+  /** Connections open now. */
+  open: number;
+  /** Connections closed at once because `max_connections` were open. */
+  refused: number;
+  /** Connections closed for sending no whole first request head within the header timeout. */
+  headerTimeouts: number;
+  /** Keep-alive connections closed for sending no next request within the idle timeout. */
+  idleTimeouts: number;
+  /** Connections closed after an answer sent before the request's body was whole. */
+  closedUnread: number;
+}
+
+/** Options of {@linkcode serveNode}. */
+export interface NodeFrontOptions {
+  hostname: string;
+  port: number;
+  /** PEM cert and key: HTTPS. */
+  tls?: { cert: string; key: string } | undefined;
+  maxConnections: number;
+  /** A connection's first request head must be whole within this of its opening. */
+  headerTimeoutMs: number;
+  /** A keep-alive connection with no request for this long after its last answer is closed. */
+  idleTimeoutMs: number;
+  /** The answer when the handler throws. */
+  onError(error: unknown): Response;
+}
+
+/** A listening front. */
+export interface NodeFront {
+  addr: { hostname: string; port: number };
+  /** Settles when the server has stopped and every connection is closed. */
+  finished: Promise<void>;
+  counts(): FrontCounts;
+  /** Stops accepting; closes idle connections now and busy ones after their answer. */
+  shutdown(): Promise<void>;
+}
+
+interface Connection {
+  /** Requests received and not yet answered (more than one when pipelined). */
+  busy: number;
+  /** Requests answered on it (0: still waiting for its first head). */
+  answered: number;
+  /** When it started waiting for a request head (`performance.now()`). */
+  waitingSince: number;
+}
+
+/** How often idle connections are checked against the header timeout, at most. */
+const SWEEP_MS = 1000;
+
+/** Serves `handler` on `node:http(s)`; resolves once listening. */
+export async function serveNode(
+  options: NodeFrontOptions,
+  handler: (request: Request, info: FrontInfo) => Response | Promise<Response>,
+): Promise<NodeFront> {
+  const scheme = options.tls ? "https" : "http";
+  const server = options.tls
+    ? https.createServer({ cert: options.tls.cert, key: options.tls.key })
+    : http.createServer();
+  const open = new Map<Socket, Connection>();
+  const counts = { refused: 0, headerTimeouts: 0, idleTimeouts: 0, closedUnread: 0 };
+  let closing = false;
+  const timeoutMs = options.headerTimeoutMs;
+  const idleMs = options.idleTimeoutMs;
+  // Idle keep-alive connections are this module's to close (counted), not node's 5 s timer.
+  server.keepAliveTimeout = 0;
+
+  // One sweep for every connection instead of a timer per request: a connection waiting
+  // for a head is closed between the timeout and the timeout plus one sweep interval.
+  const sweep = setInterval(() => {
+    const now = performance.now();
+    for (const [socket, conn] of open) {
+      if (conn.busy > 0) continue;
+      if (now - conn.waitingSince < (conn.answered === 0 ? timeoutMs : idleMs)) continue;
+      if (conn.answered === 0) counts.headerTimeouts++;
+      else counts.idleTimeouts++;
+      open.delete(socket);
+      socket.destroy();
+    }
+  }, Math.max(10, Math.min(SWEEP_MS, timeoutMs / 4, idleMs / 4)));
+
+  const full = () => open.size >= options.maxConnections || closing;
+  const admit = (socket: Socket) => {
+    if (full()) {
+      counts.refused++;
+      socket.destroy();
+      return;
+    }
+    open.set(socket, { busy: 0, answered: 0, waitingSince: performance.now() });
+    socket.on("close", () => open.delete(socket));
+  };
+  if (options.tls) {
+    // Requests arrive on the TLS socket `secureConnection` hands over; until then the raw
+    // connection is capped here and its handshake bounded by the header timeout.
+    const secured = new WeakSet<Socket>();
+    let canTellSecured = true;
+    server.on("connection", (raw: Socket) => {
+      if (full()) {
+        counts.refused++;
+        raw.destroy();
+        return;
+      }
+      const timer = setTimeout(() => {
+        if (!canTellSecured || secured.has(raw)) return;
+        counts.headerTimeouts++;
+        raw.destroy();
+      }, timeoutMs);
+      raw.on("close", () => clearTimeout(timer));
+    });
+    server.on("secureConnection", (socket: Socket) => {
+      const raw = (socket as Socket & { _parent?: Socket })._parent;
+      // Without a way to match the raw socket, no handshake is timed out (never a live one).
+      if (raw === undefined) canTellSecured = false;
+      else secured.add(raw);
+      admit(socket);
+    });
+  } else {
+    server.on("connection", admit);
+  }
+
+  const fallbackHost = `${options.hostname}:${options.port}`;
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    const conn = open.get(socket);
+    if (conn) conn.busy++;
+    const done = (closeAfter: boolean) => {
+      if (conn) {
+        conn.busy--;
+        conn.answered++;
+      }
+      if (closeAfter || closing) socket.destroy();
+      else if (conn && conn.busy === 0) conn.waitingSince = performance.now();
+    };
+    void (async () => {
+      let response: Response;
+      try {
+        const request = toRequest(req, scheme, fallbackHost);
+        response = await handler(request, {
+          remoteAddr: {
+            transport: "tcp",
+            hostname: socket.remoteAddress ?? "",
+            port: socket.remotePort ?? 0,
+          },
+        });
+      } catch (error) {
+        response = options.onError(error);
+      }
+      // The body is not whole: the connection cannot be reused; close it after the answer.
+      const unread = !req.complete;
+      const close = unread || closing || response.headers.get("connection") === "close";
+      await writeResponse(res, response, { close, head: req.method === "HEAD" });
+      if (unread) counts.closedUnread++;
+      if (res.writableFinished) done(close);
+      else res.once("finish", () => done(close));
+    })().catch(() => socket.destroy());
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (error: Error & { code?: string }) => {
+      clearInterval(sweep);
+      // As `Deno.serve` throws it, so callers tell a taken port from other failures.
+      reject(error.code === "EADDRINUSE" ? new Deno.errors.AddrInUse(error.message) : error);
+    });
+    server.listen(options.port, options.hostname, () => {
+      server.removeAllListeners("error");
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const finished = new Promise<void>((resolve) =>
+    server.once("close", () => {
+      clearInterval(sweep);
+      resolve();
+    })
+  );
+  return {
+    addr: { hostname: address.address, port: address.port },
+    finished,
+    counts: () => ({ open: open.size, ...counts }),
+    shutdown() {
+      if (!closing) {
+        closing = true;
+        server.close();
+        for (const [socket, conn] of open) if (conn.busy === 0) socket.destroy();
+      }
+      return finished;
+    },
+  };
+}
