@@ -6,7 +6,8 @@
  *   expert range is shown (no zoom by default); the canvas heatmap's data model is
  *   checked against the API and its pixels against the model (each cell's centre pixel
  *   has the colour of its value);
- * - the hottest experts of layer 0 are drawn inside the viewport;
+ * - the hottest experts of layer 0 are drawn inside the viewport, and hovering one shows
+ *   its layer, expert and value;
  * - no two text labels of any chart overlap (their laid-out bounding boxes);
  * - the hot-experts table lists the hottest expert first;
  * - the Advisor page shows its frame and the doctor before a (delayed) advice arrives.
@@ -191,6 +192,23 @@ Deno.test({
       assert.ok(p.x >= 0 && p.x <= VIEWPORT.width, `expert ${p.expert} at x ${p.x}`);
       assert.ok(p.y >= 0 && p.y <= VIEWPORT.height, `expert ${p.expert} at y ${p.y}`);
     }
+
+    // Step 2b: hovering the hottest one shows its layer, expert and the drawn value.
+    const hot = positions[0]!;
+    await page.mouse.move(hot.x, hot.y);
+    const tip = await page.evaluate((expert) => {
+      // deno-lint-ignore no-explicit-any
+      const heatmap = (globalThis as any).switchyardDashboard.heatmap;
+      const drawn = heatmap.model();
+      return {
+        text: heatmap.tip.hidden ? null : heatmap.tip.textContent as string,
+        layer: drawn.layers[0] as number,
+        value: drawn.rows[0][expert] as number,
+      };
+    }, hot.expert);
+    const value = tip.value.toLocaleString("en-US", { maximumFractionDigits: 3 });
+    assert.equal(tip.text, `layer ${tip.layer}, expert ${hot.expert}: ${value} tokens/s`);
+    await page.mouse.move(0, 0);
 
     // Step 3: the hot-experts table leads with the page's hottest expert.
     const top = await waitFor("the hot-experts table", async () => {

@@ -11,7 +11,8 @@
  *           ECharts is imported after that paint, for the detail charts (timed beside it).
  *           Then `--runs` repeat visits in one context (ECharts from the immutable cache).
  *   Step 3: update interval: the gaps between stream events the page received over
- *           `--watch` seconds.
+ *           `--watch` seconds (1440×900; then a screenshot to
+ *           `out/screenshots/bench-dashboard-<layers>x<experts>.png`).
  *   Step 4: advice: the first `GET /api/advice` (the router precomputes it from its load
  *           rounds), repeat calls, and `?refresh=1` calls beside them (a full computation:
  *           planner preview and a backend's bias evaluation — what a first call cost before
@@ -80,12 +81,13 @@ const { values } = parseCli({
 
 const experts = Number(values.experts);
 const layers = Number(values.layers);
+const dModel = Number(values["d-model"]);
 const modelDir = await Deno.makeTempDir({ prefix: "switchyard-bench-dashboard-" });
 console.log(`generating a model: ${layers} layers × ${experts} experts …`);
 await generateModel(modelDir, {
   name: "bench-moe",
-  dModel: Number(values["d-model"]),
-  dFf: 2 * Number(values["d-model"]),
+  dModel,
+  dFf: 2 * dModel,
   layers,
   experts,
   topK: 2,
@@ -102,7 +104,7 @@ let stop = false;
 const random = createRandom(1);
 const sender = (async () => {
   while (!stop) {
-    const { body } = encodeInferRequest(demoTokens(traffic, "code", 4, random), 32);
+    const { body } = encodeInferRequest(demoTokens(traffic, "code", 4, random), dModel);
     await fetch(`${pool.router.url}/v2/models/bench-moe/infer`, {
       method: "POST",
       body,
@@ -158,18 +160,36 @@ async function coldLoad(preload: boolean) {
     snapshot: performance.getEntriesByName("switchyard:snapshot-loaded")[0]?.startTime ?? NaN,
     rendered: performance.getEntriesByName("switchyard:first-render")[0]?.startTime ?? NaN,
     details: performance.getEntriesByName("switchyard:details-rendered")[0]?.startTime ?? NaN,
+    modules: performance.getEntriesByName("switchyard:modules-evaluated")[0]?.startTime ?? NaN,
+    // The snapshot's request (the page's preload): sent, first byte, last byte.
+    ...(() => {
+      // deno-lint-ignore no-explicit-any
+      const entry: any = performance.getEntriesByType("resource")
+        .find((e) => e.name.endsWith("/api/dashboard/snapshot"));
+      return {
+        snapshotSent: entry?.requestStart ?? NaN,
+        snapshotFirstByte: entry?.responseStart ?? NaN,
+        snapshotLastByte: entry?.responseEnd ?? NaN,
+      };
+    })(),
   }));
   await context.close();
   return timing;
 }
 
 try {
-  // Wait for load data, so the page renders a full heatmap.
-  for (let i = 0; i < 100; i++) {
+  // Wait for load data on every layer, so the page renders a full, busy heatmap (an idle
+  // grid would time a heatmap of zeros: refuse to measure that).
+  let busy = false;
+  for (let i = 0; i < 150 && !busy; i++) {
     const load = await (await fetch(`${pool.router.url}/api/load`)).json();
-    if (load.models[0]?.layers?.length === layers) break;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const rows: number[][] = (load.models[0]?.layers ?? []).map((
+      l: { expert_tokens_s: number[] },
+    ) => l.expert_tokens_s);
+    busy = rows.length === layers && rows.every((r) => r.some((v) => v > 0));
+    if (!busy) await new Promise((resolve) => setTimeout(resolve, 200));
   }
+  if (!busy) throw new Error("Cannot measure: the traffic never reached every layer's experts");
   // Step 4 first (nothing has asked for advice yet): two load rounds for the router's
   // precompute, the first call, then repeats, then forced recomputations (at most one per
   // 5 s, so spaced).
@@ -192,6 +212,10 @@ try {
   const snapshotDone: number[] = [];
   const renderDone: number[] = [];
   const detailsDone: number[] = [];
+  const modulesDone: number[] = [];
+  const snapshotSent: number[] = [];
+  const snapshotFirstByte: number[] = [];
+  const snapshotLastByte: number[] = [];
   const eager = { loads: [] as number[], snapshot: [] as number[], echarts: [] as number[] };
   for (let run = 0; run < Number(values.runs); run++) {
     const order = run % 2 === 0 ? [false, true] : [true, false];
@@ -209,6 +233,10 @@ try {
       snapshotDone.push(timing.snapshot);
       renderDone.push(timing.rendered);
       detailsDone.push(timing.details);
+      modulesDone.push(timing.modules);
+      snapshotSent.push(timing.snapshotSent);
+      snapshotFirstByte.push(timing.snapshotFirstByte);
+      snapshotLastByte.push(timing.snapshotLastByte);
     }
   }
   // Step 2b: repeat visits in one context (ECharts from the immutable cache).
@@ -228,9 +256,17 @@ try {
   }
   await context.close();
   // Step 3: update interval over one long-lived page.
-  const page = await browser.newPage();
+  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   await page.goto(`${pool.router.url}/dashboard`);
   await new Promise((resolve) => setTimeout(resolve, Number(values.watch) * 1000));
+  // The page as it looked at the end (an artifact under out/, like the tests' screenshots).
+  const shot = new URL(
+    `../../out/screenshots/bench-dashboard-${layers}x${experts}.png`,
+    import.meta.url,
+  );
+  await Deno.mkdir(new URL(".", shot), { recursive: true });
+  await page.screenshot({ path: shot.pathname });
+  console.log(`screenshot: ${shot.pathname}`);
   const times: number[] = await page.evaluate(() =>
     // deno-lint-ignore no-explicit-any
     (globalThis as any).switchyardDashboard.streamTimes
@@ -251,7 +287,11 @@ try {
   const header = ["measure", "n", "p50 ms", "min ms", "max ms"];
   const rows = [
     row("page HTML received", htmlDone),
-    row("first snapshot received", snapshotDone),
+    row("page modules evaluated", modulesDone),
+    row("snapshot request sent (preload)", snapshotSent),
+    row("snapshot first byte", snapshotFirstByte),
+    row("snapshot last byte", snapshotLastByte),
+    row("first snapshot received (parsed)", snapshotDone),
     row("first render call done", renderDone),
     row("ECharts evaluated (imported after the heatmap's paint)", echartsDone),
     row("detail charts rendered (ECharts)", detailsDone),

@@ -212,6 +212,7 @@ function afterPaint() {
 }
 
 async function main() {
+  performance.mark("switchyard:modules-evaluated");
   const echartsSrc = document.querySelector('meta[name="switchyard-echarts"]').content;
   dashboard.heatmap = new HeatCanvas(byId("chart-heatmap"), {
     onPaint: (ms) => {
