@@ -62,19 +62,25 @@ export function rebalanceLayer(
 ): IncrementalLayer {
   const state = new LayerState(weights, current, slotsPerGpu);
   const maxMoves = options.maxMoves ?? current.length;
+  // The earliest placement with the lowest top load seen: with several backends tied at the
+  // top, a move lowers one of them but not the max, and moves that never got the max down
+  // would move weights for nothing.
+  let best = { slots: Array.from(state.slots), balancedness: state.balancedness() };
   let spent = 0;
   while (spent < maxMoves && state.balancedness() < options.goal) {
     const move = state.bestMove(maxMoves - spent);
     if (move === null) break;
     state.apply(move);
     spent += move.cost;
+    const balancedness = state.balancedness();
+    if (balancedness > best.balancedness) best = { slots: Array.from(state.slots), balancedness };
   }
-  const phy2log = Array.from(state.slots);
+  const phy2log = best.slots;
   // A later move may undo part of an earlier one: count the hostings actually added.
   return {
     phy2log,
     moves: hostingsAdded(current, phy2log, slotsPerGpu),
-    balancedness: state.balancedness(),
+    balancedness: best.balancedness,
   };
 }
 

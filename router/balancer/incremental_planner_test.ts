@@ -77,6 +77,21 @@ function duplicates(phy2log: readonly number[], perGpu: number): number {
   return count;
 }
 
+Deno.test("rebalanceLayer(): three backends tied at the top — moves that never lower the max are not kept", () => {
+  // Found by the property below (seed -1834670173): expert 1 (3,043) and expert 3 (368) have a
+  // replica on each of backends 1–3, which tie at 3043/3 + 368/3 = 1,137; backend 0 holds
+  // experts 0 (no load) and 2 (1,000). A move lowers one of the tied backends, never all three.
+  const current = [0, 2, 1, 3, 1, 3, 1, 3];
+  const weights = [0, 3043, 1000, 368];
+  const result = rebalanceLayer(weights, current, 2, { goal: 0.9698768689533862 });
+  const before = maxGpuLoad(weights, current, 2);
+  const after = maxGpuLoad(weights, result.phy2log, 2);
+  assert.ok(
+    result.moves === 0 ? after === before : after < before,
+    `${result.moves}: ${before} → ${after}`,
+  );
+});
+
 Deno.test("rebalanceLayer(): every expert hosted, slots kept, no new duplicates, max never up", () => {
   fc.assert(
     fc.property(caseArbitrary, ({ perGpu, current, weights, goal }) => {
