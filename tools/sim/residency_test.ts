@@ -13,7 +13,8 @@ const plan = (phy2log: number[]): PlacementPlan => ({
   layers: [{ phy2log }],
 });
 
-Deno.test("Residency: free memory stages in the background, the rest loads at activation", () => {
+/** Two accelerators of 3 experts (1 spare each) holding `plan`; 100 bytes at 10 per ms. */
+function installed(plan: PlacementPlan): Residency {
   const residency = new Residency({
     devices: 2,
     experts: 4,
@@ -21,8 +22,13 @@ Deno.test("Residency: free memory stages in the background, the rest loads at ac
     expertBytes: 100,
     loadBytesPerMs: 10,
   });
+  residency.install(plan);
+  return residency;
+}
+
+Deno.test("Residency: free memory stages in the background, the rest loads at activation", () => {
   const before = plan([0, 1, 2, 3]);
-  residency.install(before);
+  const residency = installed(before);
   // Backend a swaps both experts for 2 and 3: one fits in its free slot, one must wait.
   const after = plan([2, 3, 0, 1]);
   const cost = residency.cost(before, after);
@@ -42,15 +48,8 @@ Deno.test("Residency: free memory stages in the background, the rest loads at ac
 });
 
 Deno.test("Residency: warming loads into free memory, never evicts the serving plan, and saves the switch's loads", () => {
-  const residency = new Residency({
-    devices: 2,
-    experts: 4,
-    capacity: 3,
-    expertBytes: 100,
-    loadBytesPerMs: 10,
-  });
   const before = plan([0, 1, 2, 3]);
-  residency.install(before);
+  const residency = installed(before);
   // Backend a serves 0 and 1 and has one free slot: 2 loads, 3 is skipped (0, 1 are pinned).
   assert.deepEqual(residency.warm(before, 0, [2, 3]), { loaded: [2], already: [], skipped: [3] });
   assert.deepEqual(residency.warm(before, 0, [0]), { loaded: [], already: [0], skipped: [] });
