@@ -52,11 +52,14 @@ export const ConfigSchema = z.object({
     /** Where the pool comes from: `backends` (static), DNS records, or announcements. */
     discovery: DiscoverySchema,
     /**
-     * The HTTP server in front: `node` (`node:http`: enforces `max_connections` and
-     * `header_timeout`, and closes slow-body sockets after their 408) or `deno`
-     * (`Deno.serve`: neither; put a proxy with a connection cap and read timeouts in front).
+     * The HTTP server in front: `deno` (`Deno.serve`, the default: no connection cap and no
+     * read timeouts on the socket — put a proxy with both in front) or `node` (`node:http`:
+     * enforces `max_connections` and `header_timeout`, and closes slow-body sockets after
+     * their 408). `deno` is the default because with `node` goodput collapsed at 3× offered
+     * load in `bench:faults` (0.11 of capacity against 0.93 on `Deno.serve`): clients beyond
+     * the cap reconnect into it and the refusals take the CPU (docs/BENCHMARKS.md).
      */
-    http_server: z.enum(["node", "deno"]).default("node"),
+    http_server: z.enum(["node", "deno"]).default("deno"),
     /**
      * Client connections open at once (`http_server: node`); one beyond is closed at once.
      * Router memory follows open connections (~50–110 KiB each, docs/results/router_rss.md).
