@@ -46,6 +46,7 @@ import { type ModelShape, proposePlacement } from "../../router/balancer/rebalan
 import { evaluateBalance, INITIAL_TRIGGER } from "../../router/balancer/evaluate_balance.ts";
 import type { BackendView } from "../../router/pool/backend_view.ts";
 import { PrewarmJob } from "../../router/prewarm/prewarm_job.ts";
+import { parsePartKey } from "../../gpu-backend/server/load_report.ts";
 import type { PrewarmDeps, PrewarmEvent } from "../../router/prewarm/prewarm_types.ts";
 import { createPolicy, type PolicyName } from "../../router/routing/create_policy.ts";
 import { silentLogger } from "../../shared/logger.ts";
@@ -776,9 +777,12 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
       // any critical path, and the lead time is far longer).
       warm: (backend, parts) => {
         const d = backends.findIndex((b) => b.id === backend.id);
-        const keyOf = new Map(parts.map((part) => {
-          const [, layer, expert] = /^L(\d+)\/E(\d+)$/.exec(part)!.map(Number);
-          return [layer! * E + expert!, part] as const;
+        // The job names routed experts only (`neededParts`): "L{layer}/E{expert}".
+        const keyOf = new Map(parts.flatMap((part) => {
+          const parsed = parsePartKey(part);
+          return parsed?.kind === "expert"
+            ? [[parsed.layer * E + parsed.expert, part] as const]
+            : [];
         }));
         const done = residency.warm(plan, d, [...keyOf.keys()]);
         bytesMoved += done.loaded.length * o.device.expertBytes.value;
