@@ -61,8 +61,9 @@ export const ConfigSchema = z.object({
      */
     http_server: z.enum(["node", "deno"]).default("deno"),
     /**
-     * Client connections open at once (`http_server: node`); one beyond is closed at once.
-     * Router memory follows open connections (~50–110 KiB each, docs/results/router_rss.md).
+     * Client connections open at once (`http_server: node`); one beyond gets 503 +
+     * Retry-After to its first request and is closed. Router memory follows open
+     * connections (docs/results/conn_cost.md).
      */
     max_connections: z.int().min(1).max(1_000_000).default(1024),
     /**

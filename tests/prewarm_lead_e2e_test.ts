@@ -66,15 +66,17 @@ Deno.test("a scheduled event's lead window makes the router's cron pre-warm for 
     assert.equal(created.status, 201, await created.text());
     // The cron runs on the minute; the first run may find no affinity flushed yet (skipped).
     let found: Decision | undefined;
+    let decisions: Decision[] = [];
     const deadline = Date.now() + 200_000;
     while (Date.now() < deadline && found === undefined) {
       await new Promise((resolve) => setTimeout(resolve, 2000));
       const body = await (await fetch(`${url}/api/prewarm`)).json();
-      found = (body.decisions as Decision[]).find((d) =>
-        d.trigger === "event_lead" && d.outcome === "prewarmed"
-      );
+      decisions = body.decisions;
+      found = decisions.find((d) => d.trigger === "event_lead" && d.outcome === "prewarmed");
     }
-    assert.ok(found, "no pre-warm run for the event's lead window");
+    // On failure, what the job decided instead (outcome, trigger, reason of each run).
+    const seen = decisions.map(({ outcome, trigger, reason }) => ({ outcome, trigger, reason }));
+    assert.ok(found, `no pre-warm run for the event's lead window: ${JSON.stringify(seen)}`);
     assert.match(found.reason, /lead time of event "promo" has begun/);
     assert.deepEqual(found.predicted!.events, ["promo"]);
     assert.deepEqual(found.predicted!.mix, { code: 1 }, "placed for the event's mix");

@@ -2,17 +2,22 @@
  * @module The router's HTTP front on `node:http` (`router.http_server: node`), for what
  * `Deno.serve` cannot do (issue 12):
  *
- * - **A connection cap** (`router.max_connections`): a connection beyond it is answered at
- *   once with a fixed `503` + `Retry-After` + `Connection: close` and closed, before it
- *   costs a parser and buffers (over TLS it is closed without an answer: the handshake
- *   would cost what the cap saves). Router memory follows open connections.
+ * - **A connection cap** (`router.max_connections`): a connection beyond it gets a fixed
+ *   `503` + `Retry-After` + `Connection: close` to its first request, never served, and is
+ *   closed (over TLS it is closed without an answer: the handshake would cost what the cap
+ *   saves). Router memory follows open connections.
  * - **A header timeout** (`router.header_timeout`): a connection that has not sent a whole
  *   request head within it after opening is closed; so is a keep-alive connection idle for
  *   `router.idle_timeout` after its last answer (node's own 5 s keep-alive timer is off).
  * - **Closing means closing**: an answer saying `Connection: close` (408 after
- *   `limits.body_timeout`, 413 mid-body), and any answer sent before its request's body
- *   arrived whole (a 429 at admission), closes the socket after the answer is written —
- *   a slow client cannot keep it by never finishing its body.
+ *   `limits.body_timeout`, 413 mid-body) closes the socket after it is written.
+ * - **An early answer keeps a prompt client's connection**: an answer sent before its
+ *   request's body arrived whole (a 429 at admission) discards the rest of a body that
+ *   declares at most {@linkcode DRAIN_LIMIT_BYTES}, so a client whose body follows at once
+ *   keeps its connection (closing it would make every shed request cost a new connection:
+ *   under overload that churn took the CPU). A body that is not whole within the header
+ *   timeout after the answer, or larger, or of unknown length, closes the socket — a slow
+ *   client cannot keep it by never finishing its body.
  *
  * The handler sees what `Deno.serve` gives it: a web `Request` and an info object with
  * `remoteAddr` (per-client limits use it). Answers stream as they are produced.
@@ -29,7 +34,7 @@ import { writeResponse } from "./node_response.ts";
 /** `Retry-After` of the answer to a connection beyond the cap (as admission's 429). */
 const REFUSED_RETRY_AFTER_S = 1;
 
-/** The whole answer to a connection beyond `router.max_connections`, written on accept. */
+/** The whole answer to a connection beyond `router.max_connections`, to its first request. */
 const CONNECTIONS_FULL = (() => {
   const body = JSON.stringify({
     error: "Cannot accept the connection: router.max_connections connections are open; retry later",
@@ -42,8 +47,17 @@ const CONNECTIONS_FULL = (() => {
     `Content-Length: ${new TextEncoder().encode(body).byteLength}\r\n\r\n` + body;
 })();
 
-/** A refused connection is destroyed this long after its answer, if the client keeps it. */
-const REFUSED_LINGER_MS = 1_000;
+/**
+ * Bodies up to this many bytes are discarded after an early answer to keep the connection
+ * (assumed: a demo inference body is a few KiB; a larger one costs less to close than to read).
+ */
+const DRAIN_LIMIT_BYTES = 1024 * 1024;
+
+/**
+ * A refused connection is destroyed this long after it opened, if the client keeps it (or
+ * has sent no request head to answer by then).
+ */
+const REFUSED_LINGER_MS = 2_000;
 
 /** What the handler gets besides the request, as from `Deno.serve`. */
 export interface FrontInfo {
@@ -62,6 +76,8 @@ export interface FrontCounts {
   idleTimeouts: number;
   /** Connections closed after an answer sent before the request's body was whole. */
   closedUnread: number;
+  /** Bodies discarded after an early answer, their connection kept. */
+  drained: number;
 }
 
 /** Options of {@linkcode serveNode}. */
@@ -96,10 +112,27 @@ interface Connection {
   answered: number;
   /** When it started waiting for a request head (`performance.now()`). */
   waitingSince: number;
+  /** A request answered early whose discarded body has not arrived whole yet. */
+  draining: IncomingMessage | undefined;
 }
 
 /** How often idle connections are checked against the header timeout, at most. */
 const SWEEP_MS = 1000;
+
+/**
+ * Starts discarding the unread rest of `req`'s body if it declares at most
+ * {@linkcode DRAIN_LIMIT_BYTES} and nobody is reading it; false when the connection must
+ * close instead (no length, too long, or a reader holds the body).
+ */
+function discardRest(req: IncomingMessage, request: Request | undefined): boolean {
+  const length = Number(req.headers["content-length"]);
+  if (!(length <= DRAIN_LIMIT_BYTES) || request?.body?.locked) return false;
+  // Cancelling the request's stream detaches it from `req`; flowing with no reader drops bytes.
+  const body = request?.body;
+  if (body) void body.cancel().catch(() => {}).finally(() => req.resume());
+  else req.resume();
+  return true;
+}
 
 /** Serves `handler` on `node:http(s)`; resolves once listening. */
 export async function serveNode(
@@ -111,7 +144,7 @@ export async function serveNode(
     ? https.createServer({ cert: options.tls.cert, key: options.tls.key })
     : http.createServer();
   const open = new Map<Socket, Connection>();
-  const counts = { refused: 0, headerTimeouts: 0, idleTimeouts: 0, closedUnread: 0 };
+  const counts = { refused: 0, headerTimeouts: 0, idleTimeouts: 0, closedUnread: 0, drained: 0 };
   let closing = false;
   const timeoutMs = options.headerTimeoutMs;
   const idleMs = options.idleTimeoutMs;
@@ -124,8 +157,11 @@ export async function serveNode(
     const now = performance.now();
     for (const [socket, conn] of open) {
       if (conn.busy > 0) continue;
-      if (now - conn.waitingSince < (conn.answered === 0 ? timeoutMs : idleMs)) continue;
+      const draining = conn.draining !== undefined && !conn.draining.complete;
+      const limit = conn.answered === 0 || draining ? timeoutMs : idleMs;
+      if (now - conn.waitingSince < limit) continue;
       if (conn.answered === 0) counts.headerTimeouts++;
+      else if (draining) counts.closedUnread++;
       else counts.idleTimeouts++;
       open.delete(socket);
       socket.destroy();
@@ -142,13 +178,19 @@ export async function serveNode(
         socket.destroy();
         return;
       }
+      // Answered once its request head arrives: an HTTP client reads an answer that comes
+      // before its request as a broken connection, not as the 503.
       refused.add(socket);
       socket.on("error", () => socket.destroy());
-      socket.end(CONNECTIONS_FULL);
       setTimeout(() => socket.destroy(), REFUSED_LINGER_MS).unref?.();
       return;
     }
-    open.set(socket, { busy: 0, answered: 0, waitingSince: performance.now() });
+    open.set(socket, {
+      busy: 0,
+      answered: 0,
+      waitingSince: performance.now(),
+      draining: undefined,
+    });
     socket.on("close", () => open.delete(socket));
   };
   if (options.tls) {
@@ -183,13 +225,20 @@ export async function serveNode(
   const fallbackHost = `${options.hostname}:${options.port}`;
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
-    if (refused.has(socket)) return;
+    if (refused.has(socket)) {
+      socket.end(CONNECTIONS_FULL);
+      return;
+    }
     const conn = open.get(socket);
-    if (conn) conn.busy++;
-    const done = (closeAfter: boolean) => {
+    if (conn) {
+      conn.busy++;
+      conn.draining = undefined;
+    }
+    const done = (closeAfter: boolean, draining: boolean) => {
       if (conn) {
         conn.busy--;
         conn.answered++;
+        if (draining) conn.draining = req;
       }
       if (closeAfter || closing) socket.destroy();
       else if (conn && conn.busy === 0) conn.waitingSince = performance.now();
@@ -198,8 +247,9 @@ export async function serveNode(
       // The parser finishes the read that held the head first: a small body is whole then.
       await undefined;
       let response: Response;
+      let request: Request | undefined;
       try {
-        const request = toRequest(req, scheme, fallbackHost);
+        request = toRequest(req, scheme, fallbackHost);
         response = await handler(request, {
           remoteAddr: {
             transport: "tcp",
@@ -210,13 +260,16 @@ export async function serveNode(
       } catch (error) {
         response = options.onError(error);
       }
-      // The body is not whole: the connection cannot be reused; close it after the answer.
+      let close = closing || response.headers.get("connection") === "close";
+      // The body is not whole: discard the rest to keep the connection, or close it.
       const unread = !req.complete;
-      const close = unread || closing || response.headers.get("connection") === "close";
+      const draining = unread && !close && discardRest(req, request);
+      if (unread && !draining) close = true;
       await writeResponse(res, response, { close, head: req.method === "HEAD" });
-      if (unread) counts.closedUnread++;
-      if (res.writableFinished) done(close);
-      else res.once("finish", () => done(close));
+      if (draining) counts.drained++;
+      else if (unread) counts.closedUnread++;
+      if (res.writableFinished) done(close, draining);
+      else res.once("finish", () => done(close, draining));
     })().catch(() => socket.destroy());
   });
 

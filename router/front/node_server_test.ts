@@ -171,3 +171,60 @@ Deno.test("node front: beyond maxConnections a connection gets 503 + Retry-After
     await front.shutdown();
   }
 });
+
+Deno.test("node front: an early answer keeps a prompt client's connection; a body that never comes closes it", async () => {
+  // Answers at once without reading the body, as admission's 429 does.
+  const front = await serveNode(
+    { ...options, headerTimeoutMs: 300 },
+    () => new Response("busy", { status: 429, headers: { "retry-after": "1" } }),
+  );
+  const port = front.addr.port;
+  const encode = (text: string) => new TextEncoder().encode(text);
+  const readUntil = async (conn: Deno.Conn, answers: number) => {
+    const buffer = new Uint8Array(4096);
+    let text = "";
+    while ((text.match(/HTTP\/1\.1 /g) ?? []).length < answers || !text.endsWith("busy")) {
+      const n = await conn.read(buffer).catch(() => null);
+      if (n === null) return { text, closed: true };
+      text += new TextDecoder().decode(buffer.subarray(0, n));
+    }
+    return { text, closed: false };
+  };
+  try {
+    // The body follows the answer: the connection stays and serves the next request.
+    const prompt = await Deno.connect({ hostname: "127.0.0.1", port });
+    await prompt.write(encode("POST /a HTTP/1.1\r\nhost: x\r\ncontent-length: 10\r\n\r\n"));
+    const first = await readUntil(prompt, 1);
+    assert.match(first.text, /^HTTP\/1\.1 429/);
+    assert.doesNotMatch(first.text, /connection: close/i);
+    await prompt.write(
+      encode("0123456789POST /b HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\nab"),
+    );
+    const second = await readUntil(prompt, 1);
+    assert.equal(second.closed, false);
+    assert.match(second.text, /^HTTP\/1\.1 429/);
+    prompt.close();
+    assert.ok(front.counts().drained >= 1);
+
+    // The declared body never comes: closed once the header timeout passes after the answer.
+    const stalled = await Deno.connect({ hostname: "127.0.0.1", port });
+    await stalled.write(encode("POST /c HTTP/1.1\r\nhost: x\r\ncontent-length: 10\r\n\r\n01"));
+    const stalledRead = await readUntil(stalled, 2);
+    assert.equal(stalledRead.closed, true);
+    assert.match(stalledRead.text, /^HTTP\/1\.1 429/);
+    stalled.close();
+
+    // A body of unknown length is not waited for: the answer says close, and it closes.
+    const chunked = await Deno.connect({ hostname: "127.0.0.1", port });
+    await chunked.write(
+      encode("POST /d HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhel"),
+    );
+    const chunkedRead = await readUntil(chunked, 2);
+    assert.equal(chunkedRead.closed, true);
+    assert.match(chunkedRead.text, /connection: close/i);
+    chunked.close();
+    assert.equal(front.counts().closedUnread, 2);
+  } finally {
+    await front.shutdown();
+  }
+});

@@ -124,7 +124,7 @@ export function overloadMetrics(registry: Registry, source: OverloadSource): voi
   collectedCounter(registry, {
     name: "switchyard_router_connections_closed_total",
     help:
-      "Client connections the router closed itself, by reason: refused (router.max_connections open), header_timeout (no whole request head within router.header_timeout), idle (keep-alive, no new request within router.idle_timeout), unread_body (answered before the body was whole: 408, 413, 429).",
+      "Client connections the router closed itself, by reason: refused (router.max_connections open), header_timeout (no whole request head within router.header_timeout), idle (keep-alive, no new request within router.idle_timeout), unread_body (answered before the body was whole and not kept: 408, 413, or a body not discarded whole within router.header_timeout).",
     labelNames: ["reason"],
     read: () => connectionCloseSamples(source.connections?.()),
   });

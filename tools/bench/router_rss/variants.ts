@@ -18,23 +18,28 @@ export interface RssVariant {
 export const RSS_VARIANTS: readonly RssVariant[] = [
   {
     name: "defaults",
-    what: "README defaults (`node:http` front, `router.max_connections` 1024)",
+    what: "README defaults",
     env: {},
   },
   {
     name: "deno",
-    what: "`router.http_server: deno` (`Deno.serve`: no connection cap; the default before)",
+    what: "`router.http_server: deno` (`Deno.serve`: no connection cap)",
     env: { SWITCHYARD_ROUTER__HTTP_SERVER: "deno" },
   },
   {
+    name: "node",
+    what: "`router.http_server: node`, `router.max_connections` 1024 (refused beyond)",
+    env: { SWITCHYARD_ROUTER__HTTP_SERVER: "node" },
+  },
+  {
     name: "cap512",
-    what: "`router.max_connections` 512",
-    env: { SWITCHYARD_ROUTER__MAX_CONNECTIONS: "512" },
+    what: "`router.http_server: node`, `router.max_connections` 512 (refused beyond)",
+    env: { SWITCHYARD_ROUTER__HTTP_SERVER: "node", SWITCHYARD_ROUTER__MAX_CONNECTIONS: "512" },
   },
   {
     name: "cap256",
-    what: "`router.max_connections` 256",
-    env: { SWITCHYARD_ROUTER__MAX_CONNECTIONS: "256" },
+    what: "`router.http_server: node`, `router.max_connections` 256 (refused beyond)",
+    env: { SWITCHYARD_ROUTER__HTTP_SERVER: "node", SWITCHYARD_ROUTER__MAX_CONNECTIONS: "256" },
   },
   {
     name: "arena2",
