@@ -5,8 +5,9 @@
  * under "router RSS at 5× ≤ 2× idle" (issue 12), since an open-loop storm holds as many
  * connections as it has requests outstanding. For each front and state a fresh server
  * (`conn_cost/server.ts`) is warmed up, its RSS read, then `--connections` connections are
- * opened that stay idle (connected, nothing sent) or pending (a 3,000-byte POST each, held
- * unanswered by the server), and its RSS read again once it holds them all. Writes
+ * opened that stay idle (connected, nothing sent), served (one 3,000-byte POST answered,
+ * then kept alive) or pending (a 3,000-byte POST each, held unanswered by the server), and
+ * its RSS read again once it holds them all. Writes
  * `<out>.json` and `<out>.md` with the command.
  */
 import { parseCli } from "../cli/cli_args.ts";
@@ -37,10 +38,13 @@ const command = ["deno task bench:conn-cost", ...Deno.args].join(" ");
 const log = (line: string) => console.log(`[conn-cost] ${line}`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const BODY = "x".repeat(3000);
-const POST = new TextEncoder().encode(
-  `POST /v2/models/m/infer HTTP/1.1\r\nhost: bench\r\ncontent-type: application/json\r\n` +
-    `content-length: ${BODY.length}\r\n\r\n${BODY}`,
-);
+const post = (path: string) =>
+  new TextEncoder().encode(
+    `POST ${path} HTTP/1.1\r\nhost: bench\r\ncontent-type: application/json\r\n` +
+      `content-length: ${BODY.length}\r\n\r\n${BODY}`,
+  );
+const HELD = post("/v2/models/m/infer");
+const SERVED = post("/ok");
 
 async function startServer(front: string) {
   const child = new Deno.Command(Deno.execPath(), {
@@ -68,6 +72,17 @@ async function startServer(front: string) {
   return { child, port: Number(text.split("\n")[0]) };
 }
 
+/** Reads until a whole `ok` answer has arrived (small: one or two reads). */
+async function readAnswer(conn: Deno.Conn): Promise<void> {
+  const buffer = new Uint8Array(1024);
+  let text = "";
+  while (!text.endsWith("ok")) {
+    const n = await conn.read(buffer);
+    if (n === null) throw new Error("Cannot measure served connections: the server closed one");
+    text += new TextDecoder().decode(buffer.subarray(0, n));
+  }
+}
+
 /** RSS once it has stopped growing (three equal-ish reads 500 ms apart), within 20 s. */
 async function settledRss(pid: number): Promise<number> {
   let last = rssMiB(pid);
@@ -82,7 +97,7 @@ async function settledRss(pid: number): Promise<number> {
 
 const rows = [];
 for (const front of ["deno", "node"]) {
-  for (const state of ["idle", "pending"] as const) {
+  for (const state of ["idle", "served", "pending"] as const) {
     const { child, port } = await startServer(front);
     const base = `http://127.0.0.1:${port}`;
     try {
@@ -91,7 +106,11 @@ for (const front of ["deno", "node"]) {
       const conns: Deno.Conn[] = [];
       for (let i = 0; i < n; i++) {
         const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-        if (state === "pending") await conn.write(POST);
+        if (state === "pending") await conn.write(HELD);
+        if (state === "served") {
+          await conn.write(SERVED);
+          await readAnswer(conn);
+        }
         conns.push(conn);
       }
       if (state === "pending") {
@@ -129,7 +148,7 @@ const md = [
   `Command: \`${command}\` (raw numbers: \`${out}.json\`)`,
   "",
   `- ${run.at}; a fresh server process per row (the front alone, as \`router/front/\` and \`Deno.serve\` serve the router), warmed up with 200 requests, RSS read once settled before and after ${n} connections`,
-  "- idle: connected, nothing sent; pending: a 3,000-byte POST sent on each, held unanswered (a request in flight)",
+  "- idle: connected, nothing sent; served: one 3,000-byte POST answered, then kept alive (a keep-alive client between requests); pending: a 3,000-byte POST sent on each, held unanswered (a request in flight)",
   "- the router's own work per request (Hono, admission, forwarding) comes on top: this is a floor",
   "",
   "| front | connections | RSS before MiB | RSS after MiB | KiB per connection | MiB for 8,192 |",
@@ -139,7 +158,7 @@ const md = [
   ),
   "",
   "8,192 is the load generator's bound on outstanding requests in `bench:faults` and `bench:router-rss`:",
-  "at 5× offered load it holds that many connections open, each with a request in flight.",
+  "at 5× offered load it holds that many connections open, each between requests or with one in flight.",
   "",
 ];
 await Deno.writeTextFile(`${out}.md`, md.join("\n"));

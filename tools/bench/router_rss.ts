@@ -18,6 +18,7 @@ import { measureCapacity } from "./capacity.ts";
 import { closedLoop, openLoop } from "./load_generator.ts";
 import { openFds, rssMiB, scrape, sumSeries } from "./faults_stack.ts";
 import { round } from "./stats.ts";
+import { processCpuMs } from "./cpu_time.ts";
 import { prepareWorkload } from "./workload.ts";
 import { pickVariants } from "./router_rss/variants.ts";
 import { tallyingFetch } from "./faults_phases.ts";
@@ -46,6 +47,11 @@ const { values } = parseCli({
       description: "model directory (the demo model)",
     },
     quick: { type: "boolean", description: "short phases (a smoke run, figures are rough)" },
+    pin: {
+      type: "boolean",
+      description:
+        "routers on CPU 0, backends and the load generator on the others (taskset): the router\nwith a core of its own, as on a machine apart from the GPU backends",
+    },
     out: {
       type: "string",
       default: "docs/results/router_rss",
@@ -56,6 +62,7 @@ const { values } = parseCli({
   epilog: ["Run it alone: flock -o /tmp/switchyard-heavy.lock deno task bench:router-rss"],
 });
 const quick = values.quick === true;
+const pin = values.pin === true;
 const seconds = Number(values.seconds ?? (quick ? 5 : 20));
 const factor = Number(values.factor);
 const variants = pickVariants(values.variants);
@@ -79,6 +86,13 @@ const common = {
   SWITCHYARD_LOG__DIR: "",
   SWITCHYARD_STATE__KV: ":memory:",
 };
+/** Pins every thread of `pid` to `cpus` (a `taskset` list); threads made later inherit it. */
+async function pinTo(pid: number, cpus: string): Promise<void> {
+  const out = await new Deno.Command("taskset", { args: ["-a", "-c", "-p", cpus, String(pid)] })
+    .output();
+  if (!out.success) throw new Error(`Cannot pin ${pid}: ${new TextDecoder().decode(out.stderr)}`);
+}
+
 const processes: PoolProcess[] = [];
 try {
   log("starting 2 backends …");
@@ -102,6 +116,15 @@ try {
     });
     processes.push(router);
     routers.push({ variant, router, url: `${router.url}/v2/models/${manifest.name}/infer` });
+  }
+  if (pin) {
+    const cpus = navigator.hardwareConcurrency;
+    if (cpus < 2) throw new RangeError("Cannot --pin: this machine has one CPU");
+    const others = `1-${cpus - 1}`;
+    for (const router of routers) await pinTo(router.router.child.pid, "0");
+    for (const backend of backends) await pinTo(backend.child.pid, others);
+    await pinTo(Deno.pid, others);
+    log(`pinned: routers on CPU 0, backends and the load generator on CPUs ${others}`);
   }
   for (const { url } of routers) await closedLoop({ url, requests, concurrency: 8, durationS: 3 });
   await sleep(2000);
@@ -127,6 +150,8 @@ try {
       maxFds = Math.max(maxFds, openFds(pid));
     }, 250);
     const tally = { statuses: {}, noHealthyBackend: 0, shedWithoutRetryAfter: 0 };
+    const cpu0 = processCpuMs(pid);
+    const selfCpu0 = processCpuMs("self");
     const result = await openLoop({
       url,
       requests,
@@ -137,6 +162,9 @@ try {
       seed: 50,
     });
     clearInterval(sampler);
+    // Cores the router and the load generator used while the load ran (of the machine's).
+    const routerCores = (processCpuMs(pid) - cpu0) / 1000 / result.seconds;
+    const generatorCores = (processCpuMs("self") - selfCpu0) / 1000 / result.seconds;
     const metrics = await scrape(router.url);
     await sleep(3000);
     const row = {
@@ -152,6 +180,9 @@ try {
       // What each open descriptor (almost all client connections) costs, on average.
       kib_per_fd_over_idle: round((maxRss - idle[i]!) * 1024 / Math.max(1, maxFds), 1),
       goodput_rps: round(result.ok / result.seconds, 1),
+      sent_rps: round(result.sent / result.seconds, 1),
+      router_cores: round(routerCores, 2),
+      generator_cores: round(generatorCores, 2),
       statuses: tally.statuses,
     };
     rows.push(row);
@@ -164,8 +195,9 @@ try {
     at: new Date().toISOString(),
     model:
       `${manifest.name} (${manifest.layers} layers × ${manifest.experts} experts, d_model ${manifest.d_model}; onnxruntime CPU)`,
-    machine:
-      `${navigator.hardwareConcurrency} CPU cores shared by the load generator, the routers and 2 backends (and other work on this machine)`,
+    machine: pin
+      ? `${navigator.hardwareConcurrency} CPU cores: the routers pinned to CPU 0, the load generator and 2 backends to the others`
+      : `${navigator.hardwareConcurrency} CPU cores shared by the load generator, the routers and 2 backends (and other work on this machine)`,
     capacity: capacity ?? { capacity_rps: capacityRps, given: true },
     factor,
     offered_rps: round(rate, 1),
@@ -190,11 +222,12 @@ try {
       round(rate, 1)
     } req/s for ${seconds} s (≤ 8,192 outstanding), RSS and open fds sampled every 250 ms`,
     "- the machine was shared with other work: compare rows of this run only",
+    "- sent: what the load generator managed to send; router / generator cores: CPU-seconds per second each used while the load ran (from `/proc`)",
     "",
-    "| variant | what | idle RSS MiB | max RSS MiB | max ÷ idle | RSS 3 s after | JS heap MiB | max open fds | (max − idle) KiB ÷ fds | goodput req/s | answers |",
-    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    "| variant | what | idle RSS MiB | max RSS MiB | max ÷ idle | RSS 3 s after | JS heap MiB | max open fds | (max − idle) KiB ÷ fds | sent req/s | goodput req/s | router / generator cores | answers |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ...rows.map((r) =>
-      `| ${r.variant} | ${r.what} | ${r.idle_rss_mib} | ${r.max_rss_mib} | ${r.max_over_idle} | ${r.rss_3s_after_mib} | ${r.heap_used_mib} | ${r.max_open_fds} | ${r.kib_per_fd_over_idle} | ${r.goodput_rps} | ${
+      `| ${r.variant} | ${r.what} | ${r.idle_rss_mib} | ${r.max_rss_mib} | ${r.max_over_idle} | ${r.rss_3s_after_mib} | ${r.heap_used_mib} | ${r.max_open_fds} | ${r.kib_per_fd_over_idle} | ${r.sent_rps} | ${r.goodput_rps} | ${r.router_cores} / ${r.generator_cores} | ${
         Object.entries(r.statuses).map(([s, n]) => `${s}: ${n}`).join(", ")
       } |`
     ),

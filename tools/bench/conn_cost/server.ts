@@ -2,7 +2,7 @@
 /**
  * @module The server side of `bench:conn-cost`: one of the router's HTTP fronts
  * (`--front deno`: `Deno.serve`; `--front node`: `router/front/node_server.ts` with no
- * connection cap) with a handler that answers `GET /ok` at once, holds every other
+ * connection cap) with a handler that answers `/ok` once its body is read, holds every other
  * request unanswered (a request in flight) and reports how many it holds at `GET /held`.
  * Prints its port on stdout, then serves until killed.
  */
@@ -18,9 +18,12 @@ const { values } = parseCli({
 });
 let held = 0;
 const never = new Promise<Response>(() => {});
-const handler = (request: Request): Response | Promise<Response> => {
+const handler = async (request: Request): Promise<Response> => {
   const path = new URL(request.url).pathname;
-  if (path === "/ok") return new Response("ok");
+  if (path === "/ok") {
+    await request.arrayBuffer();
+    return new Response("ok");
+  }
   if (path === "/held") return new Response(String(held));
   held++;
   return never;
