@@ -55,8 +55,8 @@ export const ConfigSchema = z.object({
      * The HTTP server in front: `deno` (`Deno.serve`, the default: no connection cap and no
      * read timeouts on the socket — put a proxy with both in front) or `node` (`node:http`:
      * enforces `max_connections` and `header_timeout`, and closes slow-body sockets after
-     * their 408). `deno` is the default because with `node` goodput collapsed at 3× offered
-     * load in `bench:faults` (0.11 of capacity against 0.93 on `Deno.serve`): clients beyond
+     * their 408). `deno` is the default because with `node` and its cap goodput collapsed at 3×
+     * offered load in `bench:faults` (0.11 of capacity against 0.93 on `Deno.serve`): clients beyond
      * the cap reconnect into it and the refusals take the CPU (docs/BENCHMARKS.md).
      */
     http_server: z.enum(["node", "deno"]).default("deno"),

@@ -13,6 +13,7 @@ import { loadDemoTraffic } from "../model/traffic.ts";
 import { closedLoop } from "./load_generator.ts";
 import { measureCapacity } from "./capacity.ts";
 import { round } from "./stats.ts";
+import { pinTo, splitCpus } from "./pin.ts";
 import { prepareWorkload } from "./workload.ts";
 import { killPhase, type LoadLevel, loadLevel, stopPhase } from "./faults_phases.ts";
 import { faultsMarkdown, type FaultsRun } from "./faults_report.ts";
@@ -24,6 +25,11 @@ const { values } = parseCli({
     "Faults and overload against `deno task start` on loopback: capacity, offered load at\n1×, 2×, 3×, 5× of it, kill -9 and SIGSTOP of a backend under 40 req/s. Writes faults.json\nand faults.md.",
   options: {
     quick: { type: "boolean", description: "short phases (a smoke run, figures are rough)" },
+    pin: {
+      type: "boolean",
+      description:
+        "backends (the launcher and what it starts) on CPUs 1…, the router and the load generator\non CPU 0 (taskset): clients and edge apart from the GPU side, as in production",
+    },
     "stop-seconds": {
       type: "string",
       value: "<s>",
@@ -93,6 +99,16 @@ try {
   });
   const url = `${stack.routerUrl}/v2/models/${manifest.name}/infer`;
   const routerPid = (await stack.status())!.router.pid!;
+  if (values.pin === true) {
+    const { first, rest } = splitCpus();
+    const current = (await stack.status())!;
+    // The launcher first: backends it restarts later inherit its CPUs.
+    await pinTo(current.launcher, rest);
+    for (const backend of current.backends) if (backend.pid) await pinTo(backend.pid, rest);
+    await pinTo(routerPid, first);
+    await pinTo(Deno.pid, first);
+    log(`pinned: backends on CPUs ${rest}; the router and the load generator on CPU ${first}`);
+  }
 
   log("warm-up …");
   await closedLoop({ url, requests, concurrency: 8, durationS: 3 });
@@ -139,8 +155,9 @@ try {
     started,
     model:
       `${manifest.name} (${manifest.layers} layers × ${manifest.experts} experts, top-${manifest.top_k}, d_model ${manifest.d_model}; onnxruntime CPU)`,
-    machine:
-      `${navigator.hardwareConcurrency} CPU cores shared by the load generator, the router and 2 backends`,
+    machine: values.pin === true
+      ? `${navigator.hardwareConcurrency} CPU cores: the 2 backends (and the launcher) pinned to CPUs 1…, the router and the load generator to CPU 0`
+      : `${navigator.hardwareConcurrency} CPU cores shared by the load generator, the router and 2 backends`,
     capacity_rps: capacity,
     capacity_clients: measured.best_concurrency,
     capacity_runs: measured.runs,

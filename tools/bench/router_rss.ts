@@ -19,6 +19,7 @@ import { closedLoop, openLoop } from "./load_generator.ts";
 import { openFds, rssMiB, scrape, sumSeries } from "./faults_stack.ts";
 import { round } from "./stats.ts";
 import { processCpuMs } from "./cpu_time.ts";
+import { pinTo, splitCpus } from "./pin.ts";
 import { prepareWorkload } from "./workload.ts";
 import { pickVariants } from "./router_rss/variants.ts";
 import { tallyingFetch } from "./faults_phases.ts";
@@ -86,13 +87,6 @@ const common = {
   SWITCHYARD_LOG__DIR: "",
   SWITCHYARD_STATE__KV: ":memory:",
 };
-/** Pins every thread of `pid` to `cpus` (a `taskset` list); threads made later inherit it. */
-async function pinTo(pid: number, cpus: string): Promise<void> {
-  const out = await new Deno.Command("taskset", { args: ["-a", "-c", "-p", cpus, String(pid)] })
-    .output();
-  if (!out.success) throw new Error(`Cannot pin ${pid}: ${new TextDecoder().decode(out.stderr)}`);
-}
-
 const processes: PoolProcess[] = [];
 try {
   log("starting 2 backends …");
@@ -118,10 +112,8 @@ try {
     routers.push({ variant, router, url: `${router.url}/v2/models/${manifest.name}/infer` });
   }
   if (pin) {
-    const cpus = navigator.hardwareConcurrency;
-    if (cpus < 2) throw new RangeError("Cannot --pin: this machine has one CPU");
-    const others = `1-${cpus - 1}`;
-    for (const router of routers) await pinTo(router.router.child.pid, "0");
+    const { first, rest: others } = splitCpus();
+    for (const router of routers) await pinTo(router.router.child.pid, first);
     for (const backend of backends) await pinTo(backend.child.pid, others);
     await pinTo(Deno.pid, others);
     log(`pinned: routers on CPU 0, backends and the load generator on CPUs ${others}`);

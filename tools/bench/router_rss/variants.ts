@@ -32,6 +32,11 @@ export const RSS_VARIANTS: readonly RssVariant[] = [
     env: { SWITCHYARD_ROUTER__HTTP_SERVER: "node" },
   },
   {
+    name: "nocap",
+    what: "`router.http_server: node`, `router.max_connections` 100000 (timeouts, no cap in reach)",
+    env: { SWITCHYARD_ROUTER__HTTP_SERVER: "node", SWITCHYARD_ROUTER__MAX_CONNECTIONS: "100000" },
+  },
+  {
     name: "cap512",
     what: "`router.http_server: node`, `router.max_connections` 512 (refused beyond)",
     env: { SWITCHYARD_ROUTER__HTTP_SERVER: "node", SWITCHYARD_ROUTER__MAX_CONNECTIONS: "512" },
