@@ -52,6 +52,33 @@ Deno.test("with every backend at router.admission.max_in_flight_per_backend: 429
   await h.close();
 });
 
+Deno.test("a timed-out request whose retry finds the other backend full gets 429 with Retry-After, not 504", async () => {
+  const h = await createHarness({
+    config: {
+      router: {
+        admission: { max_in_flight_per_backend: 1 },
+        request_timeout: "30s",
+        retry: { try_timeout: "2s" },
+      },
+    },
+  });
+  for (const backend of h.backends) backend.mode = "hang";
+  const first = postInfer(h, tinyRequest());
+  await h.clock.settle();
+  const second = postInfer(h, tinyRequest());
+  await h.clock.settle();
+  assert.deepEqual(h.pool.views().map((view) => view.inFlight), [1, 1]);
+  // The first times out while the second holds the other backend's only slot.
+  await h.clock.advance(2_000);
+  const res = await first;
+  assert.equal(res.status, 429);
+  assert.equal(res.headers.get("retry-after"), "1");
+  assert.match((await res.json()).error, /max_in_flight_per_backend/);
+  await h.clock.advance(30_000);
+  await (await second).body?.cancel();
+  await h.close();
+});
+
 /** A request whose body sends its first bytes and then waits until `finish()`. */
 function slowRequest(h: Awaited<ReturnType<typeof createHarness>>) {
   let controller!: ReadableStreamDefaultController<Uint8Array>;

@@ -8,7 +8,8 @@
  * deadline (`router.request_timeout`, one for every attempt); 3. report the outcome to
  * the pool's outlier detection (answers, connection failures, timeouts, 5xx); 4. after
  * a timeout, a connection failure or the backend's ejection, retry once on ANOTHER
- * backend (inference is idempotent) while the deadline and the retry budget allow;
+ * backend (inference is idempotent) while the deadline and the retry budget allow (every
+ * other backend full: 429 Retry-After, as in step 1);
  * 5. pass the answer through — an answer of at most {@linkcode BUFFERED_ANSWER_BYTES}
  * is read whole inside the attempt (a backend dying mid-body is then retried like a
  * refused connection); a larger one streams, and once its head arrived no timeout or
@@ -143,10 +144,9 @@ export async function forwardInfer(request: ForwardRequest, deps: ForwardDeps): 
       .filter((b) => !tried.some((t) => t.id === b.id));
     if (candidates.length === 0) break;
     const withRoom = candidates.filter((b) => admission.hasRoom(b.inFlight));
-    if (withRoom.length === 0) {
-      if (attempt > 0) break;
-      throw admission.backendsFull(request.model);
-    }
+    // Every other backend full, also for a retry: a shed answer the client can retry after
+    // (429 + Retry-After), not the 504 of a request nobody could take.
+    if (withRoom.length === 0) throw admission.backendsFull(request.model);
     const previous = tried[tried.length - 1];
     if (previous !== undefined) {
       if (!budget.tryRetry(clock.now())) {
