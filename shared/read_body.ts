@@ -12,6 +12,7 @@
  * cancelled from JavaScript. The handler, its buffers and timer are released at the
  * timeout either way; the socket itself is for a proxy's client-body timeout to close.
  */
+import { concatBytes } from "./concat_bytes.ts";
 import { ApiError } from "./errors.ts";
 import type { InputFaults } from "./input_faults.ts";
 import { requestTimers } from "./timer_queue.ts";
@@ -113,11 +114,5 @@ export async function readLimitedBody(
     );
   }
   if (chunks.length === 1) return chunks[0]!;
-  const body = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
+  return concatBytes(chunks, total);
 }

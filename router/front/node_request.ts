@@ -6,6 +6,7 @@
  * the socket stays for the answer, which the front then closes.
  */
 import type { IncomingMessage } from "node:http";
+import { concatBytes } from "../../shared/concat_bytes.ts";
 
 /** Methods whose requests carry no body here (as with `Deno.serve`). */
 const NO_BODY = new Set(["GET", "HEAD"]);
@@ -17,18 +18,8 @@ const HIGH_WATER_BYTES = 64 * 1024;
 export function wholeBody(req: IncomingMessage): Uint8Array<ArrayBuffer> | undefined {
   if (!req.complete || req.readableDidRead) return undefined;
   const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (let chunk = req.read(); chunk !== null; chunk = req.read()) {
-    chunks.push(chunk);
-    total += chunk.byteLength;
-  }
-  const body = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return body;
+  for (let chunk = req.read(); chunk !== null; chunk = req.read()) chunks.push(chunk);
+  return concatBytes(chunks);
 }
 
 /** The body of `req` as a web stream; errors when the client closes mid-body. */

@@ -12,6 +12,7 @@
  * through `onError`, and the next flush reopens the file.
  */
 import { dirname } from "node:path";
+import { concatBytes } from "../concat_bytes.ts";
 
 /** Options of {@linkcode RotatingFile}. */
 export interface RotatingFileOptions {
@@ -152,7 +153,7 @@ export class RotatingFile {
     let target = file;
     const writeChunk = async () => {
       if (chunkBytes === 0) return;
-      await writeAll(target, concat(chunk, chunkBytes));
+      await writeAll(target, chunk.length === 1 ? chunk[0]! : concatBytes(chunk, chunkBytes));
       this.#size += chunkBytes;
       this.#written += done;
       chunk = [];
@@ -191,17 +192,6 @@ export class RotatingFile {
     }
     return await this.#open();
   }
-}
-
-function concat(parts: Uint8Array[], total: number): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.byteLength;
-  }
-  return out;
 }
 
 async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {

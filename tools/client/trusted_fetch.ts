@@ -12,6 +12,7 @@
  */
 import https from "node:https";
 import type { FetchLike } from "../../router/runtime/fetch_like.ts";
+import { concatBytes } from "../../shared/concat_bytes.ts";
 
 /** Options of {@linkcode createTrustedFetch}. */
 export interface TrustedFetchOptions {
@@ -69,7 +70,7 @@ async function viaNode(request: Request, agent: https.Agent): Promise<Response> 
             }
           }
           const status = res.statusCode ?? 502;
-          const payload = status === 204 || status === 304 ? null : concat(chunks);
+          const payload = status === 204 || status === 304 ? null : concatBytes(chunks);
           resolve(new Response(payload, { status, headers: responseHeaders }));
         });
       },
@@ -78,14 +79,4 @@ async function viaNode(request: Request, agent: https.Agent): Promise<Response> 
     request.signal.addEventListener("abort", () => outgoing.destroy(request.signal.reason));
     outgoing.end(body);
   });
-}
-
-function concat(chunks: Uint8Array[]): Uint8Array<ArrayBuffer> {
-  const out = new Uint8Array(chunks.reduce((n, chunk) => n + chunk.byteLength, 0));
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
 }
