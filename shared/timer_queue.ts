@@ -26,7 +26,8 @@ export interface TimerQueueRuntime {
   clearTimeout(handle: unknown): void;
 }
 
-const REAL_RUNTIME: TimerQueueRuntime = {
+/** The real runtime: `performance.now()` and the global timers. */
+export const REAL_RUNTIME: TimerQueueRuntime = {
   now: () => performance.now(),
   setTimeout: (callback, delayMs) => setTimeout(callback, delayMs),
   clearTimeout: (handle) => clearTimeout(handle as number),

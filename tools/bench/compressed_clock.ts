@@ -7,20 +7,10 @@
  * and reacts at the same simulated speed as everything else in the replay.
  */
 import type { Clock, TimerHandle } from "../../router/runtime/clock.ts";
+import { REAL_RUNTIME, type TimerQueueRuntime } from "../../shared/timer_queue.ts";
 
 /** Real time and timers a {@linkcode CompressedClock} runs on (injectable for tests). */
-export interface RealTime {
-  /** Monotonic real milliseconds (`performance.now()`). */
-  now(): number;
-  setTimeout(callback: () => void, delayMs: number): TimerHandle;
-  clearTimeout(handle: TimerHandle): void;
-}
-
-const realTime: RealTime = {
-  now: () => performance.now(),
-  setTimeout: (callback, delayMs) => setTimeout(callback, delayMs),
-  clearTimeout: (handle) => clearTimeout(handle as number),
-};
+export type RealTime = TimerQueueRuntime;
 
 /** A {@linkcode Clock} on simulated time; see the module doc. */
 export class CompressedClock implements Clock {
@@ -36,7 +26,7 @@ export class CompressedClock implements Clock {
       );
     }
     this.speed = options.speed;
-    this.#real = options.real ?? realTime;
+    this.#real = options.real ?? REAL_RUNTIME;
     this.#realOrigin = options.realOrigin ?? this.#real.now();
     this.#simOrigin = options.simOrigin;
   }
