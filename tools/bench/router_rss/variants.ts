@@ -14,6 +14,18 @@ export interface RssVariant {
   maxOutstanding?: number;
 }
 
+/** A router on its `node:http` front with `router.max_connections` at `cap`. */
+function nodeFront(name: string, cap: number, note: string): RssVariant {
+  return {
+    name,
+    what: `\`router.http_server: node\`, \`router.max_connections\` ${cap} (${note})`,
+    env: {
+      SWITCHYARD_ROUTER__HTTP_SERVER: "node",
+      SWITCHYARD_ROUTER__MAX_CONNECTIONS: String(cap),
+    },
+  };
+}
+
 /** Every variant; `defaults` first (the reference). */
 export const RSS_VARIANTS: readonly RssVariant[] = [
   {
@@ -26,26 +38,10 @@ export const RSS_VARIANTS: readonly RssVariant[] = [
     what: "`router.http_server: deno` (`Deno.serve`: no connection cap)",
     env: { SWITCHYARD_ROUTER__HTTP_SERVER: "deno" },
   },
-  {
-    name: "node",
-    what: "`router.http_server: node`, `router.max_connections` 1024 (refused beyond)",
-    env: { SWITCHYARD_ROUTER__HTTP_SERVER: "node" },
-  },
-  {
-    name: "nocap",
-    what: "`router.http_server: node`, `router.max_connections` 100000 (timeouts, no cap in reach)",
-    env: { SWITCHYARD_ROUTER__HTTP_SERVER: "node", SWITCHYARD_ROUTER__MAX_CONNECTIONS: "100000" },
-  },
-  {
-    name: "cap512",
-    what: "`router.http_server: node`, `router.max_connections` 512 (refused beyond)",
-    env: { SWITCHYARD_ROUTER__HTTP_SERVER: "node", SWITCHYARD_ROUTER__MAX_CONNECTIONS: "512" },
-  },
-  {
-    name: "cap256",
-    what: "`router.http_server: node`, `router.max_connections` 256 (refused beyond)",
-    env: { SWITCHYARD_ROUTER__HTTP_SERVER: "node", SWITCHYARD_ROUTER__MAX_CONNECTIONS: "256" },
-  },
+  nodeFront("node", 1024, "refused beyond"),
+  nodeFront("nocap", 100_000, "timeouts, no cap in reach"),
+  nodeFront("cap512", 512, "refused beyond"),
+  nodeFront("cap256", 256, "refused beyond"),
   {
     name: "arena2",
     what: "glibc `MALLOC_ARENA_MAX=2` (fewer malloc arenas for the runtime's threads)",
