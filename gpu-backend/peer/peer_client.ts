@@ -4,7 +4,9 @@
  * Rows for that peer's experts are queued and flushed once per microtask checkpoint, so
  * everything the entry backend issues in one go — all experts of a layer, for every
  * request whose gate finished at the same time — travels in one frame (one per frame
- * kind: per-expert `run` items, per-layer `layer` items) over one persistent WebSocket. A dropped connection fails the rows in flight with
+ * kind: per-expert `run` items, per-layer `layer` items) over one persistent WebSocket
+ * with `TCP_NODELAY` (`nodelay_websocket.ts`; Deno's own client stalled every frame over
+ * ~1 KB for ~40 ms). A dropped connection fails the rows in flight with
  * {@linkcode PeerUnavailableError} (the dispatcher re-sends them to another replica)
  * and marks the peer unavailable for `reconnectDelayMs` before the next attempt — doubled
  * after each failure in a row up to `maxReconnectDelayMs` (a hung peer accepts TCP but
@@ -21,6 +23,7 @@ import {
   type PeerItem,
   type PeerLayerData,
 } from "./peer_protocol.ts";
+import { NoDelayWebSocket, type PeerSocket } from "./nodelay_websocket.ts";
 
 /** The peer cannot be reached (connection refused, closed, or handshake failed). */
 export class PeerUnavailableError extends Error {
@@ -55,6 +58,8 @@ export interface PeerClientOptions {
   now?: () => number;
   /** Counts frame bytes sent and received (node resources); optional. */
   net?: { received(bytes: number): void; sent(bytes: number): void };
+  /** Opens the channel's socket; default a {@linkcode NoDelayWebSocket} (no Nagle stall). */
+  openSocket?: (url: string) => PeerSocket;
 }
 
 type Entry =
@@ -71,8 +76,8 @@ export class PeerClient {
   readonly peerId: string;
   readonly #options: PeerClientOptions;
   readonly #now: () => number;
-  #socket: WebSocket | null = null;
-  #ready: Promise<WebSocket> | null = null;
+  #socket: PeerSocket | null = null;
+  #ready: Promise<PeerSocket> | null = null;
   #outbox: Entry[] = [];
   #flushScheduled = false;
   #pending = new Map<number, Entry[]>();
@@ -82,7 +87,7 @@ export class PeerClient {
   /** Failures since the last answer (the reconnect delay doubles with each). */
   #failures = 0;
   /** The socket of the connection attempt in progress, if any. */
-  #connecting: WebSocket | null = null;
+  #connecting: PeerSocket | null = null;
   #closed = false;
   /** Frames and rows sent, for load accounting and tests. */
   readonly sent = { frames: 0, items: 0, rows: 0 };
@@ -154,7 +159,7 @@ export class PeerClient {
     const entries = this.#outbox;
     this.#outbox = [];
     if (entries.length === 0) return;
-    let socket: WebSocket;
+    let socket: PeerSocket;
     try {
       socket = await this.#connect();
     } catch (error) {
@@ -199,7 +204,7 @@ export class PeerClient {
   }
 
   #send(
-    socket: WebSocket,
+    socket: PeerSocket,
     id: number,
     entries: Entry[],
     rows: number,
@@ -225,13 +230,12 @@ export class PeerClient {
     socket.send(frame);
   }
 
-  #connect(): Promise<WebSocket> {
+  #connect(): Promise<PeerSocket> {
     if (this.#ready) return this.#ready;
     const url = `${this.#options.url.replace(/^http/, "ws")}/v2/peer`;
-    this.#ready = new Promise<WebSocket>((resolve, reject) => {
-      const socket = new WebSocket(url);
+    this.#ready = new Promise<PeerSocket>((resolve, reject) => {
+      const socket = this.#options.openSocket?.(url) ?? new NoDelayWebSocket(url);
       this.#connecting = socket;
-      socket.binaryType = "arraybuffer";
       const timer = setTimeout(() => {
         const reason = `no welcome within ${this.#options.connectTimeoutMs ?? 2000} ms`;
         // Marked down now: the close of a socket whose peer hangs may never come.
@@ -248,7 +252,7 @@ export class PeerClient {
         this.#options.net?.sent(hello.byteLength);
         socket.send(hello);
       };
-      socket.onmessage = (event: MessageEvent<ArrayBuffer>) => {
+      socket.onmessage = (event) => {
         this.#options.net?.received(event.data.byteLength);
         const frame = decodePeerFrame(event.data);
         if (frame.header.t === "welcome") {
