@@ -121,6 +121,12 @@ export const ConfigSchema = z.object({
     cuda: z.object({ device_id: z.int().min(0).default(0) }).prefault({}),
     /** ORT's host memory arena (`enableCpuMemArena`): faster allocation, memory kept. */
     memory_arena: z.boolean().default(true),
+    /**
+     * Layer path: while a layer's rows for peers are in flight, run the local experts
+     * (then the next gate on its own when a peer's rows came back); `false` waits for the
+     * peers first and folds their results into the one layer execution (no extra gate run).
+     */
+    overlap_hops: z.boolean().default(true),
     /** Rows waiting for execution before the backend answers 503. */
     max_queued_rows: z.int().positive().default(65_536),
     /**

@@ -16,6 +16,7 @@ import { startPool, type TestPool } from "../tools/pool/processes.ts";
 import { infer, maxAbsDiff } from "./_support/client.ts";
 import { makeTinyModel, TINY } from "./_support/tiny_model.ts";
 import { perExpertOutputs } from "./_support/per_expert.ts";
+import { parseServerTiming } from "../shared/server_timing.ts";
 
 function plan(pool: TestPool, version: number, layers: number[][]): PlacementPlan {
   return {
@@ -58,6 +59,8 @@ async function switchTo(pool: TestPool, next: PlacementPlan): Promise<void> {
 // 8 experts, 3 backends × 4 slots: each backend hosts a different subset; some replicated.
 const SPREAD = [[0, 1, 2, 3, 4, 5, 6, 7, 0, 2, 4, 6], [7, 6, 5, 4, 3, 2, 1, 0, 1, 3, 5, 7]];
 const SHIFTED = [[4, 5, 6, 7, 0, 1, 2, 3, 1, 3, 5, 7], [0, 1, 2, 3, 4, 5, 6, 7, 7, 6, 5, 4]];
+// Backend-1 hosts experts 0–3 only; 4–7 live on backends 2 and 3.
+const SPLIT = [[0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7], [0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7]];
 // Expert 7 of layer 0 only on backend-3; every other expert also on backend-1 or -2.
 const LONELY = [[0, 1, 2, 3, 4, 5, 6, 0, 7, 1, 2, 3], [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3]];
 
@@ -125,6 +128,40 @@ Deno.test("expert parallelism across 3 backends matches single-backend execution
       assert.ok(frames > 0, "rows crossed the peer channel");
       assert.ok(items > frames, `frames carry several items (${items} items in ${frames} frames)`);
     });
+
+    await t.step(
+      "a request crossing backends in every layer answers as one that stays local, and its Server-Timing names the hops",
+      async () => {
+        await switchTo(pool, plan(pool, 5, SPLIT));
+        // Tokens whose top-k experts are all remote to backend-1 in every layer, and tokens
+        // whose experts are all on it.
+        const pick = (remote: boolean) => {
+          for (let i = 0; i < 2000; i++) {
+            const tokens = demoTokens(traffic, ["chat", "code", "math"][i % 3]!, 1, random);
+            const ids = reference.forward(tokens, 1).expertIds;
+            if ([...ids].every((e) => (e >= 4) === remote)) return tokens;
+          }
+          throw new Error(`no ${remote ? "remote" : "local"} token found`);
+        };
+        const backend1 = pool.backends[0]!.url;
+        const headers = { authorization: `Bearer ${pool.token}` };
+        for (const remote of [true, false]) {
+          const tokens = pick(remote);
+          const res = await infer(backend1, TINY.name, tokens, TINY.dModel, { headers });
+          assert.equal(res.status, 200, JSON.stringify(res.error));
+          const output = res.decoded!.tensors.get("output")!.data;
+          const [perExpert] = await perExpertOutputs(modelDir, [{ rows: 1, tokens }]);
+          assert.ok(maxAbsDiff(output, perExpert!) <= 1e-5, `remote=${remote} vs per-expert path`);
+          const timing = parseServerTiming(res.headers.get("server-timing"));
+          const hop = timing.find((m) => m.name === "hop");
+          assert.ok(hop, `Server-Timing names the hop: ${res.headers.get("server-timing")}`);
+          if (remote) {
+            assert.match(hop.desc!, new RegExp(`^${TINY.layers} layer\\(s\\), ${TINY.layers} row`));
+          } else assert.equal(hop.desc, "no layer crossed backends");
+          assert.ok(timing.find((m) => m.name === "backend")!.ms > 0);
+        }
+      },
+    );
 
     await t.step("a plan switch under load loses nothing and answers correctly", async () => {
       let stop = false;

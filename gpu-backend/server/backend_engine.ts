@@ -36,6 +36,8 @@ export interface BackendEngineOptions {
   temperature: number;
   maxQueuedRows: number;
   onUnreachable: "load_local" | "fail";
+  /** `backend.overlap_hops`: local experts run while peers' rows are in flight; default true. */
+  overlapHops?: boolean;
   /** The channel to a peer backend, by id. */
   peer: (id: string) => PeerClient | undefined;
 }
@@ -121,6 +123,7 @@ export async function buildBackendEngine(options: BackendEngineOptions): Promise
       runPart: (part, input, rows) => dispatcher.runLocal(part, input, rows),
       peer: options.peer,
       onUnreachable: options.onUnreachable,
+      overlap: options.overlapHops ?? true,
     });
     layers = { batcher: layerBatcher, executables, dispatcher: layerDispatcher };
   }
