@@ -122,11 +122,14 @@ export const ConfigSchema = z.object({
     /** ORT's host memory arena (`enableCpuMemArena`): faster allocation, memory kept. */
     memory_arena: z.boolean().default(true),
     /**
-     * Layer path: while a layer's rows for peers are in flight, run the local experts
-     * (then the next gate on its own when a peer's rows came back); `false` waits for the
-     * peers first and folds their results into the one layer execution (no extra gate run).
+     * Layer path, while a layer's rows for peers are in flight: `always` runs the local
+     * experts meanwhile and adds the peers' results after (the next gate then runs on its
+     * own); `never` waits for the peers and folds their results into the one layer
+     * execution (fused gate kept); `auto` overlaps only when the executor would otherwise
+     * idle (nothing queued) — at low load, where it shortens the request; under load other
+     * requests' work fills the hop anyway and the extra gate run would cost throughput.
      */
-    overlap_hops: z.boolean().default(true),
+    overlap_hops: z.enum(["auto", "always", "never"]).default("auto"),
     /** Rows waiting for execution before the backend answers 503. */
     max_queued_rows: z.int().positive().default(65_536),
     /**

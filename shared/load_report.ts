@@ -102,8 +102,10 @@ export const ResidencyReportSchema = z.object({
 /**
  * The expert channel (peer hops), cumulative. Entry side: request layers whose rows
  * crossed to peers, the rows sent, the hop wall time, the part of it requests waited
- * with none of their own local work running (`exposedMs`: the rest hid under local
- * work), the peers' own serving time inside it, and this side's host-thread ms packing
+ * with none of their own local work running (`exposedMs`: the rest hid under their local
+ * work), the part during which the executor ran any work (`coveredMs`: hidden behind
+ * computation, this request's or others'), the peers' own serving time inside it, and
+ * this side's host-thread ms packing
  * frames and reading answers. Peer side: frames and rows served for others and the
  * host-thread ms spent decoding and answering them. The router's planner prices a
  * remote row from these.
@@ -113,6 +115,8 @@ export const PeerReportSchema = z.object({
   rowsSent: z.number().min(0),
   hopMs: z.number().min(0),
   exposedMs: z.number().min(0),
+  /** Σ hop time during which this backend's executor ran anything (its own or others' work). */
+  coveredMs: z.number().min(0),
   peerServeMs: z.number().min(0),
   sendCpuMs: z.number().min(0),
   framesServed: z.number().min(0),

@@ -77,6 +77,9 @@ Deno.test("expert parallelism across 3 backends matches single-backend execution
       SWITCHYARD_EXPERT_BALANCER__STRATEGY: "off",
       SWITCHYARD_EXPERT_BALANCER__ON_UNREACHABLE: "fail",
     },
+    // Each way of handling a layer's peer rows on one backend: overlapped with the local
+    // experts, after them, or as the backend's load decides.
+    backendEnv: (i) => ({ SWITCHYARD_BACKEND__OVERLAP_HOPS: ["always", "never", "auto"][i]! }),
   });
   const random = createRandom(21);
   const requests = Array.from({ length: 24 }, (_, i) => {
@@ -133,30 +136,38 @@ Deno.test("expert parallelism across 3 backends matches single-backend execution
       "a request crossing backends in every layer answers as one that stays local, and its Server-Timing names the hops",
       async () => {
         await switchTo(pool, plan(pool, 5, SPLIT));
-        // Tokens whose top-k experts are all remote to backend-1 in every layer, and tokens
-        // whose experts are all on it.
-        const pick = (remote: boolean) => {
+        // Tokens whose top-k experts are all on one side of the split in every layer.
+        const pick = (high: boolean) => {
           for (let i = 0; i < 2000; i++) {
             const tokens = demoTokens(traffic, ["chat", "code", "math"][i % 3]!, 1, random);
             const ids = reference.forward(tokens, 1).expertIds;
-            if ([...ids].every((e) => (e >= 4) === remote)) return tokens;
+            if ([...ids].every((e) => (e >= 4) === high)) return tokens;
           }
-          throw new Error(`no ${remote ? "remote" : "local"} token found`);
+          throw new Error(`no token with every expert ${high ? ">= 4" : "< 4"} found`);
         };
-        const backend1 = pool.backends[0]!.url;
         const headers = { authorization: `Bearer ${pool.token}` };
-        for (const remote of [true, false]) {
-          const tokens = pick(remote);
-          const res = await infer(backend1, TINY.name, tokens, TINY.dModel, { headers });
+        const cases = [
+          // backend-1 (overlap always) hosts 0–3: experts 4–7 are remote in every layer.
+          { backend: 0, tokens: pick(true), crossing: TINY.layers },
+          // backend-2 (overlap never) hosts 4–7: experts 0–3 are remote in every layer.
+          { backend: 1, tokens: pick(false), crossing: TINY.layers },
+          // Every expert local on backend-1.
+          { backend: 0, tokens: pick(false), crossing: 0 },
+        ];
+        for (const { backend, tokens, crossing } of cases) {
+          const res = await infer(pool.backends[backend]!.url, TINY.name, tokens, TINY.dModel, {
+            headers,
+          });
           assert.equal(res.status, 200, JSON.stringify(res.error));
           const output = res.decoded!.tensors.get("output")!.data;
           const [perExpert] = await perExpertOutputs(modelDir, [{ rows: 1, tokens }]);
-          assert.ok(maxAbsDiff(output, perExpert!) <= 1e-5, `remote=${remote} vs per-expert path`);
+          const label = `backend-${backend + 1}, ${crossing} crossing layers`;
+          assert.ok(maxAbsDiff(output, perExpert!) <= 1e-5, `${label}: vs per-expert path`);
           const timing = parseServerTiming(res.headers.get("server-timing"));
           const hop = timing.find((m) => m.name === "hop");
-          assert.ok(hop, `Server-Timing names the hop: ${res.headers.get("server-timing")}`);
-          if (remote) {
-            assert.match(hop.desc!, new RegExp(`^${TINY.layers} layer\\(s\\), ${TINY.layers} row`));
+          assert.ok(hop, `${label}: Server-Timing names the hop`);
+          if (crossing > 0) {
+            assert.match(hop.desc!, new RegExp(`^${crossing} layer\\(s\\), ${crossing} row`));
           } else assert.equal(hop.desc, "no layer crossed backends");
           assert.ok(timing.find((m) => m.name === "backend")!.ms > 0);
         }

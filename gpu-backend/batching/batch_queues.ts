@@ -168,6 +168,10 @@ export class BatchQueues<W, R> {
   #saturatedMs = 0;
   /** Since when every place is taken; null while one is free. */
   #saturatedSince: number | null = null;
+  /** Σ time at least one execution ran, up to `#busySince` (ms). */
+  #busyMs = 0;
+  /** Since when an execution runs; null while none does. */
+  #busySince: number | null = null;
   #plannedAt = -Infinity;
   /** Host-thread ms per execution: assembling inputs, hand-off, splitting (EWMA). */
   #hostMs = 0;
@@ -244,6 +248,17 @@ export class BatchQueues<W, R> {
   /** Measured host-thread milliseconds per execution. */
   hostMsPerExecution(): number {
     return this.#hostMs;
+  }
+
+  /** The busy clock: Σ ms during which at least one execution ran, up to now. */
+  busyClock(): number {
+    const now = this.#now();
+    return this.#busyMs + (this.#busySince === null ? 0 : now - this.#busySince);
+  }
+
+  /** Whether nothing waits and an execution place is free (new work would start at once). */
+  idle(): boolean {
+    return this.#waiting.size === 0 && this.#running < this.#kernel.slots;
   }
 
   /** Current batching window (ms) of the policy. */
@@ -355,6 +370,7 @@ export class BatchQueues<W, R> {
       group.batchMs = delay - group.queueMs;
     }
     this.#running++;
+    if (this.#busySince === null) this.#busySince = now;
     if (this.#running >= this.#kernel.depth && this.#saturatedSince === null) {
       this.#saturatedSince = now;
     }
@@ -389,9 +405,14 @@ export class BatchQueues<W, R> {
       for (const group of taken) group.reject(error as Error);
     } finally {
       this.#running--;
+      const now = this.#now();
       if (this.#saturatedSince !== null && this.#running < this.#kernel.depth) {
-        this.#saturatedMs += this.#now() - this.#saturatedSince;
+        this.#saturatedMs += now - this.#saturatedSince;
         this.#saturatedSince = null;
+      }
+      if (this.#busySince !== null && this.#running === 0) {
+        this.#busyMs += now - this.#busySince;
+        this.#busySince = null;
       }
       this.#settling = true;
       this.#defer(() => {

@@ -156,3 +156,29 @@ Deno.test("BatchQueues splits a group's wait into queueing (every place taken) a
     [1, 3, 1, 1],
   ]);
 });
+
+Deno.test("BatchQueues' busy clock runs while an execution runs, and idle() says when work would start at once", async () => {
+  const { kernel, release } = manualKernel();
+  let now = 0;
+  const queues = new BatchQueues({
+    kernel,
+    policy: fixedDelayPolicy(1, 0),
+    now: () => now,
+    setTimer: () => 0,
+    clearTimer: () => {},
+  });
+  assert.equal(queues.idle(), true);
+  const first = queues.submit("q", 1, 1);
+  const second = queues.submit("q", 2, 1);
+  assert.equal(queues.idle(), false, "one runs, one waits");
+  now = 3;
+  assert.equal(queues.busyClock(), 3);
+  await release();
+  await first;
+  now = 5;
+  await release();
+  await second;
+  now = 9;
+  assert.equal(queues.busyClock(), 5, "busy 0–5, idle since");
+  assert.equal(queues.idle(), true);
+});

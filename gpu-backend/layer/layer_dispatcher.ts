@@ -6,12 +6,16 @@
  * executable, the per-expert path (loaded on demand). One layer execution adds the
  * local experts and the shared experts, and computes the next gate.
  *
- * Overlap (`overlap`, default on): the local execution runs while the peers' rows are in
+ * Overlap (`overlap`): overlapped, the local execution runs while the peers' rows are in
  * flight — as DeepSeek's serving overlaps communication with computation — and the
  * peers' results are added after it; the next gate, fused into the execution, then saw
- * the state without them, so the forward pass runs that gate on its own. Without
- * overlap, the peers' results join the residual first and the fused gate is kept. Each
- * crossing layer reports its hop (wall, exposed, the peers' serving time).
+ * the state without them, so the forward pass runs that gate on its own. Sequential,
+ * the peers' results join the residual first and the fused gate is kept. `auto` (the
+ * default) overlaps only when the executor would otherwise idle: under load, other
+ * requests' executions fill the hop anyway, and the extra gate run costs throughput.
+ * Each crossing layer reports its hop: wall time, the part the request waited on with
+ * nothing of its own running (exposed), the peers' serving time, and the part during
+ * which this backend's executor ran anything at all (covered).
  *
  * A peer that fails is skipped: its experts are routed again to their next replica.
  * With no reachable replica left, `onUnreachable: "load_local"` runs the rows here
@@ -52,11 +56,14 @@ export interface LayerDispatcherOptions {
   runPart(part: ModelPart, input: Float32Array, rows: number): Promise<Float32Array>;
   peer: (id: string) => PeerClient | undefined;
   onUnreachable?: "load_local" | "fail";
-  /** Run local experts while peers' rows are in flight (`backend.overlap_hops`); default true. */
-  overlap?: boolean;
+  /** When local experts run while peers' rows are in flight (`backend.overlap_hops`); default auto. */
+  overlap?: OverlapMode;
   /** Clock (ms); default `performance.now`. */
   now?: () => number;
 }
+
+/** `backend.overlap_hops`. */
+export type OverlapMode = "auto" | "always" | "never";
 
 /** Counters of the layer path's dispatch. */
 export interface LayerDispatchCounters extends DispatchCounters {
@@ -65,10 +72,14 @@ export interface LayerDispatchCounters extends DispatchCounters {
   /** Request layers that crossed backends, and the unique rows they sent. */
   hops: number;
   hopRows: number;
-  /** Σ hop wall time (send → last answer), the exposed part of it, the peers' serving time (ms). */
+  /**
+   * Σ hop wall time (send → last answer), the exposed part of it, the peers' serving
+   * time, and the part during which this backend's executor ran anything (ms).
+   */
   hopWallMs: number;
   hopExposedMs: number;
   hopPeerMs: number;
+  hopCoveredMs: number;
 }
 
 /** One dispatch of a layer's experts. */
@@ -114,15 +125,16 @@ export class LayerDispatcher implements LayerPath {
     hopWallMs: 0,
     hopExposedMs: 0,
     hopPeerMs: 0,
+    hopCoveredMs: 0,
   };
   readonly #options: LayerDispatcherOptions;
   readonly #picker: ReplicaPicker;
-  readonly #overlap: boolean;
+  readonly #overlap: OverlapMode;
   readonly #now: () => number;
 
   constructor(options: LayerDispatcherOptions) {
     this.#options = options;
-    this.#overlap = options.overlap ?? true;
+    this.#overlap = options.overlap ?? "auto";
     this.#now = options.now ?? (() => performance.now());
     this.#picker = new ReplicaPicker({
       selfId: options.selfId,
@@ -167,7 +179,9 @@ export class LayerDispatcher implements LayerPath {
       // others leave for their peers (and on-demand experts) now.
       const groups = groupRowsByExpert(routing, rows, manifest.top_k, manifest.experts);
       const local = new LocalAssignments();
+      const overlap = this.#overlap === "always" || (this.#overlap === "auto" && batcher.idle());
       const sentAt = this.#now();
+      const busyAt = batcher.busyClock();
       const outside = this.#dispatch({
         layer,
         executable,
@@ -194,11 +208,17 @@ export class LayerDispatcher implements LayerPath {
       const answered = Promise.all(outside.waits).then((parts) => ({
         contributions: parts.flat(),
         at: this.#now(),
+        covered: batcher.busyClock() - busyAt,
       }));
-      if (!this.#overlap) {
+      if (!overlap) {
         // Step 2 (sequential): outside results join the residual; one execution adds the rest.
-        const { contributions, at } = await answered;
-        this.#recordHop(observer, outside, sentAt, at, at);
+        const { contributions, at, covered } = await answered;
+        this.#recordHop(observer, outside, {
+          sentAt,
+          answeredAt: at,
+          localDoneAt: sentAt,
+          covered,
+        });
         const residual = hidden.slice();
         addContributions(residual, manifest.d_model, contributions);
         const work: LayerWork = {
@@ -225,8 +245,11 @@ export class LayerDispatcher implements LayerPath {
         outcome,
         at: this.#now(),
       }));
-      const [{ outcome, at: localAt }, { contributions, at }] = await Promise.all([ran, answered]);
-      this.#recordHop(observer, outside, sentAt, at, localAt);
+      const [{ outcome, at: localAt }, { contributions, at, covered }] = await Promise.all([
+        ran,
+        answered,
+      ]);
+      this.#recordHop(observer, outside, { sentAt, answeredAt: at, localDoneAt: localAt, covered });
       const next = outcome.hidden;
       addContributions(next, manifest.d_model, contributions);
       return { hidden: next, logits: null };
@@ -238,11 +261,10 @@ export class LayerDispatcher implements LayerPath {
   #recordHop(
     observer: LayerObserver,
     outside: Routed,
-    sentAt: number,
-    answeredAt: number,
-    localDoneAt: number,
+    times: { sentAt: number; answeredAt: number; localDoneAt: number; covered: number },
   ): void {
     if (outside.peers === 0) return;
+    const { sentAt, answeredAt, localDoneAt } = times;
     const hop = {
       peers: outside.peers,
       rows: outside.rows,
@@ -256,6 +278,7 @@ export class LayerDispatcher implements LayerPath {
     counters.hopWallMs += hop.wallMs;
     counters.hopExposedMs += hop.exposedMs;
     counters.hopPeerMs += hop.peerMs;
+    counters.hopCoveredMs += Math.min(times.covered, hop.wallMs);
     observer.onHop?.(hop);
   }
 

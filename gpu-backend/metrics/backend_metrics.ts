@@ -297,12 +297,14 @@ export class BackendMetrics {
     this.#counter(
       "switchyard_peer_hop_seconds_total",
       "Hop time of crossing layers: wall (send to last answer), exposed (requests waited " +
-        "with none of their own local work running) and peer (the peers' serving time).",
+        "with none of their own local work running), covered (this backend's executor ran " +
+        "any work meanwhile) and peer (the peers' serving time).",
       (s) => {
         const p = peer(s);
         return p === undefined ? [] : [
           { labels: { part: "wall" }, value: p.hopMs / 1000 },
           { labels: { part: "exposed" }, value: p.exposedMs / 1000 },
+          { labels: { part: "covered" }, value: p.coveredMs / 1000 },
           { labels: { part: "peer" }, value: p.peerServeMs / 1000 },
         ];
       },

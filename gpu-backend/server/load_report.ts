@@ -143,6 +143,7 @@ export function peerReport(
     hopWallMs: number;
     hopExposedMs: number;
     hopPeerMs: number;
+    hopCoveredMs: number;
   },
   sent: Iterable<{ cpuMs: number }>,
   served: { frames: number; rows: number; cpuMs: number },
@@ -154,6 +155,7 @@ export function peerReport(
     rowsSent: hops.hopRows,
     hopMs: hops.hopWallMs,
     exposedMs: hops.hopExposedMs,
+    coveredMs: hops.hopCoveredMs,
     peerServeMs: hops.hopPeerMs,
     sendCpuMs,
     framesServed: served.frames,
