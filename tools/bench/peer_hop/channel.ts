@@ -31,6 +31,8 @@ export interface ChannelOptions {
   /** Round trips per socket, size and round. */
   trips: number;
   rounds: number;
+  /** Sockets to measure; default both. */
+  sockets?: readonly ChannelCell["socket"][];
 }
 
 const SOCKETS = {
@@ -61,7 +63,7 @@ export async function measureChannel(options: ChannelOptions): Promise<ChannelCe
   >();
   try {
     for (let round = 0; round < options.rounds; round++) {
-      for (const kind of Object.keys(SOCKETS) as (keyof typeof SOCKETS)[]) {
+      for (const kind of options.sockets ?? ["nodelay", "deno"] as const) {
         const open = SOCKETS[kind];
         const client = new PeerClient({
           peerId: "echo",
