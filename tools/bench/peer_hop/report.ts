@@ -25,7 +25,17 @@ export function formatPeerHopReport(results: PeerHopResults): string {
     "",
     "```",
     formatTable(
-      ["socket", "rows", "trips", "p50 ms", "p99 ms", "entry µs/row", "peer µs/row"],
+      [
+        "socket",
+        "rows",
+        "trips",
+        "p50 ms",
+        "p99 ms",
+        "entry µs/row",
+        "peer µs/row",
+        "entry process µs/row",
+        "peer process µs/row",
+      ],
       results.channel.map((c) => [
         c.socket,
         c.rows,
@@ -34,6 +44,8 @@ export function formatPeerHopReport(results: PeerHopResults): string {
         round(c.p99Ms, 3),
         round(c.sendUsPerRow, 1),
         round(c.serveUsPerRow, 1),
+        round(c.entryProcessUsPerRow, 1),
+        round(c.peerProcessUsPerRow, 1),
       ]),
     ),
     "```",
