@@ -10,10 +10,10 @@
  * service curve; `calibrate.ts` can measure one, the CLI defaults are assumed), jobs
  * beyond `slots` wait in one FIFO, and waiting is timer-based, so a simulated device
  * costs no CPU while it is "busy" (the invariants are in `simulated_devices.ts`). On the
- * layer path the backend's simulated layer runner (`gpu-backend/layer/
- * simulated_layer_runner.ts`) shares the same devices and is exposed as `runner`, as an
+ * layer path the simulated layer runner (`simulated_layer_runner.ts` in
+ * `gpu-backend/layer/`) shares the same devices and is exposed as `runner`, as an
  * onnxruntime executor exposes its graph runner.
-
+ *
  * Outputs are a cheap deterministic stand-in of the right shape, so the MoE forward pass
  * runs end to end:
  * - gate: logits `[rows, experts]` = the first `min(d_model, 16)` columns times a fixed
