@@ -188,11 +188,14 @@ export class SimulatedExecutor implements ExpertExecutor {
     };
   }
 
-  /** Rejects queued jobs and waits for running ones, so no timer outlives the executor. */
+  /**
+   * Rejects queued jobs and waits for running ones, so no timer outlives the executor;
+   * then closes the runner (its sessions are no longer in use).
+   */
   async close(): Promise<void> {
     this.#closed = true;
-    await this.runner?.close();
     await this.#devices.close();
+    await this.runner?.close();
   }
 
   #check(part: ModelPart, input: Float32Array, rows: number): Error | undefined {
