@@ -4,6 +4,8 @@ import { ModelManifestSchema, type ModelPart } from "../../shared/model_manifest
 import { generateModel } from "../../tools/model/generate.ts";
 import { calibrateFromOrt, fitTiming } from "./calibrate.ts";
 import { createExecutor } from "./create_executor.ts";
+import type { GraphRunner } from "./graph_runner.ts";
+import type { SimulatedDevices } from "./simulated_devices.ts";
 import { SimulatedExecutor, type SimulatedExecutorOptions } from "./simulated_executor.ts";
 import { type ManualTimers, manualTimers } from "../../tests/_support/gpu-backend/manual_timers.ts";
 
@@ -252,4 +254,27 @@ Deno.test("SimulatedExecutor charges a gate its FLOPs relative to an expert", ()
   assert.equal(executor.durationMs(4, { kind: "expert", layer: 0, expert: 3 }), 3);
   // E / (2·d_ff) = 16 / 128 = 1/8 of an expert's time.
   assert.equal(executor.durationMs(4, { kind: "gate", layer: 0 }), 3 / 8);
+});
+
+Deno.test("createExecutor() builds the layer runner on the simulated executor's own devices", async () => {
+  let devices: SimulatedDevices | undefined;
+  const runner = { close: () => Promise.resolve() } as unknown as GraphRunner;
+  const executor = await createExecutor({
+    kind: "simulated",
+    modelDir: "unused",
+    manifest,
+    workers: 0,
+    providers: [],
+    simulated: { fixedMs: 0, perRowMs: 0 },
+    layerRunner: (given) => {
+      devices = given;
+      return runner;
+    },
+  });
+  assert.ok(executor instanceof SimulatedExecutor);
+  assert.equal(executor.runner, runner);
+  assert.equal(devices?.slots, 1, "one device: executors 0 or 1 is one accelerator");
+  await executor.execute(EXPERT, new Float32Array(manifest.d_model), 1);
+  assert.equal(devices!.stats().executions, 1, "the executor runs on the runner's devices");
+  await executor.close();
 });
