@@ -92,15 +92,20 @@ export const ConfigSchema = z.object({
     /**
      * How experts run: `layer` — per layer one composed execution of every expert hosted
      * here (plus shared experts and the next gate); `expert` — one session per expert
-     * (the old path, kept for comparison; the simulated executor always uses it).
+     * (the old path, kept for comparison). The simulated executor takes either.
      */
     execution: z.enum(["layer", "expert"]).default("layer"),
     /**
      * `onnx` runs the model. `simulated` spends a configured device time per execution
-     * instead of computing — for pool-scale benchmarks only; responses say so.
+     * instead of computing (on the layer path the gates still run, so routing is the
+     * model's) — for pool-scale benchmarks only; responses say so.
      */
     executor: z.enum(["onnx", "simulated"]).default("onnx"),
-    /** Device time per execution of the simulated executor: `fixed_ms + per_row_ms·rows`. */
+    /**
+     * Device time per execution of the simulated executor: `fixed_ms + per_row_ms·rows`,
+     * rows in expert rows (a layer execution: assignments + entry rows × shared experts +
+     * the fused gate's share; `gpu-backend/layer/calibrate_layer.ts` measures both).
+     */
     simulated: z.object({
       fixed_ms: z.number().min(0).default(0.2),
       per_row_ms: z.number().min(0).default(0.01),

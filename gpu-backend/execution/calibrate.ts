@@ -1,7 +1,8 @@
 /**
  * @module Calibrates the simulated executor: measures one real model part with
  * onnxruntime and fits its service curve `ms = fixedMs + perRowMs·rows`. Used by
- * benchmarks; the backend itself never calibrates.
+ * benchmarks; the backend itself never calibrates. The layer path's device time (one
+ * composed layer execution) is measured by `gpu-backend/layer/calibrate_layer.ts`.
  */
 import ort from "onnxruntime-node";
 import { join } from "node:path";
@@ -120,7 +121,8 @@ export async function calibrateFromOrt(
   }
 }
 
-function median(values: number[]): number {
+/** The median of `values` (the mean of the middle two for an even count). */
+export function median(values: readonly number[]): number {
   const sorted = values.toSorted((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;

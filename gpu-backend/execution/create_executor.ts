@@ -2,13 +2,15 @@
  * @module Builds the backend's executor from configuration: per-part onnxruntime
  * sessions on a graph runner (Workers, or the main thread with `workers: 0`) whose
  * runner the layer executables share, or the simulated executor (pool-scale benchmarks
- * only; its outputs are not model outputs).
+ * only; its outputs are not model outputs) on simulated devices, with the layer path's
+ * simulated runner on the same devices when the caller builds one (`layerRunner`).
  */
 import type { ModelManifest, ModelPart } from "../../shared/model_manifest.ts";
 import type { ExpertExecutor } from "./executor.ts";
 import type { GraphRunner } from "./graph_runner.ts";
 import { OrtPartExecutor } from "./ort_part_executor.ts";
 import type { OrtProviderSettings, ProviderChoice } from "./ort_session_factory.ts";
+import { SimulatedDevices } from "./simulated_devices.ts";
 import { SimulatedExecutor, type SimulatedTiming } from "./simulated_executor.ts";
 
 /** Options of {@linkcode createExecutor}. */
@@ -28,6 +30,12 @@ export interface CreateExecutorOptions {
   simulated?: SimulatedTiming;
   /** Parts loaded at start; default every part (expert residency loads the rest later). */
   parts?: readonly ModelPart[];
+  /**
+   * `simulated` on the layer path: builds the layer runner on the executor's devices
+   * (`gpu-backend/layer/simulated_layer_runner.ts`; injected, as execution/ does not
+   * import layer/). Without it the simulated executor has no runner: per-expert path only.
+   */
+  layerRunner?: (devices: SimulatedDevices) => GraphRunner;
 }
 
 /** An executor and, for onnxruntime, the providers it fell back from and its runner. */
@@ -53,9 +61,12 @@ export async function createExecutor(options: CreateExecutorOptions): Promise<Ba
       if (!options.simulated) {
         throw new TypeError("Cannot create the simulated executor: its timing is missing");
       }
+      const devices = new SimulatedDevices({ slots: Math.max(1, options.workers) });
       return new SimulatedExecutor({
         manifest: options.manifest,
-        slots: Math.max(1, options.workers),
+        slots: devices.slots,
+        devices,
+        ...(options.layerRunner ? { runner: options.layerRunner(devices) } : {}),
         fixedMs: options.simulated.fixedMs,
         perRowMs: options.simulated.perRowMs,
         loadFixedMs: options.simulated.loadFixedMs ?? 0,

@@ -7,7 +7,9 @@
  * Implementations: {@linkcode OrtInlineRunner} runs sessions on the calling (main)
  * thread, one process per core; {@linkcode OrtWorkerRunner} runs them in Deno Workers,
  * one message per execution each way. Which one a backend uses is `backend.executors`
- * (0 = main thread); `deno task bench:baseline` measures both.
+ * (0 = main thread); `deno task bench:baseline` measures both. For benchmarks,
+ * `gpu-backend/layer/simulated_layer_runner.ts` runs the gates and simulates the layer
+ * executables' device time. All three pass `gpu-backend/layer/layer_runner_contract_test.ts`.
  */
 
 /** One input tensor: row-major data and its shape. */

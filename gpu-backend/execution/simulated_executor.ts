@@ -5,17 +5,14 @@
  * configured device time per execution instead of computing, so many backends can share a
  * small machine and still behave like separate accelerators.
  *
- * Design. Each of `slots` simulated devices runs one job at a time; a job of `rows` rows
- * occupies its device for `fixedMs + perRowMs·rows` ms (the shape of a real
- * accelerator's service curve; `calibrate.ts` can measure one, the CLI defaults are
- * assumed). Jobs beyond `slots` wait in one FIFO. Waiting is timer-based, so a simulated
- * device costs no CPU while it is "busy".
- *
- * Invariant: a device's busy periods never overlap and never start before their job
- * arrived: `start = max(arrival, device free at)`, `end = start + duration`. A device's
- * clock advances by the scheduled end, not by the timer's wake-up, so timer lateness
- * (about 1 ms granularity) delays single answers but never accumulates into lost
- * throughput.
+ * Design. It runs on {@linkcode SimulatedDevices}: a job of `rows` rows occupies one of
+ * `slots` devices for `fixedMs + perRowMs·rows` ms (the shape of a real accelerator's
+ * service curve; `calibrate.ts` can measure one, the CLI defaults are assumed), jobs
+ * beyond `slots` wait in one FIFO, and waiting is timer-based, so a simulated device
+ * costs no CPU while it is "busy" (the invariants are in `simulated_devices.ts`). On the
+ * layer path the simulated layer runner (`simulated_layer_runner.ts` in
+ * `gpu-backend/layer/`) shares the same devices and is exposed as `runner`, as an
+ * onnxruntime executor exposes its graph runner.
  *
  * Outputs are a cheap deterministic stand-in of the right shape, so the MoE forward pass
  * runs end to end:
@@ -40,6 +37,8 @@ import {
   modelPartKey,
 } from "../../shared/model_manifest.ts";
 import type { Execution, ExecutorStats, ExpertExecutor } from "./executor.ts";
+import type { GraphRunner } from "./graph_runner.ts";
+import { SimulatedDevices } from "./simulated_devices.ts";
 import { estimatedExpertBytes } from "../residency/expert_bytes.ts";
 
 /** Device time of one execution: `fixedMs + perRowMs·rows` milliseconds. */
@@ -58,29 +57,18 @@ export interface SimulatedTiming {
 export interface SimulatedExecutorOptions extends SimulatedTiming {
   /** The model whose parts it pretends to run. */
   manifest: ModelManifest;
-  /** Simulated devices: jobs executed at the same time. */
+  /** Simulated devices: jobs executed at the same time (ignored when `devices` is given). */
   slots: number;
-  /** Clock in ms; default `performance.now`. */
+  /** Clock in ms; default `performance.now` (ignored when `devices` is given). */
   now?: () => number;
-  /** Resolves after `ms` milliseconds; default a `setTimeout`. */
+  /** Resolves after `ms` milliseconds; default a `setTimeout` (ignored with `devices`). */
   sleep?: (ms: number) => Promise<void>;
+  /** The devices to run on (shared with `runner`); default its own `slots` devices. */
+  devices?: SimulatedDevices;
+  /** The simulated graph runner of the layer path, on the same devices; closed with it. */
+  runner?: GraphRunner;
   /** Parts loaded at start; default every part of the model. */
   parts?: readonly ModelPart[];
-}
-
-interface Job {
-  part: ModelPart;
-  input: Float32Array;
-  rows: number;
-  arrivedAt: number;
-  resolve: (execution: Execution) => void;
-  reject: (error: Error) => void;
-}
-
-interface Device {
-  busy: boolean;
-  /** Scheduled end of its last job (simulated clock, ms). */
-  freeAt: number;
 }
 
 /** Input columns the simulated gate reads. */
@@ -91,14 +79,12 @@ export class SimulatedExecutor implements ExpertExecutor {
   readonly provider = "simulated";
   readonly slots: number;
   readonly depth: number;
+  /** The layer path's simulated runner (same devices), when the backend runs one. */
+  readonly runner: GraphRunner | undefined;
   readonly #manifest: ModelManifest;
   readonly #timing: SimulatedTiming;
   readonly #gateScale: number;
-  readonly #now: () => number;
-  readonly #sleep: (ms: number) => Promise<void>;
-  readonly #devices: Device[];
-  readonly #queue: Job[] = [];
-  readonly #running = new Set<Promise<void>>();
+  readonly #devices: SimulatedDevices;
   readonly #projections = new Map<number, Float32Array>();
   /** Keys of loaded parts; `null` = every part (nothing unloaded yet). */
   #loaded: Set<string> | null = null;
@@ -109,7 +95,7 @@ export class SimulatedExecutor implements ExpertExecutor {
   #closed = false;
 
   constructor(options: SimulatedExecutorOptions) {
-    if (!Number.isInteger(options.slots) || options.slots < 1) {
+    if (!options.devices && (!Number.isInteger(options.slots) || options.slots < 1)) {
       throw new RangeError(`Cannot simulate an executor: slots must be >= 1, got ${options.slots}`);
     }
     for (const field of ["fixedMs", "perRowMs", "loadFixedMs", "loadMsPerMb"] as const) {
@@ -118,19 +104,20 @@ export class SimulatedExecutor implements ExpertExecutor {
         throw new RangeError(`Cannot simulate an executor: ${field} must be >= 0, got ${value}`);
       }
     }
-    this.slots = options.slots;
-    this.depth = options.slots;
+    this.#devices = options.devices ?? new SimulatedDevices({
+      slots: options.slots,
+      ...(options.now ? { now: options.now } : {}),
+      ...(options.sleep ? { sleep: options.sleep } : {}),
+    });
+    this.slots = this.#devices.slots;
+    this.depth = this.#devices.slots;
+    this.runner = options.runner;
     this.#manifest = options.manifest;
     this.#timing = { fixedMs: options.fixedMs, perRowMs: options.perRowMs };
     this.#gateScale = Math.min(1, options.manifest.experts / (2 * options.manifest.d_ff));
-    this.#now = options.now ?? (() => performance.now());
-    this.#sleep = options.sleep ??
-      ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.#loadMs = (options.loadFixedMs ?? 0) +
       (options.loadMsPerMb ?? 0) * estimatedExpertBytes(options.manifest) / 2 ** 20;
     if (options.parts) this.#loaded = new Set(options.parts.map(modelPartKey));
-    const start = this.#now();
-    this.#devices = Array.from({ length: options.slots }, () => ({ busy: false, freeAt: start }));
   }
 
   /**
@@ -154,13 +141,7 @@ export class SimulatedExecutor implements ExpertExecutor {
     if (this.#closed) throw new Error("Cannot load: executor is closed");
     const missing = parts.filter((part) => !this.isLoaded(part));
     if (missing.length === 0) return;
-    const loading = this.#sleep(this.#loadMs * missing.length);
-    this.#running.add(loading);
-    try {
-      await loading;
-    } finally {
-      this.#running.delete(loading);
-    }
+    await this.#devices.delay(this.#loadMs * missing.length);
     for (const part of missing) this.#loaded?.add(modelPartKey(part));
   }
 
@@ -177,37 +158,44 @@ export class SimulatedExecutor implements ExpertExecutor {
     return this.#loaded === null || this.#loaded.has(modelPartKey(part));
   }
 
-  execute(part: ModelPart, input: Float32Array, rows: number): Promise<Execution> {
-    if (this.#closed) return Promise.reject(new Error("Cannot run: executor is closed"));
+  async execute(part: ModelPart, input: Float32Array, rows: number): Promise<Execution> {
+    if (this.#closed) throw new Error("Cannot run: executor is closed");
     const problem = this.#check(part, input, rows);
-    if (problem) return Promise.reject(problem);
+    if (problem) throw problem;
     if (!this.isLoaded(part)) {
-      return Promise.reject(new Error(`Cannot run "${modelPartKey(part)}": part is not loaded`));
+      throw new Error(`Cannot run "${modelPartKey(part)}": part is not loaded`);
     }
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ part, input, rows, arrivedAt: this.#now(), resolve, reject });
-      this.#dispatch();
-    });
+    const { value: output, ms } = await this.#devices.submit(
+      this.durationMs(rows, part),
+      rows,
+      () => this.#compute(part, input, rows),
+    );
+    this.#executions++;
+    this.#rows += rows;
+    this.#busyMs += ms;
+    return { output, ms };
   }
 
   stats(): ExecutorStats {
+    const devices = this.#devices.stats();
     return {
       slots: this.slots,
       executions: this.#executions,
       rows: this.#rows,
       busyMs: this.#busyMs,
-      queued: this.#queue.length,
-      running: this.#devices.filter((device) => device.busy).length,
+      queued: devices.queued,
+      running: devices.running,
     };
   }
 
-  /** Rejects queued jobs and waits for running ones, so no timer outlives the executor. */
+  /**
+   * Rejects queued jobs and waits for running ones, so no timer outlives the executor;
+   * then closes the runner (its sessions are no longer in use).
+   */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const job of this.#queue.splice(0)) {
-      job.reject(new Error("Cannot run: executor closed"));
-    }
-    await Promise.all(this.#running);
+    await this.#devices.close();
+    await this.runner?.close();
   }
 
   #check(part: ModelPart, input: Float32Array, rows: number): Error | undefined {
@@ -228,41 +216,6 @@ export class SimulatedExecutor implements ExpertExecutor {
       );
     }
     return undefined;
-  }
-
-  #dispatch(): void {
-    while (this.#queue.length > 0) {
-      // The free device that went idle first: keeps the simulated clocks close together.
-      let device: Device | undefined;
-      for (const candidate of this.#devices) {
-        if (!candidate.busy && (!device || candidate.freeAt < device.freeAt)) device = candidate;
-      }
-      if (!device) return;
-      device.busy = true;
-      const running = this.#run(device, this.#queue.shift()!);
-      this.#running.add(running);
-      void running.finally(() => this.#running.delete(running));
-    }
-  }
-
-  async #run(device: Device, job: Job): Promise<void> {
-    const ms = this.durationMs(job.rows, job.part);
-    const end = Math.max(job.arrivedAt, device.freeAt) + ms;
-    device.freeAt = end;
-    try {
-      const output = this.#compute(job.part, job.input, job.rows);
-      const wait = end - this.#now();
-      if (wait > 0) await this.#sleep(wait);
-      this.#executions++;
-      this.#rows += job.rows;
-      this.#busyMs += ms;
-      job.resolve({ output, ms });
-    } catch (error) {
-      job.reject(error as Error);
-    } finally {
-      device.busy = false;
-    }
-    this.#dispatch();
   }
 
   #compute(part: ModelPart, input: Float32Array, rows: number): Float32Array {

@@ -4,7 +4,10 @@ import { ModelManifestSchema, type ModelPart } from "../../shared/model_manifest
 import { generateModel } from "../../tools/model/generate.ts";
 import { calibrateFromOrt, fitTiming } from "./calibrate.ts";
 import { createExecutor } from "./create_executor.ts";
+import type { GraphRunner } from "./graph_runner.ts";
+import type { SimulatedDevices } from "./simulated_devices.ts";
 import { SimulatedExecutor, type SimulatedExecutorOptions } from "./simulated_executor.ts";
+import { type ManualTimers, manualTimers } from "../../tests/_support/gpu-backend/manual_timers.ts";
 
 const manifest = ModelManifestSchema.parse({
   name: "sim",
@@ -17,34 +20,8 @@ const manifest = ModelManifestSchema.parse({
 });
 const EXPERT: ModelPart = { kind: "expert", layer: 0, expert: 1 };
 
-/** A virtual clock: `sleep` registers a timer, `run()` fires timers in time order. */
-function manualClock(options: { lateMs?: number } = {}) {
-  let now = 0;
-  let sequence = 0;
-  const timers: { at: number; sequence: number; resolve: () => void }[] = [];
-  // A real macrotask lets every pending promise reaction run before time moves on.
-  const settle = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
-  return {
-    now: () => now,
-    sleep: (ms: number) =>
-      new Promise<void>((resolve) => {
-        timers.push({ at: now + ms + (options.lateMs ?? 0), sequence: sequence++, resolve });
-      }),
-    async run(): Promise<void> {
-      await settle();
-      while (timers.length > 0) {
-        timers.sort((a, b) => a.at - b.at || a.sequence - b.sequence);
-        const timer = timers.shift()!;
-        now = timer.at;
-        timer.resolve();
-        await settle();
-      }
-    },
-  };
-}
-
 function simulated(
-  clock: ReturnType<typeof manualClock>,
+  clock: ManualTimers,
   options: Partial<SimulatedExecutorOptions> = {},
 ): SimulatedExecutor {
   return new SimulatedExecutor({
@@ -61,7 +38,7 @@ function simulated(
 /** Submits jobs of `rows` rows in order; returns each job's finish time on the clock. */
 async function finishTimes(
   executor: SimulatedExecutor,
-  clock: ReturnType<typeof manualClock>,
+  clock: ManualTimers,
   rows: number[],
 ): Promise<{ finished: number[]; order: number[] }> {
   const finished: number[] = [];
@@ -78,7 +55,7 @@ async function finishTimes(
 }
 
 Deno.test("SimulatedExecutor: a job takes exactly fixedMs + perRowMs·rows", async () => {
-  const clock = manualClock();
+  const clock = manualTimers();
   const executor = simulated(clock);
   let finishedAt = -1;
   const job = executor.execute(EXPERT, new Float32Array(6 * 4), 6).then((execution) => {
@@ -96,7 +73,7 @@ Deno.test("SimulatedExecutor: a job takes exactly fixedMs + perRowMs·rows", asy
 });
 
 Deno.test("SimulatedExecutor: 2 slots finish 4 equal jobs in 2 rounds", async () => {
-  const clock = manualClock();
+  const clock = manualTimers();
   const executor = simulated(clock, { slots: 2 });
   assert.equal(executor.depth, 2);
   const run = finishTimes(executor, clock, [6, 6, 6, 6]);
@@ -117,7 +94,7 @@ Deno.test("SimulatedExecutor: 2 slots finish 4 equal jobs in 2 rounds", async ()
 });
 
 Deno.test("SimulatedExecutor: queued jobs start in arrival order", async () => {
-  const clock = manualClock();
+  const clock = manualTimers();
   const one = simulated(clock);
   // Durations 2.5, 0.75, 1.5, 1 ms: FIFO on one device finishes them back to back.
   const single = await finishTimes(one, clock, [8, 1, 4, 2]);
@@ -135,7 +112,7 @@ Deno.test("SimulatedExecutor: queued jobs start in arrival order", async () => {
 });
 
 Deno.test("SimulatedExecutor: late timers delay answers but lose no throughput", async () => {
-  const clock = manualClock({ lateMs: 1 });
+  const clock = manualTimers({ lateMs: 1 });
   const executor = simulated(clock);
   const { finished } = await finishTimes(executor, clock, [6, 6, 6, 6]);
   // Every answer comes 1 ms late, but the devices stay on their 2 ms schedule.
@@ -145,7 +122,7 @@ Deno.test("SimulatedExecutor: late timers delay answers but lose no throughput",
 });
 
 Deno.test("SimulatedExecutor: outputs are deterministic, shaped and differ per expert", async () => {
-  const clock = manualClock();
+  const clock = manualTimers();
   const a = simulated(clock, { slots: 2 });
   const b = simulated(clock, { slots: 2 });
   const x = Float32Array.from({ length: 3 * 4 }, (_, i) => Math.cos(i));
@@ -172,7 +149,7 @@ Deno.test("SimulatedExecutor: outputs are deterministic, shaped and differ per e
 });
 
 Deno.test("SimulatedExecutor: rejects unknown parts, bad inputs and runs after close", async () => {
-  const clock = manualClock();
+  const clock = manualTimers();
   const executor = simulated(clock);
   const row = new Float32Array(4);
   await assert.rejects(executor.execute({ kind: "gate", layer: 2 }, row, 1), /L2\/gate.*2 layer/);
@@ -277,4 +254,27 @@ Deno.test("SimulatedExecutor charges a gate its FLOPs relative to an expert", ()
   assert.equal(executor.durationMs(4, { kind: "expert", layer: 0, expert: 3 }), 3);
   // E / (2·d_ff) = 16 / 128 = 1/8 of an expert's time.
   assert.equal(executor.durationMs(4, { kind: "gate", layer: 0 }), 3 / 8);
+});
+
+Deno.test("createExecutor() builds the layer runner on the simulated executor's own devices", async () => {
+  let devices: SimulatedDevices | undefined;
+  const runner = { close: () => Promise.resolve() } as unknown as GraphRunner;
+  const executor = await createExecutor({
+    kind: "simulated",
+    modelDir: "unused",
+    manifest,
+    workers: 0,
+    providers: [],
+    simulated: { fixedMs: 0, perRowMs: 0 },
+    layerRunner: (given) => {
+      devices = given;
+      return runner;
+    },
+  });
+  assert.ok(executor instanceof SimulatedExecutor);
+  assert.equal(executor.runner, runner);
+  assert.equal(devices?.slots, 1, "one device: executors 0 or 1 is one accelerator");
+  await executor.execute(EXPERT, new Float32Array(manifest.d_model), 1);
+  assert.equal(devices!.stats().executions, 1, "the executor runs on the runner's devices");
+  await executor.close();
 });

@@ -31,7 +31,7 @@ export interface BackendEngineOptions {
   logger: Logger;
   backendId: string;
   startup: StartupResidency;
-  /** `backend.execution`; the layer path needs an onnxruntime executor (a runner). */
+  /** `backend.execution`; the layer path needs an executor with a runner (onnx or simulated). */
   execution: "layer" | "expert";
   batching: Config["batching"];
   temperature: number;

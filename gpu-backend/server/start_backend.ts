@@ -1,5 +1,6 @@
 /**
- * @module Wires a backend process: model manifest → onnxruntime runner → layer
+ * @module Wires a backend process: model manifest → onnxruntime runner (or, simulated,
+ * the simulated layer runner: real gates, simulated device time) → layer
  * executables + layer batcher + layer dispatcher (the layer path), or per-part
  * executor → micro-batcher → expert dispatcher (the per-expert path; also the on-demand
  * path of the layer path) → placement + peer channels → engine → HTTP. Used by
@@ -18,6 +19,7 @@ import { buildBackendEngine } from "./backend_engine.ts";
 import type { LayerExecutables } from "../layer/layer_executables.ts";
 import type { LayerBatcher } from "../layer/layer_batcher.ts";
 import type { LayerDispatcher } from "../layer/layer_dispatcher.ts";
+import { SimulatedLayerRunner } from "../layer/simulated_layer_runner.ts";
 import type { MoeEngine } from "../moe/engine.ts";
 import type { PlacementState } from "../placement/placement_state.ts";
 import { createBackendApp } from "./app.ts";
@@ -88,8 +90,15 @@ export async function startBackend(
     manifest,
     memoryBudgetMb: config.backend.memory_budget_mb,
   });
-  // The layer path needs onnxruntime; the simulated executor runs per expert.
-  const layerPath = config.backend.execution === "layer" && config.backend.executor === "onnx";
+  // Both executors take the layer path unless `execution: expert`; a simulated one runs
+  // it on a simulated layer runner (gates real, layer executions simulated).
+  const layerPath = config.backend.execution === "layer";
+  const simulated = {
+    fixedMs: config.backend.simulated.fixed_ms,
+    perRowMs: config.backend.simulated.per_row_ms,
+    loadFixedMs: config.backend.simulated.load_fixed_ms,
+    loadMsPerMb: config.backend.simulated.load_ms_per_mb,
+  };
   const executor = await createExecutor({
     kind: config.backend.executor,
     modelDir: config.model.dir,
@@ -100,12 +109,13 @@ export async function startBackend(
       cudaDeviceId: config.backend.cuda.device_id,
       memoryArena: config.backend.memory_arena,
     },
-    simulated: {
-      fixedMs: config.backend.simulated.fixed_ms,
-      perRowMs: config.backend.simulated.per_row_ms,
-      loadFixedMs: config.backend.simulated.load_fixed_ms,
-      loadMsPerMb: config.backend.simulated.load_ms_per_mb,
-    },
+    simulated,
+    ...(layerPath
+      ? {
+        layerRunner: (devices) =>
+          new SimulatedLayerRunner({ manifest, devices, timing: simulated }),
+      }
+      : {}),
     // On the layer path per-part sessions load only on demand.
     ...(layerPath ? { parts: [] } : startup.executorParts ? { parts: startup.executorParts } : {}),
   });
@@ -116,6 +126,7 @@ export async function startBackend(
     logger.warn("SIMULATED executor: outputs are not model outputs (benchmarks only)", {
       fixed_ms: config.backend.simulated.fixed_ms,
       per_row_ms: config.backend.simulated.per_row_ms,
+      execution: layerPath ? "layer" : "expert",
     });
   }
   const backendId = config.backend.id ?? `${config.backend.host}:${config.backend.port}`;

@@ -2,9 +2,10 @@
 /**
  * @module CLI of `deno task gen-model`: writes the demo MoE model directory.
  *
- * `deno task gen-model [--out models/demo] [--force] [generator flags]`, the generator
- * flags being those of `gen_model_flags.ts` (`--seed 42 --d-model 256 --experts 32
- * --expert-kind swiglu --activation gelu --scoring sigmoid …`); without `--force` an
+ * `deno task gen-model [--preset demo|bench] [--out models/<preset>] [--force] [generator
+ * flags]`: the preset (`presets.ts`) gives the starting options, the generator flags of
+ * `gen_model_flags.ts` (`--seed 42 --d-model 256 --experts 32 --expert-kind swiglu
+ * --activation gelu --scoring sigmoid …`) override its fields; without `--force` an
  * existing `moe.json` is kept and the run is skipped.
  */
 import { join } from "node:path";
@@ -12,6 +13,7 @@ import { type CliOption, parseCliArgs } from "../cli/cli_args.ts";
 import { listModelParts, modelPartPath } from "../../shared/model_manifest.ts";
 import { generateModel, type GenerateModelOptions, MANIFEST_FILE } from "./generate.ts";
 import { GENERATOR_FLAGS } from "./gen_model_flags.ts";
+import { MODEL_PRESETS, modelPreset } from "./presets.ts";
 
 /** The command line of `deno task gen-model`. */
 export const GEN_MODEL_CLI = {
@@ -19,9 +21,21 @@ export const GEN_MODEL_CLI = {
   summary:
     "Writes a deterministic demo MoE model directory (moe.json, one ONNX file per gate and\n" +
     "expert, demo_traffic.json) whose request types prefer distinct experts. An existing\n" +
-    "moe.json is kept unless --force.",
+    "moe.json is kept unless --force. A preset gives the starting options; flags override them.",
   options: {
-    out: { type: "string", default: "models/demo", value: "<dir>", description: "model directory" },
+    preset: {
+      type: "string",
+      default: "demo",
+      value: "<name>",
+      description: `starting options: ${
+        Object.entries(MODEL_PRESETS).map(([name, p]) => `${name} (${p.summary})`).join("; ")
+      }`,
+    },
+    out: {
+      type: "string",
+      value: "<dir>",
+      description: "model directory (default: the preset's, models/demo or models/bench)",
+    },
     force: { type: "boolean", default: false, description: "regenerate an existing model" },
     ...Object.fromEntries(
       Object.entries(GENERATOR_FLAGS).map((
@@ -43,8 +57,9 @@ export async function main(
     return 0;
   }
   const values = parsed.values;
-  const out = String(values.out);
-  const options: GenerateModelOptions = {};
+  const preset = modelPreset(values.preset);
+  const out = values.out ?? preset.out;
+  const options: GenerateModelOptions = { ...preset.options };
   for (const [flag, spec] of Object.entries(GENERATOR_FLAGS)) {
     const raw = values[flag as keyof typeof values];
     if (typeof raw === "string") spec.apply(options, raw, flag);

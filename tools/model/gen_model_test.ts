@@ -66,3 +66,25 @@ Deno.test("gen-model rejects non-integer sizes and unknown activations", async (
   await assert.rejects(main(["--expert-kind", "moe"]), /Cannot parse --expert-kind: "moe"/);
   await assert.rejects(main(["--bogus"]), /Unknown option/);
 });
+
+Deno.test("gen-model --preset bench writes the seed-shaped model; flags override its fields", async () => {
+  await withTempDir(async (dir) => {
+    // Layers and d_ff overridden to keep the test small; the rest is the preset's.
+    const flags = ["--preset", "bench", "--out", dir, "--layers", "1", "--d-ff", "4"];
+    const lines: string[] = [];
+    assert.equal(await main(flags, (line) => lines.push(line)), 0);
+    const manifest = ModelManifestSchema.parse(
+      JSON.parse(await Deno.readTextFile(join(dir, "moe.json"))),
+    );
+    assert.equal(manifest.name, "bench-moe");
+    assert.deepEqual(
+      [manifest.d_model, manifest.d_ff, manifest.layers, manifest.experts, manifest.top_k],
+      [256, 4, 1, 256, 8],
+    );
+    assert.deepEqual([manifest.groups, manifest.topk_group, manifest.shared_experts], [8, 4, 1]);
+    assert.equal(manifest.router.scoring, "sigmoid");
+    assert.equal(manifest.router.group_score, "sum_top2");
+    assert.match(lines.at(-1)!, /wrote "bench-moe" .*: 258 ONNX files/);
+  });
+  await assert.rejects(main(["--preset", "huge"]), /"huge" is not one of demo, bench/);
+});

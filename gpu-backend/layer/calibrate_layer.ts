@@ -1,0 +1,138 @@
+/**
+ * @module Calibrates the simulated layer runner: MEASURES the device time of one layer
+ * execution with onnxruntime on this machine and fits `ms = fixedMs + perRowMs·workRows`,
+ * so a benchmark can pass a measured timing to simulated backends
+ * (`backend.simulated.fixed_ms`, `per_row_ms`) in the same run. The backend never
+ * calibrates; the CLI defaults of those settings stay assumed.
+ *
+ * How. Step 1: compose the layer graph a backend would run (`compose_layer.ts`): `hosted`
+ * routed experts of `layer` spread evenly over the layer, its shared experts, and the next
+ * layer's gate fused when there is one. Step 2: one onnxruntime session with one intra-op
+ * thread (`createSession`, as the backend's), fed by `assembleLayerBatch` (the production
+ * layout). Step 3: per batch of `M` entry tokens, each token assigned to `top_k` distinct
+ * hosted experts (consecutive ones, so the rows spread evenly), one warm-up run and
+ * `repeats` timed `session.run()` calls; the median counts. Step 4: least squares
+ * (`fitTiming`, both coefficients ≥ 0) over `workRows = M·top_k + M·S + M·E/(2·d_ff)`
+ * (assignments, shared-expert rows, the fused gate's rows in expert rows) — the very
+ * `workRows` the simulated runner charges (`simulated_layer_runner.ts`).
+ *
+ * The fixed part grows with the hosted experts (each adds its nodes to the graph), so
+ * calibrate with the slots a backend of the benchmark's pool hosts.
+ */
+import { join } from "node:path";
+import { type ModelManifest, type ModelPart, modelPartPath } from "../../shared/model_manifest.ts";
+import { type Calibration, fitTiming, median, type TimingSample } from "../execution/calibrate.ts";
+import { createSession } from "../execution/ort_session_factory.ts";
+import { runSession } from "../execution/ort_tensors.ts";
+import { composeLayerGraph } from "./compose_layer.ts";
+import { assembleLayerBatch } from "./layer_batch.ts";
+
+/** Options of {@linkcode calibrateLayerFromOrt}; every field has a default. */
+export interface CalibrateLayerOptions {
+  /** Routed experts the measured executable hosts (default: all of the layer). */
+  hosted?: number;
+  /** Entry tokens per measured execution (default `[1, 4, 16, 64]`). */
+  batches?: readonly number[];
+  /** Timed runs per batch after one warm-up, the median counts (default 5). */
+  repeats?: number;
+  /** Layer measured (default 0; the next gate is fused when the model has one). */
+  layer?: number;
+}
+
+/** A measured layer timing: the fit, its samples (rows = work rows) and how it was made. */
+export interface LayerCalibration extends Calibration {
+  hosted: number;
+  /** One line saying what was measured and how ("measured: …"). */
+  method: string;
+}
+
+/** Measures a composed layer execution on onnxruntime (CPU, one thread) and fits the timing. */
+export async function calibrateLayerFromOrt(
+  modelDir: string,
+  manifest: ModelManifest,
+  options: CalibrateLayerOptions = {},
+): Promise<LayerCalibration> {
+  const { experts: E, d_model: d, top_k: K, shared_experts: S, d_ff: dFf } = manifest;
+  const hosted = options.hosted ?? E;
+  const batches = options.batches ?? [1, 4, 16, 64];
+  const repeats = options.repeats ?? 5;
+  const layer = options.layer ?? 0;
+  if (!Number.isInteger(hosted) || hosted < K || hosted > E) {
+    throw new RangeError(
+      `Cannot calibrate the layer: hosted must be an integer in [top_k ${K}, experts ${E}], got ${hosted}`,
+    );
+  }
+  if (batches.length === 0 || batches.some((rows) => !Number.isInteger(rows) || rows < 1)) {
+    throw new RangeError(
+      `Cannot calibrate the layer: batches must be integers >= 1, got [${batches}]`,
+    );
+  }
+  if (!Number.isInteger(repeats) || repeats < 1) {
+    throw new RangeError(
+      `Cannot calibrate the layer: repeats must be an integer >= 1, got ${repeats}`,
+    );
+  }
+  if (!Number.isInteger(layer) || layer < 0 || layer >= manifest.layers) {
+    throw new RangeError(`Cannot calibrate the layer: the model has ${manifest.layers} layer(s)`);
+  }
+  // Step 1: the composed graph of `hosted` experts spread over the layer.
+  const ids = Array.from({ length: hosted }, (_, i) => Math.floor((i * E) / hosted));
+  const read = (part: ModelPart) => Deno.readFile(join(modelDir, modelPartPath(manifest, part)));
+  const fused = layer + 1 < manifest.layers;
+  const bytes = composeLayerGraph({
+    dModel: d,
+    experts: await Promise.all(
+      ids.map(async (id) => ({ id, bytes: await read({ kind: "expert", layer, expert: id }) })),
+    ),
+    shared: await Promise.all(
+      Array.from({ length: S }, (_, expert) => read({ kind: "shared", layer, expert })),
+    ),
+    ...(fused
+      ? { nextGate: { bytes: await read({ kind: "gate", layer: layer + 1 }), experts: E } }
+      : {}),
+  });
+  const position = new Int32Array(E).fill(-1);
+  ids.forEach((id, i) => position[id] = i);
+  // Step 2 + 3: one single-thread session, the median of timed runs per batch.
+  const session = await createSession(bytes, "cpu");
+  const gateRows = fused ? E / (2 * dFf) : 0;
+  try {
+    const samples: TimingSample[] = [];
+    for (const tokens of batches) {
+      const assignments = tokens * K;
+      const batch = () =>
+        assembleLayerBatch([{
+          rows: Float32Array.from({ length: tokens * d }, (_, i) => Math.sin(i)),
+          rowCount: tokens,
+          entry: tokens,
+          residual: null,
+          assign: {
+            row: Int32Array.from({ length: assignments }, (_, i) => Math.floor(i / K)),
+            expert: Int32Array.from({ length: assignments }, (_, i) => ids[i % hosted]!),
+            weight: new Float32Array(assignments).fill(1 / K),
+          },
+        }], { width: d, position, hosted, fusedGate: fused });
+      const times: number[] = [];
+      for (let i = 0; i <= repeats; i++) {
+        const { feeds, outputs } = batch();
+        const started = performance.now();
+        await runSession(session, feeds, outputs);
+        if (i > 0) times.push(performance.now() - started); // run 0 warms up
+      }
+      samples.push({ rows: tokens * (K + S + gateRows), ms: median(times) });
+    }
+    // Step 4: the fit over work rows.
+    return {
+      ...fitTiming(samples),
+      samples,
+      hosted,
+      method:
+        `measured: onnxruntime CPU session, 1 thread, layer ${layer} composed with ${hosted} of ${E} experts` +
+        `${S > 0 ? ` + ${S} shared` : ""}${fused ? " + next gate" : ""}, ` +
+        `${batches.join("/")} tokens × top-${K}, median of ${repeats}, ` +
+        `least squares over work rows`,
+    };
+  } finally {
+    await session.release();
+  }
+}
