@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { createHarness } from "./testing/harness.ts";
-import { postInfer, tinyRequest } from "./testing/requests.ts";
+import { createHarness } from "../tests/_support/router/harness.ts";
+import { postInfer, tinyRequest } from "../tests/_support/router/requests.ts";
 
 Deno.test("beyond router.admission.max_in_flight the router answers 429 with Retry-After at once", async () => {
   const h = await createHarness({

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { createApp } from "./app.ts";
 import type { RoutingPolicy } from "./routing/policy.ts";
-import { fakeMetadata } from "./testing/fake_backend.ts";
-import { createHarness } from "./testing/harness.ts";
-import { postInfer, tinyRequest } from "./testing/requests.ts";
+import { fakeMetadata } from "../tests/_support/router/fake_backend.ts";
+import { createHarness } from "../tests/_support/router/harness.ts";
+import { postInfer, tinyRequest } from "../tests/_support/router/requests.ts";
 import { ROUTER_VERSION } from "../shared/version.ts";
 
 Deno.test("GET /v2 reports the server name, version and binary extension", async () => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { decodeInferResponse } from "../shared/infer_response_codec.ts";
-import { createHarness, TEST_TOKEN } from "./testing/harness.ts";
-import { postInfer, tinyRequest } from "./testing/requests.ts";
+import { createHarness, TEST_TOKEN } from "../tests/_support/router/harness.ts";
+import { postInfer, tinyRequest } from "../tests/_support/router/requests.ts";
 
 Deno.test("infer forwards a JSON body byte for byte with auth, request type and id headers", async () => {
   const h = await createHarness();

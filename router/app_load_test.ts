@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { createApp } from "./app.ts";
 import { createPolicy } from "./routing/create_policy.ts";
-import { createHarness } from "./testing/harness.ts";
-import { fakeLoadReport } from "./testing/load_reports.ts";
+import { createHarness } from "../tests/_support/router/harness.ts";
+import { fakeLoadReport } from "../tests/_support/router/load_reports.ts";
 
 const T0 = 1_700_000_000_000;
 

@@ -6,8 +6,13 @@
  */
 import assert from "node:assert/strict";
 import { joinBinaryBody, tensorBytes } from "../shared/binary_tensor.ts";
-import { createHarness } from "./testing/harness.ts";
-import { jsonRequest, postInfer, type TestRequest, tinyRequest } from "./testing/requests.ts";
+import { createHarness } from "../tests/_support/router/harness.ts";
+import {
+  jsonRequest,
+  postInfer,
+  type TestRequest,
+  tinyRequest,
+} from "../tests/_support/router/requests.ts";
 
 function input(overrides: Record<string, unknown>): Record<string, unknown> {
   return {

@@ -1,8 +1,8 @@
 /** @module The router's versioned OIP v2 routes: metadata, readiness and infer per version. */
 import assert from "node:assert/strict";
-import { fakeMetadata } from "./testing/fake_backend.ts";
-import { createHarness } from "./testing/harness.ts";
-import { tinyRequest } from "./testing/requests.ts";
+import { fakeMetadata } from "../tests/_support/router/fake_backend.ts";
+import { createHarness } from "../tests/_support/router/harness.ts";
+import { tinyRequest } from "../tests/_support/router/requests.ts";
 
 Deno.test("GET /v2/models/{m}/versions/{v} and …/ready answer for a served version, 404 otherwise", async () => {
   const h = await createHarness();

@@ -9,11 +9,11 @@
 import assert from "node:assert/strict";
 import { resolveConfig } from "../shared/config.ts";
 import { buildRouter } from "./server.ts";
-import { ManualClock } from "./runtime/manual_clock.ts";
-import { MemoryLogger } from "./observe/memory_logger.ts";
-import { FakeBackend, FakeNetwork } from "./testing/fake_backend.ts";
-import { fakeLoadReport } from "./testing/load_reports.ts";
-import { TEST_TOKEN } from "./testing/harness.ts";
+import { ManualClock } from "../tests/_support/router/manual_clock.ts";
+import { MemoryLogger } from "../shared/logging/memory_logger.ts";
+import { FakeBackend, FakeNetwork } from "../tests/_support/router/fake_backend.ts";
+import { fakeLoadReport } from "../tests/_support/router/load_reports.ts";
+import { TEST_TOKEN } from "../tests/_support/router/harness.ts";
 import { findSamples, parseExposition } from "../shared/metrics/parse_exposition.ts";
 import { balanceText, planView } from "./dashboard/static/page_model.js";
 

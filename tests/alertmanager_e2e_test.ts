@@ -11,10 +11,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { AlertManager } from "../router/alerts/alert_manager.ts";
-import { MemoryLogger } from "../router/observe/memory_logger.ts";
-import { ManualClock } from "../router/runtime/manual_clock.ts";
-import { oneSecondSample, poolLoadOf } from "../router/testing/pool_loads.ts";
-import { backendView } from "../router/testing/views.ts";
+import { MemoryLogger } from "../shared/logging/memory_logger.ts";
+import { ManualClock } from "./_support/router/manual_clock.ts";
+import { oneSecondSample, poolLoadOf } from "./_support/router/pool_loads.ts";
+import { backendView } from "./_support/router/views.ts";
 import { freePort } from "../tools/pool/processes.ts";
 import { type WebhookV4, WebhookV4Schema } from "./_support/alertmanager_schema.ts";
 import { commandAvailable } from "./_support/system_tools.ts";

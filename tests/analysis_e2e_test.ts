@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { BackendSeries } from "../router/analysis/backend_series.ts";
 import { efficiency } from "../router/analysis/efficiency.ts";
-import { MemoryLogger } from "../router/observe/memory_logger.ts";
+import { MemoryLogger } from "../shared/logging/memory_logger.ts";
 import { systemClock } from "../router/runtime/clock.ts";
 import { TrafficStore } from "../router/traffic/traffic_store.ts";
 import { createRandom } from "../tools/model/prng.ts";

@@ -10,7 +10,7 @@ import { createJsonLogger } from "../shared/logger.ts";
 import { resolveConfig } from "../shared/config.ts";
 import { dnsSource } from "../router/discovery/dns_source.ts";
 import { startRouter } from "../router/server.ts";
-import { FakeBackend } from "../router/testing/fake_backend.ts";
+import { FakeBackend } from "./_support/router/fake_backend.ts";
 import { freePort } from "../tools/pool/processes.ts";
 
 const DNSMASQ = ["/usr/sbin/dnsmasq", "dnsmasq"];

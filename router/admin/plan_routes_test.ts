@@ -1,7 +1,7 @@
 /** @module Plan admin routes through `app.request()`: auth, preview, apply, pin. */
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import { balancerFixture, HOT, MODEL } from "../balancer/_balancer_fixture.ts";
+import { balancerFixture, HOT, MODEL } from "../../tests/_support/router/balancer_fixture.ts";
 import { registerPlanRoutes } from "./plan_routes.ts";
 
 const ADMIN = "admin-token-0123456789";

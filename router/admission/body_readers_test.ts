@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../runtime/manual_clock.ts";
+import { ManualClock } from "../../tests/_support/router/manual_clock.ts";
 import { BodyReaders } from "./body_readers.ts";
 
 Deno.test("BodyReaders: up to max_body_readers slots, then none while every read is young", () => {

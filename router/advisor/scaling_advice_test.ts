@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { oneSecondSample, poolLoadOf } from "../testing/pool_loads.ts";
+import { oneSecondSample, poolLoadOf } from "../../tests/_support/router/pool_loads.ts";
 import { scalingAdvice } from "./scaling_advice.ts";
 
 Deno.test("scaling advice: more backends under overload, none on a steady pool", () => {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import type { BackendView } from "../pool/backend_view.ts";
-import { oneSecondSample, poolLoadOf, SAMPLE_AT } from "../testing/pool_loads.ts";
+import { oneSecondSample, poolLoadOf, SAMPLE_AT } from "../../tests/_support/router/pool_loads.ts";
 import { aggregatePoolLoad } from "../load/pool_load.ts";
-import { backendView } from "../testing/views.ts";
+import { backendView } from "../../tests/_support/router/views.ts";
 import { observeConditions } from "./alert_conditions.ts";
 import type { AlertSettings } from "./alert_settings.ts";
 

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import { MemoryLogger } from "../observe/memory_logger.ts";
-import { ManualClock } from "../runtime/manual_clock.ts";
-import { oneSecondSample, poolLoadOf } from "../testing/pool_loads.ts";
-import { backendView } from "../testing/views.ts";
+import { MemoryLogger } from "../../shared/logging/memory_logger.ts";
+import { ManualClock } from "../../tests/_support/router/manual_clock.ts";
+import { oneSecondSample, poolLoadOf } from "../../tests/_support/router/pool_loads.ts";
+import { backendView } from "../../tests/_support/router/views.ts";
 import { AlertManager } from "./alert_manager.ts";
 import { registerAlertRoutes } from "./alert_routes.ts";
 import { AlertStore } from "./alert_store.ts";

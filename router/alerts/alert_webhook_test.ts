@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import { MemoryLogger } from "../observe/memory_logger.ts";
+import { MemoryLogger } from "../../shared/logging/memory_logger.ts";
 import { systemClock } from "../runtime/clock.ts";
 import { AlertManager } from "./alert_manager.ts";
 import type { Alert } from "./alert_types.ts";
 import { postAlertWebhook } from "./alert_webhook.ts";
-import { backendView } from "../testing/views.ts";
-import { oneSecondSample, poolLoadOf } from "../testing/pool_loads.ts";
+import { backendView } from "../../tests/_support/router/views.ts";
+import { oneSecondSample, poolLoadOf } from "../../tests/_support/router/pool_loads.ts";
 
 const ALERT: Alert = {
   id: "backend_down:127.0.0.1:9002",

@@ -3,13 +3,13 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { ApiError, errorResponse } from "../../shared/errors.ts";
 import type { PoolLoad } from "../load/pool_load.ts";
-import { MemoryLogger } from "../observe/memory_logger.ts";
-import { ManualClock } from "../runtime/manual_clock.ts";
+import { MemoryLogger } from "../../shared/logging/memory_logger.ts";
+import { ManualClock } from "../../tests/_support/router/manual_clock.ts";
 import { emptyModelBucket, type ModelBucket } from "../traffic/bucket_traffic.ts";
 import { TrafficStore } from "../traffic/traffic_store.ts";
 import { registerAnalysisRoutes } from "./analysis_routes.ts";
 import { BackendSeries } from "./backend_series.ts";
-import { backendLoadOf } from "../testing/pool_loads.ts";
+import { backendLoadOf } from "../../tests/_support/router/pool_loads.ts";
 
 const T0 = 1_700_000_040_000;
 const MIN = 60_000;

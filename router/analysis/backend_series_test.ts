@@ -1,9 +1,9 @@
 /** @module Per-backend series in in-memory KV: rounds add up per bucket, retention holds. */
 import assert from "node:assert/strict";
 import type { BackendLoad, PoolLoad } from "../load/pool_load.ts";
-import { MemoryLogger } from "../observe/memory_logger.ts";
-import { ManualClock } from "../runtime/manual_clock.ts";
-import { backendLoadOf } from "../testing/pool_loads.ts";
+import { MemoryLogger } from "../../shared/logging/memory_logger.ts";
+import { ManualClock } from "../../tests/_support/router/manual_clock.ts";
+import { backendLoadOf } from "../../tests/_support/router/pool_loads.ts";
 import { BACKEND_PREFIX, BackendSeries } from "./backend_series.ts";
 
 const T0 = 1_700_000_040_000; // a multiple of 60 000

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import type { BackendLoad } from "../load/pool_load.ts";
 import { addBackendBuckets, type BackendBucket, roundContribution } from "./backend_bucket.ts";
 import { efficiency } from "./efficiency.ts";
-import { backendLoadOf } from "../testing/pool_loads.ts";
+import { backendLoadOf } from "../../tests/_support/router/pool_loads.ts";
 
 function backend(fields: Partial<BackendLoad>): BackendLoad {
   return backendLoadOf({

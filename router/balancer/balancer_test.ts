@@ -3,7 +3,12 @@ import assert from "node:assert/strict";
 import { hostedExperts } from "../../shared/placement_plan.ts";
 import { BalancerError } from "./balancer_types.ts";
 import { modelShapeFromMetadata } from "./rebalancer.ts";
-import { balancerFixture, HOT, INTERNAL_TOKEN, MODEL } from "./_balancer_fixture.ts";
+import {
+  balancerFixture,
+  HOT,
+  INTERNAL_TOKEN,
+  MODEL,
+} from "../../tests/_support/router/balancer_fixture.ts";
 import { PlanStageError } from "./plan_client.ts";
 
 const A = "127.0.0.1:9001";

@@ -1,7 +1,11 @@
 /** @module Adoption: an empty KV takes the newest plan the backends run, not a static one. */
 import assert from "node:assert/strict";
 import { type PlacementPlan, staticPlan } from "../../shared/placement_plan.ts";
-import { balancerFixture, INTERNAL_TOKEN, MODEL } from "./_balancer_fixture.ts";
+import {
+  balancerFixture,
+  INTERNAL_TOKEN,
+  MODEL,
+} from "../../tests/_support/router/balancer_fixture.ts";
 import { newestAdoptable } from "./plan_adoption.ts";
 import { PlanClient } from "./plan_client.ts";
 import { PlanStore } from "./plan_store.ts";

@@ -1,8 +1,8 @@
 /** @module PlanClient: parallel calls, per-backend failures, timeouts, the token. */
 import assert from "node:assert/strict";
 import { staticPlan } from "../../shared/placement_plan.ts";
-import { ManualClock } from "../runtime/manual_clock.ts";
-import { FakePlanBackends } from "./_fake_plan_backends.ts";
+import { ManualClock } from "../../tests/_support/router/manual_clock.ts";
+import { FakePlanBackends } from "../../tests/_support/router/fake_plan_backends.ts";
 import { PlanCallError, PlanClient, PlanStageError } from "./plan_client.ts";
 
 const TOKEN = "internal-token-0123456789";

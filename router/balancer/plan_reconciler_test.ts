@@ -1,7 +1,7 @@
 /** @module PlanReconciler: backends off the current plan are brought back, with backoff. */
 import assert from "node:assert/strict";
 import type { PlacementPlan } from "../../shared/placement_plan.ts";
-import { balancerFixture } from "./_balancer_fixture.ts";
+import { balancerFixture } from "../../tests/_support/router/balancer_fixture.ts";
 import { planMismatches, reportedPlans } from "./plan_reconciler.ts";
 
 const A = "127.0.0.1:9001";

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { silentLogger } from "../../shared/logger.ts";
 import { staticPlan } from "../../shared/placement_plan.ts";
 import type { PoolLoad } from "../load/pool_load.ts";
-import { ManualClock } from "../runtime/manual_clock.ts";
-import { backendLoadOf } from "../testing/pool_loads.ts";
+import { ManualClock } from "../../tests/_support/router/manual_clock.ts";
+import { backendLoadOf } from "../../tests/_support/router/pool_loads.ts";
 import { PlanStore } from "./plan_store.ts";
 import { ReplicaWeightsPusher } from "./replica_weights_pusher.ts";
 

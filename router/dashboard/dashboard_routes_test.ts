@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { ApiError, errorResponse } from "../../shared/errors.ts";
 import type { Alert } from "../alerts/alert_types.ts";
-import { MemoryLogger } from "../observe/memory_logger.ts";
-import { ManualClock } from "../runtime/manual_clock.ts";
+import { MemoryLogger } from "../../shared/logging/memory_logger.ts";
+import { ManualClock } from "../../tests/_support/router/manual_clock.ts";
 import { registerDashboardRoutes } from "./dashboard_routes.ts";
 import { LoadTimeline } from "./load_timeline.ts";
 

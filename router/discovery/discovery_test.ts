@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createJsonLogger } from "../../shared/logger.ts";
-import { ManualClock } from "../runtime/manual_clock.ts";
+import { ManualClock } from "../../tests/_support/router/manual_clock.ts";
 import type { BackendSource } from "./backend_source.ts";
 import { Discovery, type MembershipChange, membershipChange } from "./discovery.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import type { BackendLoad, PoolLoad } from "../load/pool_load.ts";
-import { backendLoadOf } from "../testing/pool_loads.ts";
+import { backendLoadOf } from "../../tests/_support/router/pool_loads.ts";
 import { doctorInputs, type DoctorSources } from "./doctor_inputs.ts";
 import { registerDoctorRoutes } from "./doctor_routes.ts";
 

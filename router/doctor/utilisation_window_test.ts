@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { PoolLoad } from "../load/pool_load.ts";
-import { backendLoadOf } from "../testing/pool_loads.ts";
+import { backendLoadOf } from "../../tests/_support/router/pool_loads.ts";
 import { UtilisationWindow } from "./utilisation_window.ts";
 
 function round(at: number, utilisation: number[], tokensPerS: number): PoolLoad {

@@ -1,8 +1,8 @@
 /** @module Event routes through `app.request()`: auth, validation, create/list/get/delete, audit. */
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import { MemoryLogger } from "../observe/memory_logger.ts";
-import { ManualClock } from "../runtime/manual_clock.ts";
+import { MemoryLogger } from "../../shared/logging/memory_logger.ts";
+import { ManualClock } from "../../tests/_support/router/manual_clock.ts";
 import { registerEventRoutes } from "./event_routes.ts";
 import { EventStore, prewarmEventSource } from "./event_store.ts";
 import { eventMixAt, eventMultiplier, eventsActiveAt, eventsInLeadAt } from "./scheduled_event.ts";

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { EventStore } from "../events/event_store.ts";
 import type { ScheduledEvent } from "../events/scheduled_event.ts";
-import { ManualClock } from "../runtime/manual_clock.ts";
+import { ManualClock } from "../../tests/_support/router/manual_clock.ts";
 import { emptyModelBucket } from "../traffic/bucket_traffic.ts";
 import { TrafficStore } from "../traffic/traffic_store.ts";
 import { registerForecastRoutes } from "./forecast_routes.ts";

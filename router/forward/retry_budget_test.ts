@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../runtime/manual_clock.ts";
+import { ManualClock } from "../../tests/_support/router/manual_clock.ts";
 import { RetryBudget } from "./retry_budget.ts";
 
 Deno.test("RetryBudget allows the minimum per second on a quiet router", () => {

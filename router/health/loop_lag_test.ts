@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../runtime/manual_clock.ts";
+import { ManualClock } from "../../tests/_support/router/manual_clock.ts";
 import { LoopLagMonitor } from "./loop_lag.ts";
 import { OutlierDetector } from "./outlier_detector.ts";
 

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { createJsonLogger } from "../../shared/logger.ts";
-import { ManualClock } from "../runtime/manual_clock.ts";
-import { MemoryLease, MemoryLeaseStore } from "../testing/memory_lease_store.ts";
+import { ManualClock } from "../../tests/_support/router/manual_clock.ts";
+import { MemoryLease, MemoryLeaseStore } from "../../tests/_support/router/memory_lease_store.ts";
 import { LeaderElector } from "./leader_elector.ts";
 
 const TTL = 10_000;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { createJsonLogger } from "../../shared/logger.ts";
-import { ManualClock } from "../runtime/manual_clock.ts";
+import { ManualClock } from "../../tests/_support/router/manual_clock.ts";
 import { LeaderViews } from "./leader_views.ts";
 
 const quiet = createJsonLogger({ level: "error", write: () => {} });

@@ -1,6 +1,6 @@
 /** Every LeaseStore: check-and-set against the version read, and the check that fences. */
 import assert from "node:assert/strict";
-import { MemoryLeaseStore } from "../testing/memory_lease_store.ts";
+import { MemoryLeaseStore } from "../../tests/_support/router/memory_lease_store.ts";
 import type { Lease } from "./lease.ts";
 import { KvLeaseStore, type LeaseStore } from "./lease_store.ts";
 

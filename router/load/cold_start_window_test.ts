@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { fakeLoadReport } from "../testing/load_reports.ts";
+import { fakeLoadReport } from "../../tests/_support/router/load_reports.ts";
 import { coldStartTotal, recentColdStartsPerMin, rememberColdStarts } from "./cold_start_window.ts";
 
 Deno.test("coldStartTotal sums the routed experts' cold starts; undefined when none reports them", () => {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { LoadReportSchema } from "../../shared/load_report.ts";
-import { createHarness, TEST_TOKEN } from "../testing/harness.ts";
-import { fakeLoadReport } from "../testing/load_reports.ts";
-import { postInfer, tinyRequest } from "../testing/requests.ts";
+import { createHarness, TEST_TOKEN } from "../../tests/_support/router/harness.ts";
+import { fakeLoadReport } from "../../tests/_support/router/load_reports.ts";
+import { postInfer, tinyRequest } from "../../tests/_support/router/requests.ts";
 import type { LoadApiBody } from "./load_api.ts";
 import { LoadCollector } from "./load_collector.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../runtime/manual_clock.ts";
-import { fakeLoadReport } from "../testing/load_reports.ts";
+import { ManualClock } from "../../tests/_support/router/manual_clock.ts";
+import { fakeLoadReport } from "../../tests/_support/router/load_reports.ts";
 import { type ExpertLoadBucket, expertLoadKey, LoadHistory } from "./load_history.ts";
 import { aggregatePoolLoad } from "./pool_load.ts";
 import { reportRates } from "./load_rates.ts";

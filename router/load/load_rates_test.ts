@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { fakeLoadReport } from "../testing/load_reports.ts";
+import { fakeLoadReport } from "../../tests/_support/router/load_reports.ts";
 import { reportRates, sameRun } from "./load_rates.ts";
 
 const T0 = 1_700_000_000_000;

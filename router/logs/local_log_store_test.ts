@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { T0_MS, writeFixtureDir } from "./_log_fixture.ts";
+import { T0_MS, writeFixtureDir } from "../../tests/_support/router/log_fixture.ts";
 import { LocalLogStore, parseLocalLine, splitLines } from "./local_log_store.ts";
 import { parseLogQL } from "./logql_parser.ts";
 import { parseQueryRange } from "./query_range_params.ts";

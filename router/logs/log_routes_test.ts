@@ -2,8 +2,14 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { freePort } from "../../tools/pool/processes.ts";
 import { startLokiTestServer } from "../../tests/_support/loki_test_server.ts";
-import { MemoryLogger } from "../observe/memory_logger.ts";
-import { fixtureEntries, fixtureLine, ns, T0_MS, writeFixtureDir } from "./_log_fixture.ts";
+import { MemoryLogger } from "../../shared/logging/memory_logger.ts";
+import {
+  fixtureEntries,
+  fixtureLine,
+  ns,
+  T0_MS,
+  writeFixtureDir,
+} from "../../tests/_support/router/log_fixture.ts";
 import { LocalLogStore } from "./local_log_store.ts";
 import { registerLogRoutes } from "./log_routes.ts";
 import type { LogStore } from "./log_store.ts";

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { startLokiTestServer } from "../../tests/_support/loki_test_server.ts";
 import { type GoldenAnswer, LOKI_GOLDEN } from "../../tests/_support/loki_golden.ts";
-import { fixtureEntries, T0_MS, writeFixtureDir } from "./_log_fixture.ts";
+import { fixtureEntries, T0_MS, writeFixtureDir } from "../../tests/_support/router/log_fixture.ts";
 import { LocalLogStore } from "./local_log_store.ts";
 import { type LogStore, LokiQueryError } from "./log_store.ts";
 import { LokiLogStore } from "./loki_log_store.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { oneSecondSample, poolLoadOf } from "../testing/pool_loads.ts";
+import { oneSecondSample, poolLoadOf } from "../../tests/_support/router/pool_loads.ts";
 import { backendCapacitySamples, backendSaturationSamples } from "./signal_metrics.ts";
 
 Deno.test("saturation and capacity samples: fresh backends only, labelled with the bottleneck", () => {

@@ -3,8 +3,8 @@ import { BATCHES_HEADER, EXPERTS_HEADER } from "../../shared/expert_trace.ts";
 import { createApp } from "../app.ts";
 import { createPolicy } from "../routing/create_policy.ts";
 import type { FetchLike } from "../runtime/fetch_like.ts";
-import { createHarness, type HarnessOptions } from "../testing/harness.ts";
-import { jsonRequest, tinyRequest } from "../testing/requests.ts";
+import { createHarness, type HarnessOptions } from "../../tests/_support/router/harness.ts";
+import { jsonRequest, tinyRequest } from "../../tests/_support/router/requests.ts";
 import type { InferenceEvent, InferenceObserver } from "./inference_event.ts";
 
 /** The harness's pool and fake backends, behind an app with observers; answers carry a trace. */

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { RouterMetrics } from "../metrics/router_metrics.ts";
 import { findSamples, parseExposition } from "../../shared/metrics/parse_exposition.ts";
 import type { InferenceEvent } from "./inference_event.ts";
-import { MemoryLogger } from "./memory_logger.ts";
+import { MemoryLogger } from "../../shared/logging/memory_logger.ts";
 import { ObserverFailures } from "./observer_failures.ts";
 
 const EVENT: InferenceEvent = {

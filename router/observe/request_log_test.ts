@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createJsonLogger } from "../../shared/logger.ts";
 import type { InferenceEvent } from "./inference_event.ts";
-import { MemoryLogger } from "./memory_logger.ts";
+import { MemoryLogger } from "../../shared/logging/memory_logger.ts";
 import { requestLogObserver } from "./request_log.ts";
 
 const answered: InferenceEvent = {

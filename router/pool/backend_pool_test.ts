@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
-import { MemoryLogger } from "../observe/memory_logger.ts";
-import { ManualClock } from "../runtime/manual_clock.ts";
-import { FakeBackend, type FakeBackendOptions, FakeNetwork } from "../testing/fake_backend.ts";
-import { TEST_TOKEN } from "../testing/harness.ts";
+import { MemoryLogger } from "../../shared/logging/memory_logger.ts";
+import { ManualClock } from "../../tests/_support/router/manual_clock.ts";
+import {
+  FakeBackend,
+  type FakeBackendOptions,
+  FakeNetwork,
+} from "../../tests/_support/router/fake_backend.ts";
+import { TEST_TOKEN } from "../../tests/_support/router/harness.ts";
 import { BackendPool, type BackendPoolOptions } from "./backend_pool.ts";
 
 /** Fake backends on one network; the first `members` (default all) are the pool's. */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { fakeMetadata } from "../testing/fake_backend.ts";
+import { fakeMetadata } from "../../tests/_support/router/fake_backend.ts";
 import { announcedModels, catalogEntry } from "./model_catalog.ts";
 
 Deno.test("catalogEntry() takes d_model from parameters, else from inputs[0].shape[1]", () => {

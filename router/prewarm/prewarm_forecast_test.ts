@@ -6,11 +6,11 @@
 import assert from "node:assert/strict";
 import { lastValue } from "../forecast/last_value.ts";
 import type { InferenceEvent } from "../observe/inference_event.ts";
-import { MemoryLogger } from "../observe/memory_logger.ts";
-import { ManualClock } from "../runtime/manual_clock.ts";
+import { MemoryLogger } from "../../shared/logging/memory_logger.ts";
+import { ManualClock } from "../../tests/_support/router/manual_clock.ts";
 import { TrafficRecorder } from "../traffic/traffic_recorder.ts";
 import { TrafficStore } from "../traffic/traffic_store.ts";
-import { prewarmFixture } from "./_prewarm_fixture.ts";
+import { prewarmFixture } from "../../tests/_support/router/prewarm_fixture.ts";
 import { PrewarmJob } from "./prewarm_job.ts";
 import { predictVolume } from "./predict_load.ts";
 import { storeTrafficSource } from "./prewarm_sources.ts";

@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import { flatForecast, poolLoad, prewarmFixture } from "./_prewarm_fixture.ts";
+import {
+  flatForecast,
+  poolLoad,
+  prewarmFixture,
+} from "../../tests/_support/router/prewarm_fixture.ts";
 import { type CronLike, PrewarmJob, registerPrewarmCron } from "./prewarm_job.ts";
 import { registerPrewarmRoutes } from "./prewarm_routes.ts";
 

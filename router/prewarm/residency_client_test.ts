@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../runtime/manual_clock.ts";
+import { ManualClock } from "../../tests/_support/router/manual_clock.ts";
 import { ResidencyClient } from "./residency_client.ts";
 
 const BACKEND = { id: "b1", url: "http://b1:9001/" };

@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import { hostedExperts } from "../../shared/placement_plan.ts";
-import { MODEL } from "../balancer/_balancer_fixture.ts";
-import { flatForecast, poolLoad, prewarmFixture } from "./_prewarm_fixture.ts";
+import { MODEL } from "../../tests/_support/router/balancer_fixture.ts";
+import {
+  flatForecast,
+  poolLoad,
+  prewarmFixture,
+} from "../../tests/_support/router/prewarm_fixture.ts";
 import { runPrewarm } from "./run_prewarm.ts";
 
 const IDS = ["127.0.0.1:9001", "127.0.0.1:9002"];

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { systemClock } from "../runtime/clock.ts";
-import { ManualClock } from "../runtime/manual_clock.ts";
+import { ManualClock } from "../../tests/_support/router/manual_clock.ts";
 import { LocalScaler } from "./local_scaler.ts";
 import type { ScalingRecommendation } from "./prewarm_types.ts";
 import { AdvisoryScaler, type WebhookBody, WebhookScaler } from "./scalers.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { backendView, seededRandom } from "../testing/views.ts";
+import { backendView, seededRandom } from "../../tests/_support/router/views.ts";
 import { type BackendLoadSignal, LoadWeightedPolicy } from "./load_weighted.ts";
 
 function loads(entries: Record<string, BackendLoadSignal>) {

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { backendView, seededRandom } from "../testing/views.ts";
+import { backendView, seededRandom } from "../../tests/_support/router/views.ts";
 import { createPolicy, POLICY_NAMES } from "./create_policy.ts";
 
 for (const name of POLICY_NAMES) {

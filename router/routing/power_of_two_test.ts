@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { backendView, seededRandom } from "../testing/views.ts";
+import { backendView, seededRandom } from "../../tests/_support/router/views.ts";
 import { PowerOfTwoPolicy } from "./power_of_two.ts";
 
 /** A random source that replays the given values. */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { backendView } from "../testing/views.ts";
+import { backendView } from "../../tests/_support/router/views.ts";
 import { RoundRobinPolicy } from "./round_robin.ts";
 
 Deno.test("RoundRobinPolicy.pick() visits candidates in list order, then wraps", () => {

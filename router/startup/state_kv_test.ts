@@ -1,8 +1,8 @@
 /** @module The state KV: fail fast when required, readiness when not. */
 import assert from "node:assert/strict";
 import { resolveConfig } from "../../shared/config.ts";
-import { MemoryLogger } from "../observe/memory_logger.ts";
-import { ManualClock } from "../runtime/manual_clock.ts";
+import { MemoryLogger } from "../../shared/logging/memory_logger.ts";
+import { ManualClock } from "../../tests/_support/router/manual_clock.ts";
 import { openStateKv, StateHealth, StateUnavailableError } from "./state_kv.ts";
 
 function config(kv: string, required?: boolean) {

@@ -9,7 +9,7 @@
  * peak, a trough at night and a shoulder. Bucket counts are Poisson-like: the expected
  * count plus Gaussian noise of standard deviation `noise · √count`.
  */
-import { createRandom } from "../../tools/model/prng.ts";
+import { createRandom } from "../model/prng.ts";
 
 /** A scheduled event in the trace (times in simulated ms). */
 export interface TraceEvent {

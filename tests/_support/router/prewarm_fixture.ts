@@ -3,9 +3,9 @@
  * backends, in-memory KV, manual clock) with settable traffic, events and pool load, a
  * recording residency warmer and a recording scaler.
  */
-import type { PlanBackend } from "../../shared/placement_plan.ts";
-import { type BalancerFixture, balancerFixture } from "../balancer/_balancer_fixture.ts";
-import type { CapacitySignals } from "./capacity.ts";
+import type { PlanBackend } from "../../../shared/placement_plan.ts";
+import { type BalancerFixture, balancerFixture } from "./balancer_fixture.ts";
+import type { CapacitySignals } from "../../../router/prewarm/capacity.ts";
 import type {
   ExpertAffinity,
   PrewarmDeps,
@@ -16,7 +16,7 @@ import type {
   ScalingRecommendation,
   VolumeForecast,
   WarmResult,
-} from "./prewarm_types.ts";
+} from "../../../router/prewarm/prewarm_types.ts";
 
 /** What a test sets and reads. */
 export interface PrewarmFixture {

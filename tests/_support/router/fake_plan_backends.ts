@@ -4,15 +4,15 @@
  * behind one `fetch` that dispatches by host, recording every call in order.
  */
 import { Hono } from "hono";
-import { hasBearerToken } from "../../shared/bearer_token.ts";
+import { hasBearerToken } from "../../../shared/bearer_token.ts";
 import {
   hostedExperts,
   type PlacementPlan,
   PlacementPlanSchema,
   type PlanBackend,
   PlanVersionBodySchema,
-} from "../../shared/placement_plan.ts";
-import type { FetchLike } from "../runtime/fetch_like.ts";
+} from "../../../shared/placement_plan.ts";
+import type { FetchLike } from "../../../router/runtime/fetch_like.ts";
 
 /** One plan call a fake backend received. */
 export interface PlanCall {

@@ -10,7 +10,7 @@
  * Logits are rounded to float32 before routing, as a backend that gets float32 logits
  * from onnxruntime sees them.
  */
-import type { ModelManifest } from "../../shared/model_manifest.ts";
+import type { ModelManifest } from "../../../shared/model_manifest.ts";
 
 /** The model's parts as float64 functions of one layer. */
 export interface OracleParts {

@@ -1,13 +1,13 @@
 /**
  * @module A router app wired to fake backends, a manual clock and a memory logger.
  */
-import { type Config, resolveConfig } from "../../shared/config.ts";
-import { type AppDeps, createApp, type RouterEnv } from "../app.ts";
-import { LoadCollector } from "../load/load_collector.ts";
-import { MemoryLogger } from "../observe/memory_logger.ts";
-import { BackendPool } from "../pool/backend_pool.ts";
-import { createPolicy } from "../routing/create_policy.ts";
-import { ManualClock } from "../runtime/manual_clock.ts";
+import { type Config, resolveConfig } from "../../../shared/config.ts";
+import { type AppDeps, createApp, type RouterEnv } from "../../../router/app.ts";
+import { LoadCollector } from "../../../router/load/load_collector.ts";
+import { MemoryLogger } from "../../../shared/logging/memory_logger.ts";
+import { BackendPool } from "../../../router/pool/backend_pool.ts";
+import { createPolicy } from "../../../router/routing/create_policy.ts";
+import { ManualClock } from "./manual_clock.ts";
 import { FakeBackend, FakeNetwork } from "./fake_backend.ts";
 import { seededRandom } from "./views.ts";
 import type { Hono } from "hono";

@@ -6,12 +6,16 @@
  * received and can be switched into failure modes.
  */
 import { Hono } from "hono";
-import { ApiError, errorResponse } from "../../shared/errors.ts";
-import { decodeInferRequest } from "../../shared/infer_request_codec.ts";
-import { encodeInferResponse, type OutputTensor } from "../../shared/infer_response_codec.ts";
-import type { LoadReport } from "../../shared/load_report.ts";
-import { HEADER_LENGTH_HEADER, type ModelMetadata, REQUEST_TYPE_HEADER } from "../../shared/oip.ts";
-import type { FetchLike } from "../runtime/fetch_like.ts";
+import { ApiError, errorResponse } from "../../../shared/errors.ts";
+import { decodeInferRequest } from "../../../shared/infer_request_codec.ts";
+import { encodeInferResponse, type OutputTensor } from "../../../shared/infer_response_codec.ts";
+import type { LoadReport } from "../../../shared/load_report.ts";
+import {
+  HEADER_LENGTH_HEADER,
+  type ModelMetadata,
+  REQUEST_TYPE_HEADER,
+} from "../../../shared/oip.ts";
+import type { FetchLike } from "../../../router/runtime/fetch_like.ts";
 
 /** How a fake backend behaves. */
 export type FakeMode =

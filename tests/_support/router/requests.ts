@@ -4,8 +4,8 @@
 import {
   encodeInferRequest,
   type EncodeInferRequestOptions,
-} from "../../shared/infer_request_codec.ts";
-import { HEADER_LENGTH_HEADER } from "../../shared/oip.ts";
+} from "../../../shared/infer_request_codec.ts";
+import { HEADER_LENGTH_HEADER } from "../../../shared/oip.ts";
 import type { Harness } from "./harness.ts";
 
 /** A body and the headers that go with it. */

@@ -1,7 +1,7 @@
 /**
  * @module A {@linkcode Logger} that keeps lines in memory, for tests and silent runs.
  */
-import type { LogFields, Logger, LogLevel } from "../../shared/logger.ts";
+import type { LogFields, Logger, LogLevel } from "../logger.ts";
 
 /** One recorded log line. */
 export interface LogRecord {

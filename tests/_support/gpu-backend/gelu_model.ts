@@ -6,8 +6,8 @@
  */
 import { join } from "node:path";
 import pkg from "onnx-proto";
-import { type ModelManifest, ModelManifestSchema } from "../../shared/model_manifest.ts";
-import { createGaussian, createRandom, gaussianArray } from "../../tools/model/prng.ts";
+import { type ModelManifest, ModelManifestSchema } from "../../../shared/model_manifest.ts";
+import { createGaussian, createRandom, gaussianArray } from "../../../tools/model/prng.ts";
 
 const { onnx } = pkg;
 const FLOAT = onnx.TensorProto.DataType.FLOAT;

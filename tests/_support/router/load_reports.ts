@@ -2,7 +2,12 @@
  * @module Test helper: load reports as a backend serving model "tiny" (2 layers,
  * 4 experts, 1 shared expert) would send them, built from a few cumulative counters.
  */
-import type { HostReport, LoadReport, PartLoad, ResourceReport } from "../../shared/load_report.ts";
+import type {
+  HostReport,
+  LoadReport,
+  PartLoad,
+  ResourceReport,
+} from "../../../shared/load_report.ts";
 
 /** Cumulative counters of one fake report. */
 export interface FakeReportOptions {

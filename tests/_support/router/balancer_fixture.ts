@@ -2,17 +2,17 @@
  * @module Test fixture: a {@linkcode Balancer} over fake plan backends, an in-memory KV,
  * a manual clock and a memory logger, with the load it sees settable by the test.
  */
-import type { PlacementPlan } from "../../shared/placement_plan.ts";
-import { MemoryLogger } from "../observe/memory_logger.ts";
-import { ManualClock } from "../runtime/manual_clock.ts";
-import { Balancer } from "./balancer.ts";
-import type { BalancerSettings } from "./balancer_types.ts";
-import { FakePlanBackends } from "./_fake_plan_backends.ts";
-import { PlanClient } from "./plan_client.ts";
-import { PlanAdoption } from "./plan_adoption.ts";
-import { PlanReconciler } from "./plan_reconciler.ts";
-import { PlanStore } from "./plan_store.ts";
-import type { ModelShape } from "./rebalancer.ts";
+import type { PlacementPlan } from "../../../shared/placement_plan.ts";
+import { MemoryLogger } from "../../../shared/logging/memory_logger.ts";
+import { ManualClock } from "./manual_clock.ts";
+import { Balancer } from "../../../router/balancer/balancer.ts";
+import type { BalancerSettings } from "../../../router/balancer/balancer_types.ts";
+import { FakePlanBackends } from "./fake_plan_backends.ts";
+import { PlanClient } from "../../../router/balancer/plan_client.ts";
+import { PlanAdoption } from "../../../router/balancer/plan_adoption.ts";
+import { PlanReconciler } from "../../../router/balancer/plan_reconciler.ts";
+import { PlanStore } from "../../../router/balancer/plan_store.ts";
+import type { ModelShape } from "../../../router/balancer/rebalancer.ts";
 
 /** The internal token the fixture's backends require. */
 export const INTERNAL_TOKEN = "internal-token-0123456789";

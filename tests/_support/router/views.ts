@@ -1,8 +1,8 @@
 /**
  * @module Test helpers: backend snapshots and a seeded random source.
  */
-import type { BackendView } from "../pool/backend_view.ts";
-import { createRandom } from "../../tools/model/prng.ts";
+import type { BackendView } from "../../../router/pool/backend_view.ts";
+import { createRandom } from "../../../tools/model/prng.ts";
 
 /** A healthy backend snapshot with the given id and in-flight count. */
 export function backendView(id: string, inFlight = 0): BackendView {

@@ -4,7 +4,7 @@
  * Timers fire in due order; between timers `advance()` yields to the event loop so the
  * async work a timer starts (a health check, a fetch) runs before time moves on.
  */
-import type { Clock, TimerHandle } from "./clock.ts";
+import type { Clock, TimerHandle } from "../../../router/runtime/clock.ts";
 
 interface PendingTimer {
   id: number;
