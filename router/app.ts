@@ -16,7 +16,7 @@ import { checkContentLength, readLimitedBody } from "../shared/read_body.ts";
 import type { InputFaults } from "../shared/input_faults.ts";
 import { REQUEST_ID_HEADER, requestIdFrom } from "./http/request_id.ts";
 import type { Logger } from "../shared/logger.ts";
-import { createGuards, type RouterGuards } from "./admission/guards.ts";
+import { createGuards, type RouterGuards } from "./guards.ts";
 import {
   LOAD_API_DETAILS,
   loadApiBody,

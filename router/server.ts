@@ -23,7 +23,7 @@ import { ObserverFailures } from "./observe/observer_failures.ts";
 import { requestLogObserver } from "./observe/request_log.ts";
 import { RequestWindow } from "./observe/request_window.ts";
 import { BackendPool } from "./pool/backend_pool.ts";
-import { createGuards } from "./admission/guards.ts";
+import { createGuards } from "./guards.ts";
 import { LoopLagMonitor } from "./health/loop_lag.ts";
 import { createPolicy } from "./routing/create_policy.ts";
 import { type Clock, systemClock } from "./runtime/clock.ts";

@@ -18,7 +18,7 @@ import type { Logger } from "../../shared/logger.ts";
 import type { PoolLoad } from "../load/pool_load.ts";
 import type { Clock } from "../runtime/clock.ts";
 import { addBackendBuckets, type BackendBucket, roundContribution } from "./backend_bucket.ts";
-import { bucketStart, checkBucketGrid, oldestKept } from "../traffic/bucket_grid.ts";
+import { bucketStart, checkBucketGrid, oldestKept } from "../state/bucket_grid.ts";
 
 /** Key prefix of the backend buckets. */
 export const BACKEND_PREFIX = ["series", "backend"] as const;

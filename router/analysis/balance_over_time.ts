@@ -8,7 +8,7 @@
  * `null` rather than the degenerate "perfectly balanced" values of an all-zero vector.
  */
 import { coefficientOfVariation } from "../../shared/balancedness.ts";
-import { topShare } from "./load_stats.ts";
+import { topShare } from "../load/load_stats.ts";
 
 /** Expert skew of one expert-load vector. */
 export interface BalanceStats {

@@ -8,7 +8,7 @@
  * A type's overall concentration is the mean over the layers where it selected anything.
  */
 import type { AffinityCounts } from "../traffic/traffic_store.ts";
-import { concentration, shares } from "./load_stats.ts";
+import { concentration, shares } from "../load/load_stats.ts";
 
 /** One request type's expert distribution in one layer. */
 export interface LayerCorrelation {

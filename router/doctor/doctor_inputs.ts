@@ -3,7 +3,7 @@
  * catalog (experts per layer), the pool load (utilisation, expert load, token rate) and
  * the recent-request window (latency variation, token rate through this router).
  */
-import { topShare } from "../analysis/load_stats.ts";
+import { topShare } from "../load/load_stats.ts";
 import type { PoolLoad } from "../load/pool_load.ts";
 import type { DoctorInputs } from "./doctor.ts";
 import type { LoadWindowMeans } from "./utilisation_window.ts";

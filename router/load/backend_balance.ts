@@ -15,7 +15,7 @@
  * backend hosting nothing of a layer counts with 0 there. Pure.
  */
 import { balancedness, coefficientOfVariation } from "../../shared/balancedness.ts";
-import { topShare } from "../analysis/load_stats.ts";
+import { topShare } from "./load_stats.ts";
 
 /** A backend's routed-expert work, as the load aggregate knows it. */
 export interface BackendWork {

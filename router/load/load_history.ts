@@ -14,7 +14,7 @@
  */
 import { withKvRetry } from "../state/kv_retry.ts";
 import type { PoolLoad } from "./pool_load.ts";
-import { bucketStart } from "../traffic/bucket_grid.ts";
+import { bucketStart } from "../state/bucket_grid.ts";
 
 /** Options of {@linkcode LoadHistory}. */
 export interface LoadHistoryOptions {

@@ -30,7 +30,7 @@ import {
   type VolumeValue,
 } from "./bucket_traffic.ts";
 import type { SeriesKey } from "./series_key.ts";
-import { bucketStart, checkBucketGrid, oldestKept } from "./bucket_grid.ts";
+import { bucketStart, checkBucketGrid, oldestKept } from "../state/bucket_grid.ts";
 
 /** Options of {@linkcode TrafficStore}. */
 export interface TrafficStoreOptions {

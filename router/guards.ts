@@ -3,13 +3,13 @@
  * (admission, forwarding) and `/metrics`: admission bounds, body-reader slots, the retry budget and the
  * retry counts.
  */
-import type { Config } from "../../shared/config.ts";
-import type { Logger } from "../../shared/logger.ts";
-import type { RetryCause } from "../forward/forward_infer.ts";
-import { RetryBudget } from "../forward/retry_budget.ts";
-import type { Clock } from "../runtime/clock.ts";
-import { Admission } from "./admission.ts";
-import { BodyReaders } from "./body_readers.ts";
+import type { Config } from "../shared/config.ts";
+import type { Logger } from "../shared/logger.ts";
+import type { RetryCause } from "./forward/forward_infer.ts";
+import { RetryBudget } from "./forward/retry_budget.ts";
+import type { Clock } from "./runtime/clock.ts";
+import { Admission } from "./admission/admission.ts";
+import { BodyReaders } from "./admission/body_readers.ts";
 
 /** Admission, the retry budget and retry counts. */
 export interface RouterGuards {
