@@ -1,9 +1,10 @@
 /**
- * @module The router's HTTP surface: KServe Open Inference Protocol v2 in front of the
- * backend pool. Requests are checked here for what routing needs — the same structural
- * checks backends run, never the tensor values (no per-element work) — then forwarded
- * byte for byte (see `forward/forward_infer.ts`); the backend checks the values once and
- * its 400 passes through.
+ * @module The router's request path over HTTP: KServe Open Inference Protocol v2 in front
+ * of the backend pool. Requests are checked here for what routing needs — the same
+ * structural checks backends run, never the tensor values (no per-element work) — then
+ * forwarded byte for byte (see `forward/forward_infer.ts`); the backend checks the values
+ * once and its 400 passes through. The wiring (`server.ts`) mounts the load API,
+ * `/metrics` and the operator routes on this app.
  */
 import { type Context, Hono } from "hono";
 import type { Config } from "../shared/config.ts";
@@ -17,15 +18,7 @@ import type { InputFaults } from "../shared/input_faults.ts";
 import { REQUEST_ID_HEADER, requestIdFrom } from "./http/request_id.ts";
 import type { Logger } from "../shared/logger.ts";
 import { createGuards, type RouterGuards } from "./guards.ts";
-import {
-  LOAD_API_DETAILS,
-  loadApiBody,
-  type LoadApiDetail,
-  type LoadSource,
-} from "./load/load_api.ts";
 import type { InferenceObserver } from "./observe/inference_event.ts";
-import type { MetricsEndpoint } from "./metrics/router_metrics.ts";
-import type { StateReadiness } from "./startup/state_kv.ts";
 import { type InferVariables, observeInference } from "./observe/observe_inference.ts";
 import type { BackendPool } from "./pool/backend_pool.ts";
 import type { CatalogEntry } from "./pool/model_catalog.ts";
@@ -43,12 +36,8 @@ export interface AppDeps {
   logger: Logger;
   fetch: FetchLike;
   clock: Clock;
-  /** The pool's load from backend reports (`GET /api/load`). */
-  load: LoadSource;
   /** Told about every finished `POST /v2/models/:model/infer` (request log, metrics). */
   observers?: readonly InferenceObserver[];
-  /** Serves `GET /metrics` (Prometheus text) when present; see docs/METRICS.md. */
-  metrics?: MetricsEndpoint;
   /** Counts clients that disconnect mid-body and bodies past `limits.body_timeout`. */
   inputFaults?: InputFaults;
   /** Admission and retry budget; default built from `config` (metrics read the same). */
@@ -57,6 +46,14 @@ export interface AppDeps {
   onObserverError?: (kind: string, error: unknown) => void;
   /** Whether the state KV can be read (readiness); absent: not part of readiness. */
   state?: () => Promise<StateReadiness>;
+}
+
+/** The state KV's part of readiness (the wiring checks the KV). */
+export interface StateReadiness {
+  ok: boolean;
+  kv: string;
+  /** Why not, when not ok. */
+  error?: string;
 }
 
 /** Hono environment of the router app. */
@@ -143,29 +140,6 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
       },
     }, ready ? 200 : 503);
   });
-
-  // Read-only and public for now: rates and balancedness, no request data or secrets.
-  app.get("/api/load", (c) => {
-    const detail = c.req.query("detail");
-    if (detail !== undefined && !LOAD_API_DETAILS.includes(detail as LoadApiDetail)) {
-      throw new ApiError(
-        "bad_request",
-        `Cannot serve load: detail must be one of ${
-          LOAD_API_DETAILS.map((d) => `"${d}"`).join(", ")
-        }, got "${detail}"`,
-      );
-    }
-    return c.json(loadApiBody(deps.load.snapshot(), deps.load, detail as LoadApiDetail));
-  });
-
-  // Read-only, no secrets; still meant for the monitoring network, not the internet.
-  const metrics = deps.metrics;
-  if (metrics !== undefined) {
-    app.get(
-      "/metrics",
-      async (c) => c.body(await metrics.render(), 200, { "content-type": metrics.contentType }),
-    );
-  }
 
   // Model metadata and readiness, unversioned or for one version the pool serves.
   for (const prefix of ["/v2/models/:model", "/v2/models/:model/versions/:version"]) {

@@ -131,7 +131,7 @@ Deno.test("an unexpected error becomes a generic 500, logged with its request id
       throw new Error("policy bug with internal detail");
     },
   };
-  const app = createApp({ ...h, policy: broken, fetch: h.network.fetch, load: h.collector });
+  const app = createApp({ ...h, policy: broken, fetch: h.network.fetch });
   const res = await app.request("/v2/models/tiny/infer", {
     method: "POST",
     body: tinyRequest().body,

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createApp } from "./app.ts";
+import { loadRoutes } from "./load/load_routes.ts";
 import { createPolicy } from "./routing/create_policy.ts";
 import { createHarness } from "../tests/_support/router/harness.ts";
 import { fakeLoadReport } from "../tests/_support/router/load_reports.ts";
@@ -24,12 +25,11 @@ Deno.test("GET /api/load serves per-backend rates, per-layer expert load and bal
   await h.clock.advance(1000);
   await h.collector.pollNow();
   await h.clock.advance(250);
-  const app = createApp({
-    ...h,
-    fetch: h.network.fetch,
-    policy: createPolicy("p2c"),
-    load: { snapshot: () => h.collector.snapshot(), ewma: () => [1.23456, 0, 0, 0] },
-  });
+  const app = createApp({ ...h, fetch: h.network.fetch, policy: createPolicy("p2c") })
+    .route(
+      "/",
+      loadRoutes({ snapshot: () => h.collector.snapshot(), ewma: () => [1.23456, 0, 0, 0] }),
+    );
 
   const response = await app.request("/api/load");
   assert.equal(response.status, 200);

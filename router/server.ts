@@ -18,6 +18,8 @@ import { LoadTimeline } from "./dashboard/load_timeline.ts";
 import { UtilisationWindow } from "./doctor/utilisation_window.ts";
 import { LoadCollector } from "./load/load_collector.ts";
 import { RouterMetrics } from "./metrics/router_metrics.ts";
+import { metricsRoutes } from "./metrics/metrics_routes.ts";
+import { loadRoutes } from "./load/load_routes.ts";
 import type { InferenceObserver } from "./observe/inference_event.ts";
 import { ObserverFailures } from "./observe/observer_failures.ts";
 import { requestLogObserver } from "./observe/request_log.ts";
@@ -281,14 +283,21 @@ export async function buildRouter(
     logger,
     fetch: hop.fetch,
     clock,
-    load: { snapshot: loadNow, ewma: (model, layer) => series.history?.ewma(model, layer) },
     observers,
-    metrics,
     inputFaults,
     guards,
     onObserverError: (kind, error) => observerFailures.record(kind, error),
     state: () => stateHealth.check(),
   });
+  // The load API and `/metrics`, ahead of the fleet's guards and the operator routes.
+  app.route(
+    "/",
+    loadRoutes({
+      snapshot: loadNow,
+      ewma: (model, layer) => series.history?.ewma(model, layer),
+    }),
+  );
+  app.route("/", metricsRoutes(metrics));
   // Before the operator routes: followers answer the leader's views and refuse switches.
   fleet.register(app);
   balancing = state && wireBalancing(app, config, {

@@ -36,7 +36,6 @@ async function observed(
     logger: h.logger,
     fetch,
     clock: h.clock,
-    load: h.collector,
     observers,
     ...(options.onObserverError ? { onObserverError: options.onObserverError } : {}),
   });

@@ -13,6 +13,7 @@
 import { dirname } from "node:path";
 import { type Config, ConfigError } from "../../shared/config.ts";
 import type { Logger } from "../../shared/logger.ts";
+import type { StateReadiness } from "../app.ts";
 import type { Clock } from "../runtime/clock.ts";
 
 /** The KV store, and whether the router owns (closes) it. */
@@ -77,14 +78,6 @@ export async function openStateKv(
     });
     return { state: undefined, problem };
   }
-}
-
-/** The state KV's part of readiness. */
-export interface StateReadiness {
-  ok: boolean;
-  kv: string;
-  /** Why not, when not ok. */
-  error?: string;
 }
 
 /**

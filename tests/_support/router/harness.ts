@@ -4,6 +4,7 @@
 import { type Config, resolveConfig } from "../../../shared/config.ts";
 import { type AppDeps, createApp, type RouterEnv } from "../../../router/app.ts";
 import { LoadCollector } from "../../../router/load/load_collector.ts";
+import { loadRoutes } from "../../../router/load/load_routes.ts";
 import { MemoryLogger } from "../../../shared/logging/memory_logger.ts";
 import { BackendPool } from "../../../router/pool/backend_pool.ts";
 import { createPolicy } from "../../../router/routing/create_policy.ts";
@@ -87,9 +88,9 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     pool,
     policy,
     ...deps,
-    load: collector,
     ...(options.state ? { state: options.state } : {}),
   });
+  app.route("/", loadRoutes(collector));
   if (!options.noStart) await pool.start();
   if (!options.noStart && (options.discover ?? true)) await pool.discoverModel("tiny");
   return {
