@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { AlertManager } from "../router/alerts/alert_manager.ts";
+import { AlertManager } from "../router/operate/alerts/alert_manager.ts";
 import { MemoryLogger } from "../shared/logging/memory_logger.ts";
 import { ManualClock } from "./_support/router/manual_clock.ts";
 import { oneSecondSample, poolLoadOf } from "./_support/router/pool_loads.ts";

@@ -7,11 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { BackendSeries } from "../router/analysis/backend_series.ts";
-import { efficiency } from "../router/analysis/efficiency.ts";
+import { BackendSeries } from "../router/operate/analysis/backend_series.ts";
+import { efficiency } from "../router/operate/analysis/efficiency.ts";
 import { MemoryLogger } from "../shared/logging/memory_logger.ts";
 import { systemClock } from "../router/runtime/clock.ts";
-import { TrafficStore } from "../router/traffic/traffic_store.ts";
+import { TrafficStore } from "../router/control/traffic/traffic_store.ts";
 import { createRandom } from "../tools/model/prng.ts";
 import { demoTokens, loadDemoTraffic } from "../tools/model/traffic.ts";
 import { startPool } from "../tools/pool/processes.ts";

@@ -8,8 +8,8 @@
 import assert from "node:assert/strict";
 import { createJsonLogger } from "../shared/logger.ts";
 import { resolveConfig } from "../shared/config.ts";
-import { dnsSource } from "../router/discovery/dns_source.ts";
-import { startRouter } from "../router/server.ts";
+import { dnsSource } from "../router/control/discovery/dns_source.ts";
+import { startRouter } from "../router/wire/server.ts";
 import { FakeBackend } from "./_support/router/fake_backend.ts";
 import { freePort } from "../tools/pool/processes.ts";
 

@@ -53,7 +53,10 @@ Deno.test("router/main.ts reaches neither onnxruntime nor gpu-backend/", async (
   assert.deepEqual(broken, [], "every module in the router graph resolves");
   const specifiers = reachable(graph);
   // The graph is real, not empty: it holds the router, shared/ and hono.
-  assert.ok(specifiers.some((s) => s.endsWith("/router/app.ts")), "router/app.ts in graph");
+  assert.ok(
+    specifiers.some((s) => s.endsWith("/router/serve/app.ts")),
+    "router/serve/app.ts in graph",
+  );
   assert.ok(specifiers.some((s) => s.endsWith("/shared/config.ts")), "shared/config.ts in graph");
   assert.ok(specifiers.some((s) => s.startsWith("npm:") && s.includes("hono@")), "hono in graph");
   assert.deepEqual(forbidden(graph), []);
@@ -63,7 +66,7 @@ Deno.test("router/edge.ts (Deno Deploy) reaches neither onnxruntime, gpu-backend
   const graph = await moduleGraph("router/edge.ts");
   assert.deepEqual(graph.modules.filter((module) => module.error !== undefined), []);
   const specifiers = reachable(graph);
-  assert.ok(specifiers.some((s) => s.endsWith("/router/dashboard/assets_bundle.ts")));
+  assert.ok(specifiers.some((s) => s.endsWith("/router/operate/dashboard/assets_bundle.ts")));
   assert.deepEqual(forbidden(graph), []);
   assert.deepEqual(specifiers.filter((s) => s.includes("/tools/") || s.includes("/tests/")), []);
 });
@@ -71,7 +74,7 @@ Deno.test("router/edge.ts (Deno Deploy) reaches neither onnxruntime, gpu-backend
 Deno.test("the import check catches onnxruntime directly, via npm dependencies, and gpu-backend/", () => {
   const graph: ModuleGraph = {
     modules: [
-      { specifier: new URL("router/app.ts", ROOT).href },
+      { specifier: new URL("router/serve/app.ts", ROOT).href },
       { specifier: new URL("gpu-backend/server/app.ts", ROOT).href },
       { specifier: "npm:/onnxruntime-node@1.30.0", npmPackage: "onnxruntime-node@1.30.0" },
       { specifier: "npm:/some-wrapper@1.0.0", npmPackage: "some-wrapper@1.0.0" },

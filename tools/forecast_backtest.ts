@@ -16,13 +16,13 @@
  * included).
  */
 import { loadConfig } from "../shared/config_file.ts";
-import { EventStore } from "../router/events/event_store.ts";
-import { eventMultiplier, type ScheduledEvent } from "../router/events/scheduled_event.ts";
-import { accuracy, backtest, type ModelBacktest } from "../router/forecast/backtest.ts";
-import { FORECASTERS } from "../router/forecast/forecasters.ts";
+import { EventStore } from "../router/control/events/event_store.ts";
+import { eventMultiplier, type ScheduledEvent } from "../router/control/events/scheduled_event.ts";
+import { accuracy, backtest, type ModelBacktest } from "../router/control/forecast/backtest.ts";
+import { FORECASTERS } from "../router/control/forecast/forecasters.ts";
 import { syntheticTrace } from "./traffic/synthetic_trace.ts";
-import { formatSeriesKey, parseSeriesKey } from "../router/traffic/series_key.ts";
-import { TrafficStore } from "../router/traffic/traffic_store.ts";
+import { formatSeriesKey, parseSeriesKey } from "../router/control/traffic/series_key.ts";
+import { TrafficStore } from "../router/control/traffic/traffic_store.ts";
 import { parseCli } from "./cli/cli_args.ts";
 
 const HORIZONS = [10, 30, 60];

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { MemoryLogger } from "../../shared/logging/memory_logger.ts";
-import { aggregatePoolLoad, type BackendLoadSample } from "../../router/load/pool_load.ts";
-import { reportRates } from "../../router/load/load_rates.ts";
+import { aggregatePoolLoad, type BackendLoadSample } from "../../router/control/load/pool_load.ts";
+import { reportRates } from "../../router/control/load/load_rates.ts";
 import { fakeLoadReport } from "../../tests/_support/router/load_reports.ts";
 import { NvidiaSmiSampler } from "./nvidia_smi.ts";
 import { ownGpu } from "./own_gpu.ts";

@@ -9,9 +9,9 @@
  * router answers `/api/plan` and `/api/alerts` alike. Shared by the integration test and
  * `deno task bench:fleet`.
  */
-import { PlanStore } from "../../router/balancer/plan_store.ts";
-import { KvLeaseStore, type TermRecord } from "../../router/leader/lease_store.ts";
-import { TrafficStore } from "../../router/traffic/traffic_store.ts";
+import { PlanStore } from "../../router/control/balancer/plan_store.ts";
+import { KvLeaseStore, type TermRecord } from "../../router/control/leader/lease_store.ts";
+import { TrafficStore } from "../../router/control/traffic/traffic_store.ts";
 import { encodeInferRequest } from "../../shared/infer_request_codec.ts";
 import { createRandom } from "../model/prng.ts";
 import { demoTokens, loadDemoTraffic } from "../model/traffic.ts";

@@ -149,7 +149,7 @@ async function main(): Promise<void> {
     "",
     "How it works: every load round (1 s) the leader compares each backend's reported plan",
     "(`plan.active` in its load report) with the current plan and stages + activates it on a",
-    "backend that differs (`router/balancer/plan_reconciler.ts`). The wait is at most one round",
+    "backend that differs (`router/control/balancer/plan_reconciler.ts`). The wait is at most one round",
     "for the report, plus staging (loading that backend's experts) and activation.",
     "",
   ].join("\n");

@@ -5,14 +5,14 @@
 import type { PlacementPlan } from "../../../shared/placement_plan.ts";
 import { MemoryLogger } from "../../../shared/logging/memory_logger.ts";
 import { ManualClock } from "./manual_clock.ts";
-import { Balancer } from "../../../router/balancer/balancer.ts";
-import type { BalancerSettings } from "../../../router/balancer/balancer_types.ts";
+import { Balancer } from "../../../router/control/balancer/balancer.ts";
+import type { BalancerSettings } from "../../../router/control/balancer/balancer_types.ts";
 import { FakePlanBackends } from "./fake_plan_backends.ts";
-import { PlanClient } from "../../../router/balancer/plan_client.ts";
-import { PlanAdoption } from "../../../router/balancer/plan_adoption.ts";
-import { PlanReconciler } from "../../../router/balancer/plan_reconciler.ts";
-import { PlanStore } from "../../../router/balancer/plan_store.ts";
-import type { ModelShape } from "../../../router/balancer/rebalancer.ts";
+import { PlanClient } from "../../../router/control/balancer/plan_client.ts";
+import { PlanAdoption } from "../../../router/control/balancer/plan_adoption.ts";
+import { PlanReconciler } from "../../../router/control/balancer/plan_reconciler.ts";
+import { PlanStore } from "../../../router/control/balancer/plan_store.ts";
+import type { ModelShape } from "../../../router/control/balancer/rebalancer.ts";
 
 /** The internal token the fixture's backends require. */
 export const INTERNAL_TOKEN = "internal-token-0123456789";

@@ -2,12 +2,12 @@
  * @module A router app wired to fake backends, a manual clock and a memory logger.
  */
 import { type Config, resolveConfig } from "../../../shared/config.ts";
-import { type AppDeps, createApp, type RouterEnv } from "../../../router/app.ts";
-import { LoadCollector } from "../../../router/load/load_collector.ts";
-import { loadRoutes } from "../../../router/load/load_routes.ts";
+import { type AppDeps, createApp, type RouterEnv } from "../../../router/serve/app.ts";
+import { LoadCollector } from "../../../router/control/load/load_collector.ts";
+import { loadRoutes } from "../../../router/control/load/load_routes.ts";
 import { MemoryLogger } from "../../../shared/logging/memory_logger.ts";
-import { BackendPool } from "../../../router/pool/backend_pool.ts";
-import { createPolicy } from "../../../router/routing/create_policy.ts";
+import { BackendPool } from "../../../router/serve/pool/backend_pool.ts";
+import { createPolicy } from "../../../router/serve/entry/create_policy.ts";
 import { ManualClock } from "./manual_clock.ts";
 import { FakeBackend, FakeNetwork } from "./fake_backend.ts";
 import { seededRandom } from "./views.ts";

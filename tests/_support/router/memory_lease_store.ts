@@ -3,8 +3,8 @@
  * semantics as the KV store (the contract test runs both), plus a switch that makes
  * every call fail, to play a router cut off from the shared state.
  */
-import type { Lease } from "../../../router/leader/lease.ts";
-import type { LeaseRead, LeaseStore } from "../../../router/leader/lease_store.ts";
+import type { Lease } from "../../../router/control/leader/lease.ts";
+import type { LeaseRead, LeaseStore } from "../../../router/control/leader/lease_store.ts";
 
 /** Shared record of several {@linkcode MemoryLeaseStore} views (one per router). */
 export class MemoryLease {

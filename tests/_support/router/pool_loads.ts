@@ -2,13 +2,13 @@
  * @module Test helper: crafted pool loads of model "tiny" — one-second samples whose
  * routed experts ran given token counts (0.1 ms per token, as `fakeLoadReport` books).
  */
-import { reportRates } from "../../../router/load/load_rates.ts";
+import { reportRates } from "../../../router/control/load/load_rates.ts";
 import {
   aggregatePoolLoad,
   type BackendLoad,
   type BackendLoadSample,
   type PoolLoad,
-} from "../../../router/load/pool_load.ts";
+} from "../../../router/control/load/pool_load.ts";
 import { fakeLoadReport } from "./load_reports.ts";
 
 /** Router time of the samples' second report. */

@@ -5,7 +5,7 @@
  */
 import type { PlanBackend } from "../../../shared/placement_plan.ts";
 import { type BalancerFixture, balancerFixture } from "./balancer_fixture.ts";
-import type { CapacitySignals } from "../../../router/prewarm/capacity.ts";
+import type { CapacitySignals } from "../../../router/control/prewarm/capacity.ts";
 import type {
   ExpertAffinity,
   PrewarmDeps,
@@ -16,7 +16,7 @@ import type {
   ScalingRecommendation,
   VolumeForecast,
   WarmResult,
-} from "../../../router/prewarm/prewarm_types.ts";
+} from "../../../router/control/prewarm/prewarm_types.ts";
 
 /** What a test sets and reads. */
 export interface PrewarmFixture {

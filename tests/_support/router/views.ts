@@ -1,7 +1,7 @@
 /**
  * @module Test helpers: backend snapshots and a seeded random source.
  */
-import type { BackendView } from "../../../router/pool/backend_view.ts";
+import type { BackendView } from "../../../router/serve/pool/backend_view.ts";
 import { createRandom } from "../../../tools/model/prng.ts";
 
 /** A healthy backend snapshot with the given id and in-flight count. */
