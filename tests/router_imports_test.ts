@@ -1,9 +1,29 @@
 /**
- * The router must run on an edge runtime without native addons: its module graph
- * (from `deno info --json router/main.ts`) may not reach onnxruntime or gpu-backend/,
- * not even through an npm package's dependencies.
+ * The house rules, checked from the module graph (`deno info --json`):
+ *
+ * 1. The router must run on an edge runtime without native addons: its graph (from
+ *    `router/main.ts` and `router/edge.ts`) may not reach onnxruntime or gpu-backend/, not
+ *    even through an npm package's dependencies.
+ * 2. Who may import whom, over every production file (router/, gpu-backend/ and shared/,
+ *    `*_test.ts` aside): router/'s folders stand in layers — runtime/, serve/, control/,
+ *    operate/, wire/, then the entry points `main.ts` and `edge.ts` — and a file imports its
+ *    own layer or lower ones only (serve/ never imports control/ or operate/; control/
+ *    never imports operate/); no production file imports tools/, tests/ or test support;
+ *    router/ and gpu-backend/ never import each other; folders import each other in no loop.
+ *
+ * Each failure names every offending import, file → file.
  */
 import assert from "node:assert/strict";
+import {
+  backwardImports,
+  crossImports,
+  folderLoops,
+  folderOf,
+  type Import,
+  layerViolations,
+  listed,
+  productionImports,
+} from "./_support/import_rules.ts";
 
 const ROOT = new URL("../", import.meta.url);
 const GPU_BACKEND = new URL("gpu-backend/", ROOT).href;
@@ -102,4 +122,91 @@ Deno.test({
     const graph = await moduleGraph("gpu-backend/main.ts");
     assert.ok(forbidden(graph).length > 0);
   },
+});
+
+/** router/'s layers, lowest first; `entry` is `router/main.ts` and `router/edge.ts`. */
+const ROUTER_LAYERS = ["runtime", "serve", "control", "operate", "wire", "entry"] as const;
+
+/**
+ * Folder imports that close gpu-backend/'s loops today, left for its own regrouping
+ * (issue 27). The list may only shrink: an edge that no longer exists fails the test.
+ */
+const KNOWN_FOLDER_LOOPS = [
+  "gpu-backend/metrics → gpu-backend/server",
+  "gpu-backend/moe → gpu-backend/advice",
+  "gpu-backend/moe → gpu-backend/layer",
+  "gpu-backend/residency → gpu-backend/placement",
+  "gpu-backend/residency → gpu-backend/server",
+];
+
+const imports = await productionImports();
+
+Deno.test("router/ layers: runtime/ ← serve/ ← control/ ← operate/ ← wire/ ← main.ts, edge.ts", () => {
+  const wrong = layerViolations(imports, ROUTER_LAYERS);
+  assert.deepEqual(
+    wrong,
+    [],
+    `imports against router/'s layers (${ROUTER_LAYERS.join(" ← ")}):${listed(wrong)}`,
+  );
+});
+
+Deno.test("no production file imports tools/, tests/ or test support", () => {
+  const wrong = backwardImports(imports);
+  assert.deepEqual(wrong, [], `production imports of tools/, tests/ or fixtures:${listed(wrong)}`);
+});
+
+Deno.test("router/ and gpu-backend/ never import each other", () => {
+  const wrong = crossImports(imports);
+  assert.deepEqual(wrong, [], `imports between router/ and gpu-backend/:${listed(wrong)}`);
+});
+
+Deno.test("production folders import each other in no loop (gpu-backend's known loops aside)", () => {
+  const loops = folderLoops(imports, KNOWN_FOLDER_LOOPS);
+  assert.deepEqual(
+    loops,
+    [],
+    loops.map((loop, i) => `folder loop ${i + 1}:${listed(loop)}`).join("\n"),
+  );
+  const present = new Set(imports.map(({ from, to }) => `${folderOf(from)} → ${folderOf(to)}`));
+  const gone = KNOWN_FOLDER_LOOPS.filter((edge) => !present.has(edge));
+  assert.deepEqual(
+    gone,
+    [],
+    "these known loop edges are gone: remove them from KNOWN_FOLDER_LOOPS",
+  );
+});
+
+Deno.test("the import rules name each offending import", () => {
+  const sample: Import[] = [
+    { from: "router/serve/app.ts", to: "router/control/load/load_api.ts" },
+    { from: "router/control/load/a.ts", to: "router/operate/metrics/b.ts" },
+    { from: "router/control/load/a.ts", to: "router/serve/pool/c.ts" },
+    { from: "router/wire/server.ts", to: "router/serve/app.ts" },
+    { from: "router/main.ts", to: "router/wire/server.ts" },
+    { from: "router/extra/x.ts", to: "router/runtime/clock.ts" },
+    { from: "router/runtime/clock.ts", to: "shared/errors.ts" },
+    { from: "router/control/forecast/t.ts", to: "tools/model/prng.ts" },
+    { from: "gpu-backend/layer/l.ts", to: "tests/_support/x.ts" },
+    { from: "router/serve/a.ts", to: "router/serve/testing/fake.ts" },
+    { from: "router/control/b.ts", to: "router/control/load/_load_fixture.ts" },
+    { from: "gpu-backend/moe/m.ts", to: "router/serve/app.ts" },
+    { from: "router/control/traffic/r.ts", to: "router/control/load/p.ts" },
+    { from: "router/control/load/h.ts", to: "router/control/traffic/g.ts" },
+    { from: "gpu-backend/moe/e.ts", to: "gpu-backend/layer/f.ts" },
+    { from: "gpu-backend/layer/f.ts", to: "gpu-backend/moe/r.ts" },
+  ];
+  assert.deepEqual(layerViolations(sample, ROUTER_LAYERS), [sample[0], sample[1], sample[5]]);
+  assert.deepEqual(backwardImports(sample), [sample[7], sample[8], sample[9], sample[10]]);
+  assert.deepEqual(crossImports(sample), [sample[11]]);
+  assert.deepEqual(folderLoops(sample), [
+    [sample[12], sample[13]],
+    [sample[14], sample[15]],
+  ]);
+  assert.deepEqual(folderLoops(sample, ["gpu-backend/moe → gpu-backend/layer"]), [
+    [sample[12], sample[13]],
+  ]);
+  assert.match(
+    listed([sample[0]!]),
+    /router\/serve\/app\.ts → router\/control\/load\/load_api\.ts/,
+  );
 });
