@@ -5,11 +5,12 @@
  *    `router/main.ts` and `router/edge.ts`) may not reach onnxruntime or gpu-backend/, not
  *    even through an npm package's dependencies.
  * 2. Who may import whom, over every production file (router/, gpu-backend/ and shared/,
- *    `*_test.ts` aside): router/'s folders stand in layers — runtime/, serve/, control/,
- *    operate/, wire/, then the entry points `main.ts` and `edge.ts` — and a file imports its
- *    own layer or lower ones only (serve/ never imports control/ or operate/; control/
- *    never imports operate/); no production file imports tools/, tests/ or test support;
- *    router/ and gpu-backend/ never import each other; folders import each other in no loop.
+ *    `*_test.ts` aside) and tools/: router/'s folders stand in layers — runtime/, serve/,
+ *    control/, operate/, wire/, then the entry points `main.ts` and `edge.ts` — and a file
+ *    imports its own layer or lower ones only (serve/ never imports control/ or operate/;
+ *    control/ never imports operate/); no production file imports tools/, tests/ or test
+ *    support, and tools/ never imports tests/; shared/ imports only shared/; router/ and
+ *    gpu-backend/ never import each other; production folders import each other in no loop.
  *
  * Each failure names every offending import, file → file.
  */
@@ -22,7 +23,8 @@ import {
   type Import,
   layerViolations,
   listed,
-  productionImports,
+  sharedViolations,
+  sourceImports,
 } from "./_support/import_rules.ts";
 
 const ROOT = new URL("../", import.meta.url);
@@ -139,7 +141,7 @@ const KNOWN_FOLDER_LOOPS = [
   "gpu-backend/residency → gpu-backend/server",
 ];
 
-const imports = await productionImports();
+const imports = await sourceImports();
 
 Deno.test("router/ layers: runtime/ ← serve/ ← control/ ← operate/ ← wire/ ← main.ts, edge.ts", () => {
   const wrong = layerViolations(imports, ROUTER_LAYERS);
@@ -150,9 +152,14 @@ Deno.test("router/ layers: runtime/ ← serve/ ← control/ ← operate/ ← wir
   );
 });
 
-Deno.test("no production file imports tools/, tests/ or test support", () => {
+Deno.test("no production file imports tools/, tests/ or test support; tools/ never tests/", () => {
   const wrong = backwardImports(imports);
-  assert.deepEqual(wrong, [], `production imports of tools/, tests/ or fixtures:${listed(wrong)}`);
+  assert.deepEqual(wrong, [], `imports of tools/, tests/ or fixtures:${listed(wrong)}`);
+});
+
+Deno.test("shared/ imports only shared/", () => {
+  const wrong = sharedViolations(imports);
+  assert.deepEqual(wrong, [], `shared/ imports outside shared/:${listed(wrong)}`);
 });
 
 Deno.test("router/ and gpu-backend/ never import each other", () => {
@@ -194,9 +201,19 @@ Deno.test("the import rules name each offending import", () => {
     { from: "router/control/load/h.ts", to: "router/control/traffic/g.ts" },
     { from: "gpu-backend/moe/e.ts", to: "gpu-backend/layer/f.ts" },
     { from: "gpu-backend/layer/f.ts", to: "gpu-backend/moe/r.ts" },
+    { from: "tools/bench/dashboard.ts", to: "tests/_support/browser.ts" },
+    { from: "tools/plan.ts", to: "router/control/balancer/mod.ts" },
+    { from: "shared/config.ts", to: "router/serve/app.ts" },
   ];
   assert.deepEqual(layerViolations(sample, ROUTER_LAYERS), [sample[0], sample[1], sample[5]]);
-  assert.deepEqual(backwardImports(sample), [sample[7], sample[8], sample[9], sample[10]]);
+  assert.deepEqual(backwardImports(sample), [
+    sample[7],
+    sample[8],
+    sample[9],
+    sample[10],
+    sample[16],
+  ]);
+  assert.deepEqual(sharedViolations(sample), [sample[18]]);
   assert.deepEqual(crossImports(sample), [sample[11]]);
   assert.deepEqual(folderLoops(sample), [
     [sample[12], sample[13]],

@@ -1,7 +1,8 @@
 /**
- * @module The import graph of the production code (router/, gpu-backend/, shared/;
- * `*_test.ts` aside) from `deno info --json`, and the house rules over it: each rule
- * returns the offending imports, file → file. `tests/router_imports_test.ts` applies them.
+ * @module The import graph of the production code (router/, gpu-backend/, shared/) and of
+ * tools/, `*_test.ts` aside, from `deno info --json`, and the house rules over it: each
+ * rule returns the offending imports, file → file. `tests/router_imports_test.ts` applies
+ * them.
  */
 import assert from "node:assert/strict";
 
@@ -14,23 +15,30 @@ export interface Import {
 }
 
 const PRODUCTION = ["router", "gpu-backend", "shared"];
+/** Where the rules look: production and the tools (never tests/). */
+const SOURCES = [...PRODUCTION, "tools"];
 
-function isProduction(path: string): boolean {
+/** A file of router/, gpu-backend/ or shared/ that is not a test. */
+export function isProduction(path: string): boolean {
   return PRODUCTION.includes(path.split("/")[0]!) && !path.endsWith("_test.ts");
 }
 
-/** Every production module of the repository (TypeScript and the dashboard's scripts). */
-async function productionFiles(dir = ""): Promise<string[]> {
+function isSource(path: string): boolean {
+  return SOURCES.includes(path.split("/")[0]!) && !path.endsWith("_test.ts");
+}
+
+/** Every module of production and tools/ (TypeScript and the dashboard's scripts), tests aside. */
+async function sourceFiles(dir = ""): Promise<string[]> {
   const found: string[] = [];
-  const names = dir === "" ? PRODUCTION : [];
+  const names = dir === "" ? [...SOURCES] : [];
   if (dir !== "") {
     for await (const entry of Deno.readDir(new URL(dir, ROOT))) names.push(entry.name);
   }
   for (const name of names) {
     const path = dir === "" ? name : `${dir}/${name}`;
     const info = await Deno.stat(new URL(path, ROOT));
-    if (info.isDirectory) found.push(...await productionFiles(path));
-    else if (/\.(ts|js)$/.test(name) && isProduction(path)) found.push(path);
+    if (info.isDirectory) found.push(...await sourceFiles(path));
+    else if (/\.(ts|js)$/.test(name) && isSource(path)) found.push(path);
   }
   return found.sort();
 }
@@ -40,9 +48,12 @@ function repoPath(specifier: string | undefined): string | undefined {
   return specifier?.startsWith(ROOT.href) ? specifier.slice(ROOT.href.length) : undefined;
 }
 
-/** Every import (static, dynamic with a literal, type-only) of every production file. */
-export async function productionImports(): Promise<Import[]> {
-  const files = await productionFiles();
+/**
+ * Every import (static, dynamic with a literal, type-only) of every file of production and
+ * tools/ but tests.
+ */
+export async function sourceImports(): Promise<Import[]> {
+  const files = await sourceFiles();
   const entry = await Deno.makeTempFile({ suffix: ".ts" });
   try {
     await Deno.writeTextFile(
@@ -65,7 +76,7 @@ export async function productionImports(): Promise<Import[]> {
     const imports = new Map<string, Import>();
     for (const module of graph.modules) {
       const from = repoPath(module.specifier);
-      if (from === undefined || !isProduction(from)) continue;
+      if (from === undefined || !isSource(from)) continue;
       for (const dependency of module.dependencies ?? []) {
         for (const target of [dependency.code?.specifier, dependency.type?.specifier]) {
           const to = repoPath(target);
@@ -98,11 +109,22 @@ export function layerViolations(imports: readonly Import[], layers: readonly str
   );
 }
 
-/** Imports from production into tools/, tests/ or test support. */
+/** Imports from production into tools/, tests/ or test support, and from tools/ into tests/. */
 export function backwardImports(imports: readonly Import[]): Import[] {
-  return imports.filter(({ to }) =>
-    /^(tools|tests)\//.test(to) || /(^|\/)testing\//.test(to) || /\/_[a-z_]*fixture\.ts$/.test(to)
+  return imports.filter(({ from, to }) =>
+    isProduction(from) ? testOrTool(to) : from.startsWith("tools/") && to.startsWith("tests/")
   );
+}
+
+/** Imports from shared/ into anything else. */
+export function sharedViolations(imports: readonly Import[]): Import[] {
+  return imports.filter(({ from, to }) => from.startsWith("shared/") && !to.startsWith("shared/"));
+}
+
+/** Whether `path` is tools/, tests/ or test support (a testing/ folder, a _*fixture.ts). */
+function testOrTool(path: string): boolean {
+  return /^(tools|tests)\//.test(path) || /(^|\/)testing\//.test(path) ||
+    /\/_[a-z_]*fixture\.ts$/.test(path);
 }
 
 /** Imports between router/ and gpu-backend/, either way. */
@@ -120,15 +142,16 @@ export function folderOf(path: string): string {
 }
 
 /**
- * Loops among folders (strongly connected sets of two or more), each as the imports
- * between its folders, with the folder edges in `allowed` ("a → b") left out.
+ * Loops among production folders (strongly connected sets of two or more), each as the
+ * imports between its folders, with the folder edges in `allowed` ("a → b") left out.
  */
 export function folderLoops(
   imports: readonly Import[],
   allowed: readonly string[] = [],
 ): Import[][] {
   const edges = imports.filter(({ from, to }) =>
-    folderOf(from) !== folderOf(to) && !allowed.includes(`${folderOf(from)} → ${folderOf(to)}`)
+    isProduction(from) && isProduction(to) && folderOf(from) !== folderOf(to) &&
+    !allowed.includes(`${folderOf(from)} → ${folderOf(to)}`)
   );
   const next = new Map<string, Set<string>>();
   for (const { from, to } of edges) {
