@@ -121,6 +121,15 @@ export const ConfigSchema = z.object({
     cuda: z.object({ device_id: z.int().min(0).default(0) }).prefault({}),
     /** ORT's host memory arena (`enableCpuMemArena`): faster allocation, memory kept. */
     memory_arena: z.boolean().default(true),
+    /**
+     * Layer path, while a layer's rows for peers are in flight: `always` runs the local
+     * experts meanwhile and adds the peers' results after (the next gate then runs on its
+     * own); `never` waits for the peers and folds their results into the one layer
+     * execution (fused gate kept); `auto` overlaps only when the executor would otherwise
+     * idle (nothing queued) — at low load, where it shortens the request; under load other
+     * requests' work fills the hop anyway and the extra gate run would cost throughput.
+     */
+    overlap_hops: z.enum(["auto", "always", "never"]).default("auto"),
     /** Rows waiting for execution before the backend answers 503. */
     max_queued_rows: z.int().positive().default(65_536),
     /**

@@ -99,6 +99,31 @@ export const ResidencyReportSchema = z.object({
   expertBytes: z.number().min(0),
 });
 
+/**
+ * The expert channel (peer hops), cumulative. Entry side: request layers whose rows
+ * crossed to peers, the rows sent, the hop wall time, the part of it requests waited
+ * with none of their own local work running (`exposedMs`: the rest hid under their local
+ * work), the part during which the executor ran any work (`coveredMs`: hidden behind
+ * computation, this request's or others'), the peers' own serving time inside it, and
+ * this side's host-thread ms packing
+ * frames and reading answers. Peer side: frames and rows served for others and the
+ * host-thread ms spent decoding and answering them. The router's planner prices a
+ * remote row from these.
+ */
+export const PeerReportSchema = z.object({
+  hops: z.number().min(0),
+  rowsSent: z.number().min(0),
+  hopMs: z.number().min(0),
+  exposedMs: z.number().min(0),
+  /** Σ hop time during which this backend's executor ran anything (its own or others' work). */
+  coveredMs: z.number().min(0),
+  peerServeMs: z.number().min(0),
+  sendCpuMs: z.number().min(0),
+  framesServed: z.number().min(0),
+  rowsServed: z.number().min(0),
+  serveCpuMs: z.number().min(0),
+});
+
 /** One backend's load report. */
 export const LoadReportSchema = z.object({
   backend: z.string(),
@@ -132,6 +157,8 @@ export const LoadReportSchema = z.object({
    */
   plan: z.object({ active: z.int().min(1).nullable(), staged: z.int().min(1).nullable() })
     .optional(),
+  /** Peer hops; optional so reports of older backends (and the per-expert path) still parse. */
+  peer: PeerReportSchema.optional(),
 });
 
 /** A backend's load report. */
@@ -142,6 +169,9 @@ export type ResourceReport = z.infer<typeof ResourceReportSchema>;
 
 /** Routed-expert residency in a load report. */
 export type ResidencyReport = z.infer<typeof ResidencyReportSchema>;
+
+/** Peer hops in a load report. */
+export type PeerReport = z.infer<typeof PeerReportSchema>;
 
 /** Host side and queues in a load report. */
 export type HostReport = z.infer<typeof HostReportSchema>;

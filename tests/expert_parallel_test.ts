@@ -16,6 +16,7 @@ import { startPool, type TestPool } from "../tools/pool/processes.ts";
 import { infer, maxAbsDiff } from "./_support/client.ts";
 import { makeTinyModel, TINY } from "./_support/tiny_model.ts";
 import { perExpertOutputs } from "./_support/per_expert.ts";
+import { parseServerTiming } from "../shared/server_timing.ts";
 
 function plan(pool: TestPool, version: number, layers: number[][]): PlacementPlan {
   return {
@@ -58,6 +59,8 @@ async function switchTo(pool: TestPool, next: PlacementPlan): Promise<void> {
 // 8 experts, 3 backends × 4 slots: each backend hosts a different subset; some replicated.
 const SPREAD = [[0, 1, 2, 3, 4, 5, 6, 7, 0, 2, 4, 6], [7, 6, 5, 4, 3, 2, 1, 0, 1, 3, 5, 7]];
 const SHIFTED = [[4, 5, 6, 7, 0, 1, 2, 3, 1, 3, 5, 7], [0, 1, 2, 3, 4, 5, 6, 7, 7, 6, 5, 4]];
+// Backend-1 hosts experts 0–3 only; 4–7 live on backends 2 and 3.
+const SPLIT = [[0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7], [0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7]];
 // Expert 7 of layer 0 only on backend-3; every other expert also on backend-1 or -2.
 const LONELY = [[0, 1, 2, 3, 4, 5, 6, 0, 7, 1, 2, 3], [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3]];
 
@@ -74,6 +77,9 @@ Deno.test("expert parallelism across 3 backends matches single-backend execution
       SWITCHYARD_EXPERT_BALANCER__STRATEGY: "off",
       SWITCHYARD_EXPERT_BALANCER__ON_UNREACHABLE: "fail",
     },
+    // Each way of handling a layer's peer rows on one backend: overlapped with the local
+    // experts, after them, or as the backend's load decides.
+    backendEnv: (i) => ({ SWITCHYARD_BACKEND__OVERLAP_HOPS: ["always", "never", "auto"][i]! }),
   });
   const random = createRandom(21);
   const requests = Array.from({ length: 24 }, (_, i) => {
@@ -125,6 +131,48 @@ Deno.test("expert parallelism across 3 backends matches single-backend execution
       assert.ok(frames > 0, "rows crossed the peer channel");
       assert.ok(items > frames, `frames carry several items (${items} items in ${frames} frames)`);
     });
+
+    await t.step(
+      "a request crossing backends in every layer answers as one that stays local, and its Server-Timing names the hops",
+      async () => {
+        await switchTo(pool, plan(pool, 5, SPLIT));
+        // Tokens whose top-k experts are all on one side of the split in every layer.
+        const pick = (high: boolean) => {
+          for (let i = 0; i < 2000; i++) {
+            const tokens = demoTokens(traffic, ["chat", "code", "math"][i % 3]!, 1, random);
+            const ids = reference.forward(tokens, 1).expertIds;
+            if ([...ids].every((e) => (e >= 4) === high)) return tokens;
+          }
+          throw new Error(`no token with every expert ${high ? ">= 4" : "< 4"} found`);
+        };
+        const headers = { authorization: `Bearer ${pool.token}` };
+        const cases = [
+          // backend-1 (overlap always) hosts 0–3: experts 4–7 are remote in every layer.
+          { backend: 0, tokens: pick(true), crossing: TINY.layers },
+          // backend-2 (overlap never) hosts 4–7: experts 0–3 are remote in every layer.
+          { backend: 1, tokens: pick(false), crossing: TINY.layers },
+          // Every expert local on backend-1.
+          { backend: 0, tokens: pick(false), crossing: 0 },
+        ];
+        for (const { backend, tokens, crossing } of cases) {
+          const res = await infer(pool.backends[backend]!.url, TINY.name, tokens, TINY.dModel, {
+            headers,
+          });
+          assert.equal(res.status, 200, JSON.stringify(res.error));
+          const output = res.decoded!.tensors.get("output")!.data;
+          const [perExpert] = await perExpertOutputs(modelDir, [{ rows: 1, tokens }]);
+          const label = `backend-${backend + 1}, ${crossing} crossing layers`;
+          assert.ok(maxAbsDiff(output, perExpert!) <= 1e-5, `${label}: vs per-expert path`);
+          const timing = parseServerTiming(res.headers.get("server-timing"));
+          const hop = timing.find((m) => m.name === "hop");
+          assert.ok(hop, `${label}: Server-Timing names the hop`);
+          if (crossing > 0) {
+            assert.match(hop.desc!, new RegExp(`^${crossing} layer\\(s\\), ${crossing} row`));
+          } else assert.equal(hop.desc, "no layer crossed backends");
+          assert.ok(timing.find((m) => m.name === "backend")!.ms > 0);
+        }
+      },
+    );
 
     await t.step("a plan switch under load loses nothing and answers correctly", async () => {
       let stop = false;

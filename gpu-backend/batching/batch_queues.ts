@@ -19,8 +19,23 @@ import { setImmediate } from "node:timers";
 import { ArrivalRate, ServiceCurve } from "./estimators.ts";
 import type { BatchPolicy, QueueView } from "./policies.ts";
 
-/** Told how many groups the execution that ran a group coalesced. */
-export type BatchObserver = (groups: number) => void;
+/**
+ * Where one group's time went between `submit` and its result: waiting while every
+ * execution place was taken (`queueMs`), waiting while a place was free — the policy
+ * letting the batch fill (`batchMs`) —, the execution's own time (`execMs`) and its wall
+ * time from dispatch to result (`runMs` ≥ `execMs`: hand-off to a Worker and back).
+ */
+export interface BatchInfo {
+  /** Groups the execution coalesced. */
+  groups: number;
+  queueMs: number;
+  batchMs: number;
+  execMs: number;
+  runMs: number;
+}
+
+/** Told, per group, how its execution went. */
+export type BatchObserver = (batch: BatchInfo) => void;
 
 /** One execution's device time and, once it finished, the results per group. */
 export interface KernelRun<R> {
@@ -91,6 +106,11 @@ interface Group<W, R> {
   work: W;
   rows: number;
   enqueuedAt: number;
+  /** The saturation clock when it was queued (see `BatchQueues.#saturation`). */
+  saturationAt: number;
+  /** Its wait split at dispatch. */
+  queueMs: number;
+  batchMs: number;
   resolve: (result: R) => void;
   reject: (error: Error) => void;
   onBatch: BatchObserver | undefined;
@@ -144,6 +164,14 @@ export class BatchQueues<W, R> {
   /** Queues holding at least one group. */
   readonly #waiting = new Set<Queue<W, R>>();
   #running = 0;
+  /** Σ time every execution place was taken, up to `#saturatedSince` (ms). */
+  #saturatedMs = 0;
+  /** Since when every place is taken; null while one is free. */
+  #saturatedSince: number | null = null;
+  /** Σ time at least one execution ran, up to `#busySince` (ms). */
+  #busyMs = 0;
+  /** Since when an execution runs; null while none does. */
+  #busySince: number | null = null;
   #plannedAt = -Infinity;
   /** Host-thread ms per execution: assembling inputs, hand-off, splitting (EWMA). */
   #hostMs = 0;
@@ -179,7 +207,17 @@ export class BatchQueues<W, R> {
     queue.arrivals.observe(now);
     queue.meanRows += 0.1 * (rows - queue.meanRows);
     return new Promise((resolve, reject) => {
-      queue.groups.push({ work, rows, enqueuedAt: now, resolve, reject, onBatch });
+      queue.groups.push({
+        work,
+        rows,
+        enqueuedAt: now,
+        saturationAt: this.#saturation(now),
+        queueMs: 0,
+        batchMs: 0,
+        resolve,
+        reject,
+        onBatch,
+      });
       this.#waiting.add(queue);
       this.#schedule();
     });
@@ -210,6 +248,17 @@ export class BatchQueues<W, R> {
   /** Measured host-thread milliseconds per execution. */
   hostMsPerExecution(): number {
     return this.#hostMs;
+  }
+
+  /** The busy clock: Σ ms during which at least one execution ran, up to now. */
+  busyClock(): number {
+    const now = this.#now();
+    return this.#busyMs + (this.#busySince === null ? 0 : now - this.#busySince);
+  }
+
+  /** Whether nothing waits and an execution place is free (new work would start at once). */
+  idle(): boolean {
+    return this.#waiting.size === 0 && this.#running < this.#kernel.slots;
   }
 
   /** Current batching window (ms) of the policy. */
@@ -280,6 +329,11 @@ export class BatchQueues<W, R> {
     }
   }
 
+  /** The saturation clock: Σ ms during which every execution place was taken, up to `now`. */
+  #saturation(now: number): number {
+    return this.#saturatedMs + (this.#saturatedSince === null ? 0 : now - this.#saturatedSince);
+  }
+
   #arm(at: number): void {
     if (this.#timer && this.#timer.at <= at) return;
     if (this.#timer) this.#clearTimer(this.#timer.id);
@@ -307,12 +361,19 @@ export class BatchQueues<W, R> {
     stats.executions++;
     stats.groups += taken.length;
     stats.rows += rows;
+    const saturation = this.#saturation(now);
     for (const group of taken) {
       const delay = now - group.enqueuedAt;
       stats.queueDelayMsSum += delay;
       stats.queueDelayMsMax = Math.max(stats.queueDelayMsMax, delay);
+      group.queueMs = Math.min(delay, saturation - group.saturationAt);
+      group.batchMs = delay - group.queueMs;
     }
     this.#running++;
+    if (this.#busySince === null) this.#busySince = now;
+    if (this.#running >= this.#kernel.depth && this.#saturatedSince === null) {
+      this.#saturatedSince = now;
+    }
     void this.#execute(queue, taken, rows);
   }
 
@@ -326,8 +387,15 @@ export class BatchQueues<W, R> {
       queue.service.observe(rows, run.ms);
       queue.stats.executionMsSum += run.ms;
       const results = run.split();
+      const runMs = resumedAt - startedAt;
       taken.forEach((group, i) => {
-        group.onBatch?.(taken.length);
+        group.onBatch?.({
+          groups: taken.length,
+          queueMs: group.queueMs,
+          batchMs: group.batchMs,
+          execMs: run.ms,
+          runMs,
+        });
         group.resolve(results[i]!);
       });
       // Host-thread time of this execution: assembling and hand-off before, split after.
@@ -337,6 +405,15 @@ export class BatchQueues<W, R> {
       for (const group of taken) group.reject(error as Error);
     } finally {
       this.#running--;
+      const now = this.#now();
+      if (this.#saturatedSince !== null && this.#running < this.#kernel.depth) {
+        this.#saturatedMs += now - this.#saturatedSince;
+        this.#saturatedSince = null;
+      }
+      if (this.#busySince !== null && this.#running === 0) {
+        this.#busyMs += now - this.#busySince;
+        this.#busySince = null;
+      }
       this.#settling = true;
       this.#defer(() => {
         this.#settling = false;

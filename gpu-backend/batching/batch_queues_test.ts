@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type BatchKernel, BatchQueues } from "./batch_queues.ts";
+import { type BatchInfo, type BatchKernel, BatchQueues } from "./batch_queues.ts";
 import { adaptivePolicy, fixedDelayPolicy } from "./policies.ts";
 
 /** A one-slot kernel that records what it ran and answers each group with its work ×2. */
@@ -122,3 +122,63 @@ for (const fillWaitMs of [0, 3]) {
     assert.deepEqual(late, fillWaitMs > 0 ? [[100, 101, 102]] : [[100], [101], [102]]);
   });
 }
+
+Deno.test("BatchQueues splits a group's wait into queueing (every place taken) and batching (a place free)", async () => {
+  const { kernel, release } = manualKernel();
+  let now = 0;
+  const timers: { at: number; fn: () => void }[] = [];
+  const queues = new BatchQueues({
+    kernel,
+    // Waits up to 4 ms for a batch of 2.
+    policy: fixedDelayPolicy(2, 4),
+    now: () => now,
+    setTimer: (fn, ms) => timers.push({ at: now + ms, fn }),
+    clearTimer: () => {},
+  });
+  const heard: BatchInfo[] = [];
+  // A lone group waits the whole window with the place free: batching, not queueing.
+  const lone = queues.submit("q", 1, 1, (b) => heard.push(b));
+  now = 4;
+  timers.shift()!.fn();
+  // While it runs (the only place taken), another group waits 3 ms: queueing.
+  now = 5;
+  const second = queues.submit("q", 2, 1, (b) => heard.push(b));
+  now = 8;
+  await release();
+  await lone;
+  // Then its window runs out with the place free: 1 ms of batching.
+  now = 9;
+  timers.at(-1)!.fn();
+  await release();
+  await second;
+  assert.deepEqual(heard.map((b) => [b.groups, b.queueMs, b.batchMs, b.execMs]), [
+    [1, 0, 4, 1],
+    [1, 3, 1, 1],
+  ]);
+});
+
+Deno.test("BatchQueues' busy clock runs while an execution runs, and idle() says when work would start at once", async () => {
+  const { kernel, release } = manualKernel();
+  let now = 0;
+  const queues = new BatchQueues({
+    kernel,
+    policy: fixedDelayPolicy(1, 0),
+    now: () => now,
+    setTimer: () => 0,
+    clearTimer: () => {},
+  });
+  assert.equal(queues.idle(), true);
+  const first = queues.submit("q", 1, 1);
+  const second = queues.submit("q", 2, 1);
+  assert.equal(queues.idle(), false, "one runs, one waits");
+  now = 3;
+  assert.equal(queues.busyClock(), 3);
+  await release();
+  await first;
+  now = 5;
+  await release();
+  await second;
+  now = 9;
+  assert.equal(queues.busyClock(), 5, "busy 0–5, idle since");
+  assert.equal(queues.idle(), true);
+});

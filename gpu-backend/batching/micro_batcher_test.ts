@@ -182,9 +182,9 @@ Deno.test("MicroBatcher tells every group how many groups its execution coalesce
   const executor = new ManualExecutor(1);
   const batcher = new MicroBatcher({ executor, policy: adaptivePolicy(bounds) });
   const heard: number[][] = [[], [], [], []];
-  const first = batcher.run(expert(2), Float32Array.of(1), 1, (n) => heard[0]!.push(n));
+  const first = batcher.run(expert(2), Float32Array.of(1), 1, (b) => heard[0]!.push(b.groups));
   const rest = [1, 2, 3].map((i) =>
-    batcher.run(expert(2), Float32Array.of(i), 1, (n) => heard[i]!.push(n))
+    batcher.run(expert(2), Float32Array.of(i), 1, (b) => heard[i]!.push(b.groups))
   );
   await executor.release();
   await first;

@@ -136,6 +136,16 @@ export class LayerBatcher {
     return this.#queues.hostMsPerExecution();
   }
 
+  /** Σ ms during which at least one execution ran (diff two readings). */
+  busyClock(): number {
+    return this.#queues.busyClock();
+  }
+
+  /** Whether new work would start at once (nothing queued, an execution place free). */
+  idle(): boolean {
+    return this.#queues.idle();
+  }
+
   /** Current batching window (ms) of the policy. */
   windowMs(): number {
     return this.#queues.windowMs();

@@ -24,6 +24,11 @@ export class LocalAssignments {
   readonly expert: number[] = [];
   readonly weight: number[] = [];
 
+  /** Assignments collected so far. */
+  get size(): number {
+    return this.row.length;
+  }
+
   add(expert: number, group: ExpertAssignment, weights: Float32Array): void {
     for (let i = 0; i < group.rows.length; i++) {
       this.row.push(group.rows[i]!);

@@ -3,9 +3,19 @@
  * backend, sends each routed expert's rows where the active placement plan puts them —
  * this backend's layer executable, a peer (one item per peer: each token once, with
  * all its assignments to that peer's experts), or, for an expert here but outside the
- * executable, the per-expert path (loaded on demand). Peers' and on-demand results are
- * added to the tokens' residual; then one layer execution adds the local experts, the
- * shared experts and computes the next gate.
+ * executable, the per-expert path (loaded on demand). One layer execution adds the
+ * local experts and the shared experts, and computes the next gate.
+ *
+ * Overlap (`overlap`): overlapped, the local execution runs while the peers' rows are in
+ * flight — as DeepSeek's serving overlaps communication with computation — and the
+ * peers' results are added after it; the next gate, fused into the execution, then saw
+ * the state without them, so the forward pass runs that gate on its own. Sequential,
+ * the peers' results join the residual first and the fused gate is kept. `auto` (the
+ * default) overlaps only when the executor would otherwise idle: under load, other
+ * requests' executions fill the hop anyway, and the extra gate run costs throughput.
+ * Each crossing layer reports its hop: wall time, the part the request waited on with
+ * nothing of its own running (exposed), the peers' serving time, and the part during
+ * which this backend's executor ran anything at all (covered).
  *
  * A peer that fails is skipped: its experts are routed again to their next replica.
  * With no reachable replica left, `onUnreachable: "load_local"` runs the rows here
@@ -33,7 +43,7 @@ import {
 } from "./layer_dispatch_parts.ts";
 import type { LayerBatcher } from "./layer_batcher.ts";
 import type { LayerExecutable, LayerExecutables } from "./layer_executables.ts";
-import type { LayerPath } from "./layer_forward.ts";
+import type { LayerObserver, LayerPath } from "./layer_forward.ts";
 
 /** Options of {@linkcode LayerDispatcher}. */
 export interface LayerDispatcherOptions {
@@ -46,12 +56,54 @@ export interface LayerDispatcherOptions {
   runPart(part: ModelPart, input: Float32Array, rows: number): Promise<Float32Array>;
   peer: (id: string) => PeerClient | undefined;
   onUnreachable?: "load_local" | "fail";
+  /** When local experts run while peers' rows are in flight (`backend.overlap_hops`); default auto. */
+  overlap?: OverlapMode;
+  /** Clock (ms); default `performance.now`. */
+  now?: () => number;
 }
+
+/** `backend.overlap_hops`. */
+export type OverlapMode = "auto" | "always" | "never";
 
 /** Counters of the layer path's dispatch. */
 export interface LayerDispatchCounters extends DispatchCounters {
   /** Rows run here through the per-expert path (expert outside the executable). */
   onDemandRows: number;
+  /** Request layers that crossed backends, and the unique rows they sent. */
+  hops: number;
+  hopRows: number;
+  /**
+   * Σ hop wall time (send → last answer), the exposed part of it, the peers' serving
+   * time, and the part during which this backend's executor ran anything (ms).
+   */
+  hopWallMs: number;
+  hopExposedMs: number;
+  hopPeerMs: number;
+  hopCoveredMs: number;
+}
+
+/** One dispatch of a layer's experts. */
+interface DispatchJob {
+  layer: number;
+  executable: LayerExecutable;
+  experts: readonly number[];
+  groups: readonly ExpertAssignment[];
+  weights: Float32Array;
+  hidden: Float32Array;
+  /** Rows of `hidden`. */
+  rows: number;
+  local: LocalAssignments;
+  tried: Map<number, { backends: Set<string>; reasons: string[] }>;
+}
+
+/** Rows that left for peers and on-demand experts, and their results to come. */
+interface Routed {
+  waits: Promise<Contribution[]>[];
+  /** Peers sent to, and the unique rows sent (first attempt). */
+  peers: number;
+  rows: number;
+  /** The longest serving time a peer reported (known once the waits settled). */
+  peerMs(): number;
 }
 
 type Destination =
@@ -68,12 +120,22 @@ export class LayerDispatcher implements LayerPath {
     unavailable: 0,
     fallbackRows: 0,
     onDemandRows: 0,
+    hops: 0,
+    hopRows: 0,
+    hopWallMs: 0,
+    hopExposedMs: 0,
+    hopPeerMs: 0,
+    hopCoveredMs: 0,
   };
   readonly #options: LayerDispatcherOptions;
   readonly #picker: ReplicaPicker;
+  readonly #overlap: OverlapMode;
+  readonly #now: () => number;
 
   constructor(options: LayerDispatcherOptions) {
     this.#options = options;
+    this.#overlap = options.overlap ?? "auto";
+    this.#now = options.now ?? (() => performance.now());
     this.#picker = new ReplicaPicker({
       selfId: options.selfId,
       placement: options.placement,
@@ -81,8 +143,13 @@ export class LayerDispatcher implements LayerPath {
     });
   }
 
-  gate(layer: number, input: Float32Array, rows: number): Promise<Float32Array> {
-    return this.#options.batcher.gate(layer, input, rows);
+  gate(
+    layer: number,
+    input: Float32Array,
+    rows: number,
+    onBatch?: BatchObserver,
+  ): Promise<Float32Array> {
+    return this.#options.batcher.gate(layer, input, rows, onBatch);
   }
 
   async layer(
@@ -90,40 +157,129 @@ export class LayerDispatcher implements LayerPath {
     hidden: Float32Array,
     rows: number,
     routing: TokenRouting,
-    onBatch: BatchObserver,
+    observer: LayerObserver,
   ): Promise<{ hidden: Float32Array; logits: Float32Array | null }> {
     const { manifest, batcher, executables } = this.#options;
     const executable = executables.current(layer);
     executables.acquire(executable);
     try {
-      let assign = this.#allHere(layer, executable, routing, rows);
-      let residual: Float32Array | null = null;
-      if (assign === null) {
-        // Step 1: dispatch every selected expert; peers and on-demand experts answer first.
-        const groups = groupRowsByExpert(routing, rows, manifest.top_k, manifest.experts);
-        const local = new LocalAssignments();
-        const experts = groups.flatMap((group, expert) => group.rows.length > 0 ? [expert] : []);
-        const contributions = await this.#dispatch({
-          layer,
-          executable,
-          experts,
-          groups,
-          weights: routing.weights,
-          hidden,
-          local,
-          tried: new Map(),
-        });
-        // Step 2: their results join the residual; the executable adds the rest.
-        residual = contributions.length > 0 ? hidden.slice() : null;
-        if (residual) addContributions(residual, manifest.d_model, contributions);
-        assign = local.build();
+      const here = this.#allHere(layer, executable, routing, rows);
+      if (here !== null) {
+        const work: LayerWork = {
+          rows: hidden,
+          rowCount: rows,
+          entry: rows,
+          residual: null,
+          assign: here,
+        };
+        const outcome = await batcher.run(executable, work, observer.onBatch);
+        return { hidden: outcome.hidden, logits: outcome.logits };
       }
-      const work: LayerWork = { rows: hidden, rowCount: rows, entry: rows, residual, assign };
-      const outcome = await batcher.run(executable, work, onBatch);
-      return { hidden: outcome.hidden, logits: outcome.logits };
+      // Step 1: route every selected expert — local ones join this layer's work, the
+      // others leave for their peers (and on-demand experts) now.
+      const groups = groupRowsByExpert(routing, rows, manifest.top_k, manifest.experts);
+      const local = new LocalAssignments();
+      const overlap = this.#overlap === "always" || (this.#overlap === "auto" && batcher.idle());
+      const sentAt = this.#now();
+      const busyAt = batcher.busyClock();
+      const outside = this.#dispatch({
+        layer,
+        executable,
+        experts: groups.flatMap((group, expert) => group.rows.length > 0 ? [expert] : []),
+        groups,
+        weights: routing.weights,
+        hidden,
+        rows,
+        local,
+        tried: new Map(),
+      });
+      const pending = outside.waits.length > 0;
+      if (!pending) {
+        const work: LayerWork = {
+          rows: hidden,
+          rowCount: rows,
+          entry: rows,
+          residual: null,
+          assign: local.build(),
+        };
+        const outcome = await batcher.run(executable, work, observer.onBatch);
+        return { hidden: outcome.hidden, logits: outcome.logits };
+      }
+      const answered = Promise.all(outside.waits).then((parts) => ({
+        contributions: parts.flat(),
+        at: this.#now(),
+        covered: batcher.busyClock() - busyAt,
+      }));
+      if (!overlap) {
+        // Step 2 (sequential): outside results join the residual; one execution adds the rest.
+        const { contributions, at, covered } = await answered;
+        this.#recordHop(observer, outside, {
+          sentAt,
+          answeredAt: at,
+          localDoneAt: sentAt,
+          covered,
+        });
+        const residual = hidden.slice();
+        addContributions(residual, manifest.d_model, contributions);
+        const work: LayerWork = {
+          rows: hidden,
+          rowCount: rows,
+          entry: rows,
+          residual,
+          assign: local.build(),
+        };
+        const outcome = await batcher.run(executable, work, observer.onBatch);
+        return { hidden: outcome.hidden, logits: outcome.logits };
+      }
+      // Step 2 (overlapped): the local experts, shared experts and residual run while the
+      // outside rows are in flight; their results are added after. The fused next gate saw
+      // the hidden state without them, so it is dropped (the caller runs the gate alone).
+      const work: LayerWork = {
+        rows: hidden,
+        rowCount: rows,
+        entry: rows,
+        residual: null,
+        assign: local.build(),
+      };
+      const ran = batcher.run(executable, work, observer.onBatch).then((outcome) => ({
+        outcome,
+        at: this.#now(),
+      }));
+      const [{ outcome, at: localAt }, { contributions, at, covered }] = await Promise.all([
+        ran,
+        answered,
+      ]);
+      this.#recordHop(observer, outside, { sentAt, answeredAt: at, localDoneAt: localAt, covered });
+      const next = outcome.hidden;
+      addContributions(next, manifest.d_model, contributions);
+      return { hidden: next, logits: null };
     } finally {
       executables.release(executable);
     }
+  }
+
+  #recordHop(
+    observer: LayerObserver,
+    outside: Routed,
+    times: { sentAt: number; answeredAt: number; localDoneAt: number; covered: number },
+  ): void {
+    if (outside.peers === 0) return;
+    const { sentAt, answeredAt, localDoneAt } = times;
+    const hop = {
+      peers: outside.peers,
+      rows: outside.rows,
+      wallMs: answeredAt - sentAt,
+      exposedMs: Math.max(answeredAt - Math.max(localDoneAt, sentAt), 0),
+      peerMs: outside.peerMs(),
+    };
+    const counters = this.counters;
+    counters.hops++;
+    counters.hopRows += hop.rows;
+    counters.hopWallMs += hop.wallMs;
+    counters.hopExposedMs += hop.exposedMs;
+    counters.hopPeerMs += hop.peerMs;
+    counters.hopCoveredMs += Math.min(times.covered, hop.wallMs);
+    observer.onHop?.(hop);
   }
 
   /**
@@ -247,17 +403,12 @@ export class LayerDispatcher implements LayerPath {
     }
   }
 
-  /** Routes `experts` (and, on a peer's failure, routes its experts again). */
-  async #dispatch(job: {
-    layer: number;
-    executable: LayerExecutable;
-    experts: readonly number[];
-    groups: readonly ExpertAssignment[];
-    weights: Float32Array;
-    hidden: Float32Array;
-    local: LocalAssignments;
-    tried: Map<number, { backends: Set<string>; reasons: string[] }>;
-  }): Promise<Contribution[]> {
+  /**
+   * Routes `experts`: local ones into `job.local` (synchronously), the others to their
+   * peers or the on-demand path. A peer that fails has its experts routed again; rows
+   * that then land here run as a work of their own (`job.local` may be running already).
+   */
+  #dispatch(job: DispatchJob): Routed {
     const { layer, executable, groups, weights, hidden, local, tried } = job;
     const width = this.#options.manifest.d_model;
     const waits: Promise<Contribution[]>[] = [];
@@ -286,12 +437,16 @@ export class LayerDispatcher implements LayerPath {
         byPeer.set(where.id, [...(byPeer.get(where.id) ?? []), expert]);
       }
     }
+    let sentRows = 0;
+    let peerMs = 0;
     for (const [id, experts] of byPeer) {
       const { data, tokens } = peerItem(layer, experts, groups, weights, hidden, width);
+      sentRows += data.rows;
       const peer = this.#options.peer(id)!;
       waits.push(
-        peer.runLayer(data).then((values) => {
+        peer.runLayer(data).then(({ values, serveMs }) => {
           this.counters.remoteRows += data.assignRow.length;
+          peerMs = Math.max(peerMs, serveMs);
           return [{ rows: tokens, values, weights: null }];
         }, (error) => {
           if (!(error instanceof PeerUnavailableError)) throw error;
@@ -302,11 +457,31 @@ export class LayerDispatcher implements LayerPath {
             entry.reasons.push(error.message);
             tried.set(expert, entry);
           }
-          return this.#dispatch({ ...job, experts });
+          return this.#redispatch({ ...job, experts });
         }),
       );
     }
-    return (await Promise.all(waits)).flat();
+    return { waits, peers: byPeer.size, rows: sentRows, peerMs: () => peerMs };
+  }
+
+  /** Routes a failed peer's experts again; rows that land here run as their own work. */
+  async #redispatch(job: DispatchJob): Promise<Contribution[]> {
+    const local = new LocalAssignments();
+    const routed = this.#dispatch({ ...job, local });
+    const here: Promise<Contribution[]> = local.size === 0
+      ? Promise.resolve([])
+      : this.#options.batcher.run(job.executable, {
+        rows: job.hidden,
+        rowCount: job.rows,
+        entry: 0,
+        residual: null,
+        assign: local.build(),
+      }).then((outcome) => [{
+        rows: Int32Array.from({ length: job.rows }, (_, i) => i),
+        values: outcome.routed,
+        weights: null,
+      }]);
+    return (await Promise.all([here, ...routed.waits])).flat();
   }
 
   #destination(

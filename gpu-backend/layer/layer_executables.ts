@@ -66,7 +66,11 @@ export class LayerExecutables {
     this.fuseGate = options.fuseGate ?? true;
   }
 
-  /** Session key of a layer's stand-alone gate (layer 0 always; others without fusion). */
+  /**
+   * Session key of a layer's stand-alone gate. Every layer has one: layer 0's runs for
+   * every request; a later layer's runs when the fused gate cannot be used — without
+   * fusion, and after a layer whose peers' rows were added after its execution (overlap).
+   */
   gateKey(layer: number): string {
     return `layer/L${layer}/gate`;
   }
@@ -75,9 +79,7 @@ export class LayerExecutables {
   async start(hosted: readonly (readonly number[])[]): Promise<void> {
     const { manifest, runner } = this.#options;
     for (let layer = 0; layer < manifest.layers; layer++) {
-      if (layer === 0 || !this.fuseGate) {
-        await runner.load(this.gateKey(layer), { path: this.#path({ kind: "gate", layer }) });
-      }
+      await runner.load(this.gateKey(layer), { path: this.#path({ kind: "gate", layer }) });
     }
     const entries: Entry[] = [];
     for (let layer = 0; layer < manifest.layers; layer++) {

@@ -15,6 +15,7 @@
  * order of a token's contributions may move the last bit; tests allow 1e-5).
  */
 import type { BatchObserver } from "../batching/batch_queues.ts";
+import type { HopInfo } from "../timing/request_timing.ts";
 import type { MoeForwardOptions, MoeForwardResult } from "../moe/forward.ts";
 import {
   gateOptionsFor,
@@ -26,19 +27,30 @@ import {
 /** What the forward pass needs of the layer machinery. */
 export interface LayerPath {
   /** A layer's gate logits `[rows, experts]` from a stand-alone gate execution. */
-  gate(layer: number, input: Float32Array, rows: number): Promise<Float32Array>;
+  gate(
+    layer: number,
+    input: Float32Array,
+    rows: number,
+    onBatch?: BatchObserver,
+  ): Promise<Float32Array>;
   /**
    * Runs `layer` for an entry request: `hidden` `[rows, d]` (owned: it may be handed to
    * another thread) routed by `routing`. Resolves the next hidden state and, when the
-   * executable fuses it, the next layer's logits.
+   * executable fuses it (and it saw every expert's result), the next layer's logits.
    */
   layer(
     layer: number,
     hidden: Float32Array,
     rows: number,
     routing: TokenRouting,
-    onBatch: BatchObserver,
+    observer: LayerObserver,
   ): Promise<{ hidden: Float32Array; logits: Float32Array | null }>;
+}
+
+/** What a layer tells the forward pass: its executions and, when it crossed backends, its hop. */
+export interface LayerObserver {
+  onBatch: BatchObserver;
+  onHop?: (hop: HopInfo) => void;
 }
 
 /** Options of {@linkcode forwardLayers}. */
@@ -55,11 +67,14 @@ export async function forwardLayers(
   const expertIds = new Int32Array(manifest.layers * rows * topK);
   const expertWeights = new Float32Array(manifest.layers * rows * topK);
   const batchGroups = new Array<number>(manifest.layers).fill(0);
+  const timing = options.timing;
+  const onGate: BatchObserver | undefined = timing ? (batch) => timing.batch(batch) : undefined;
+  const onHop = timing ? (hop: HopInfo) => timing.hop(hop) : undefined;
   // Step 0: the first gate. Inputs are private copies (a Worker runner takes them).
   let hidden: Float32Array = tokens.slice();
-  let logits: Float32Array | null = await path.gate(0, tokens.slice(), rows);
+  let logits: Float32Array | null = await path.gate(0, tokens.slice(), rows, onGate);
   for (let layer = 0; layer < manifest.layers; layer++) {
-    logits ??= await path.gate(layer, hidden.slice(), rows);
+    logits ??= await path.gate(layer, hidden.slice(), rows, onGate);
     options.onGateLogits?.(layer, logits);
     // Step 1: route.
     const routing = routeTokens(logits, rows, manifest.experts, {
@@ -69,10 +84,14 @@ export async function forwardLayers(
     expertIds.set(routing.experts, layer * rows * topK);
     expertWeights.set(routing.weights, layer * rows * topK);
     // Step 2: the layer.
-    const onBatch: BatchObserver = (n) => {
-      if (n > batchGroups[layer]!) batchGroups[layer] = n;
+    const onBatch: BatchObserver = (batch) => {
+      if (batch.groups > batchGroups[layer]!) batchGroups[layer] = batch.groups;
+      timing?.batch(batch);
     };
-    const next = await path.layer(layer, hidden, rows, routing, onBatch);
+    const next = await path.layer(layer, hidden, rows, routing, {
+      onBatch,
+      ...(onHop ? { onHop } : {}),
+    });
     hidden = next.hidden;
     logits = next.logits;
   }

@@ -24,6 +24,8 @@ import {
 } from "./batch_distributions.ts";
 import { type ExpertDetail, routedTokenSamples } from "./routed_token_samples.ts";
 import { ScrapeHistogram } from "./scrape_histogram.ts";
+import { PHASE_BOUNDS_S, type PhaseHistogram } from "../timing/phase_histogram.ts";
+import type { BackendPhase } from "../timing/request_timing.ts";
 
 /** Plan versions and cold starts of the backend's placement. */
 export interface PlacementReading {
@@ -54,6 +56,8 @@ export interface BackendMetricsOptions {
   providerFallbacks: number;
   /** Reads the sources; called once per scrape. */
   snapshot: () => BackendSnapshot;
+  /** Answered requests' phases; `switchyard_backend_request_phase_seconds` when given. */
+  phases?: PhaseHistogram<BackendPhase>;
 }
 
 /** The backend's metrics registry; {@linkcode BackendMetrics.render} gives `/metrics`. */
@@ -75,6 +79,8 @@ export class BackendMetrics {
     this.#engine();
     this.#placement();
     this.#resources();
+    this.#requestPhases();
+    this.#peerHops();
   }
 
   /** Content type of the Prometheus text exposition format 0.0.4. */
@@ -252,6 +258,70 @@ export class BackendMetrics {
       "switchyard_backend_in_flight_rows",
       "Token rows of the admitted, unfinished inference requests now.",
       (s) => [{ labels: {}, value: s.engine.inFlightRows }],
+    );
+  }
+
+  #requestPhases(): void {
+    const phases = this.#options.phases;
+    if (!phases) return;
+    new ScrapeHistogram(this.registry, {
+      name: "switchyard_backend_request_phase_seconds",
+      help: "Where answered inference requests spent their time in this backend, by phase " +
+        "(decode, queue, batch, exec, handoff, hop, hop_hidden, encode, host, total; as in " +
+        "their Server-Timing header).",
+      type: "histogram",
+      bounds: PHASE_BOUNDS_S,
+      read: () => phases.distributions(),
+    });
+  }
+
+  #peerHops(): void {
+    const peer = (s: BackendSnapshot) => s.report.peer;
+    this.#counter(
+      "switchyard_peer_hops_total",
+      "Request layers whose rows crossed to peer backends (entry side).",
+      (s) => reading(peer(s)?.hops),
+    );
+    this.#counter(
+      "switchyard_peer_rows_total",
+      "Unique token rows sent to peers (direction=sent) and served for peers (direction=served).",
+      (s) => {
+        const p = peer(s);
+        return p === undefined ? [] : [
+          { labels: { direction: "sent" }, value: p.rowsSent },
+          { labels: { direction: "served" }, value: p.rowsServed },
+        ];
+      },
+      ["direction"],
+    );
+    this.#counter(
+      "switchyard_peer_hop_seconds_total",
+      "Hop time of crossing layers: wall (send to last answer), exposed (requests waited " +
+        "with none of their own local work running), covered (this backend's executor ran " +
+        "any work meanwhile) and peer (the peers' serving time).",
+      (s) => {
+        const p = peer(s);
+        return p === undefined ? [] : [
+          { labels: { part: "wall" }, value: p.hopMs / 1000 },
+          { labels: { part: "exposed" }, value: p.exposedMs / 1000 },
+          { labels: { part: "covered" }, value: p.coveredMs / 1000 },
+          { labels: { part: "peer" }, value: p.peerServeMs / 1000 },
+        ];
+      },
+      ["part"],
+    );
+    this.#counter(
+      "switchyard_peer_cpu_seconds_total",
+      "Host-thread seconds of the peer channel: packing frames and reading answers " +
+        "(side=send), decoding peers' frames and answering them (side=serve).",
+      (s) => {
+        const p = peer(s);
+        return p === undefined ? [] : [
+          { labels: { side: "send" }, value: p.sendCpuMs / 1000 },
+          { labels: { side: "serve" }, value: p.serveCpuMs / 1000 },
+        ];
+      },
+      ["side"],
     );
   }
 

@@ -15,6 +15,7 @@ import {
   summarizeRoutingBias,
 } from "../advice/active_bias.ts";
 import { forwardLayers, type LayerPath } from "../layer/layer_forward.ts";
+import type { RequestTiming } from "../timing/request_timing.ts";
 import {
   forwardMoe,
   type MoeForwardOptions,
@@ -30,7 +31,7 @@ export type MoeEngineOptions = {
   maxQueuedRows: number;
 } & ({ layers: LayerPath; runner?: undefined } | { runner: PartRunner; layers?: undefined });
 
-type ForwardOptions = Pick<MoeForwardOptions, "bias" | "onGateLogits" | "temperature">;
+type ForwardOptions = Pick<MoeForwardOptions, "bias" | "onGateLogits" | "temperature" | "timing">;
 
 /** Engine counters. */
 export interface EngineStats {
@@ -62,8 +63,15 @@ export class MoeEngine {
     this.#options = options;
   }
 
-  /** Runs a forward pass on `tokens` (`[rows, d_model]`); 503 when over capacity. */
-  async infer(tokens: Float32Array, rows: number): Promise<MoeForwardResult> {
+  /**
+   * Runs a forward pass on `tokens` (`[rows, d_model]`); 503 when over capacity.
+   * `timing`, when given, hears where the request's time goes.
+   */
+  async infer(
+    tokens: Float32Array,
+    rows: number,
+    timing?: RequestTiming,
+  ): Promise<MoeForwardResult> {
     const stats = this.#stats;
     if (stats.inFlightRows > 0 && stats.inFlightRows + rows > this.#options.maxQueuedRows) {
       stats.rejected++;
@@ -79,6 +87,7 @@ export class MoeEngine {
       const result = await this.#forward(tokens, rows, {
         temperature: this.#options.temperature,
         ...(this.#bias !== undefined ? { bias: this.#bias } : {}),
+        ...(timing ? { timing } : {}),
       });
       stats.requests++;
       stats.rows += rows;

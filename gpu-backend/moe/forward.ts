@@ -12,14 +12,11 @@
  *           which execution finished first.
  */
 import type { ModelManifest, ModelPart } from "../../shared/model_manifest.ts";
+import type { BatchInfo, BatchObserver } from "../batching/batch_queues.ts";
+export type { BatchObserver };
+import type { RequestTiming } from "../timing/request_timing.ts";
 import { gatherRows, scatterAddWeighted } from "./combine.ts";
 import { gateOptionsFor, groupRowsByExpert, routeTokens, selectionBiasFor } from "./routing.ts";
-
-/**
- * Called with the number of request groups the execution that ran these rows coalesced
- * (local micro-batches only; rows run on a peer report nothing).
- */
-export type BatchObserver = (groups: number) => void;
 
 /** Runs one model part; takes ownership of `input` (it may be transferred). */
 export interface PartRunner {
@@ -46,6 +43,8 @@ export interface MoeForwardOptions {
   bias?: readonly (Float32Array | undefined)[];
   /** Called with each layer's gate logits `[T, E]` before the layer is routed; do not mutate. */
   onGateLogits?: (layer: number, logits: Float32Array) => void;
+  /** Where the request's time goes (its `Server-Timing`); optional. */
+  timing?: RequestTiming;
 }
 
 /** Output of a forward pass. */
@@ -73,9 +72,12 @@ export async function forwardMoe(
   const expertWeights = new Float32Array(manifest.layers * rows * topK);
   const batchGroups = new Array<number>(manifest.layers).fill(0);
   let hidden = tokens;
+  // Concurrent executions of one layer overlap: only the slowest counts toward the
+  // request's time, so each layer reports one (the last to finish).
+  const onTiming = options.timing ? (batch: BatchInfo) => options.timing!.batch(batch) : undefined;
   for (let layer = 0; layer < manifest.layers; layer++) {
     // Step 1: gate.
-    const logits = await runner.run({ kind: "gate", layer }, hidden.slice(), rows);
+    const logits = await runner.run({ kind: "gate", layer }, hidden.slice(), rows, onTiming);
     options.onGateLogits?.(layer, logits);
     // Step 2: route.
     const routing = routeTokens(
@@ -92,8 +94,10 @@ export async function forwardMoe(
     // Step 3: dispatch.
     const groups = groupRowsByExpert(routing, rows, topK, manifest.experts);
     const input = hidden;
-    const onBatch: BatchObserver = (n) => {
-      if (n > batchGroups[layer]!) batchGroups[layer] = n;
+    let last: BatchInfo | null = null;
+    const onBatch: BatchObserver = (batch) => {
+      if (batch.groups > batchGroups[layer]!) batchGroups[layer] = batch.groups;
+      last = batch;
     };
     const routed = groups.map((group, expert) =>
       group.rows.length === 0 ? null : runner.run(
@@ -105,9 +109,13 @@ export async function forwardMoe(
     );
     const shared = Array.from(
       { length: manifest.shared_experts },
-      (_, expert) => runner.run({ kind: "shared", layer, expert }, input.slice(), rows),
+      (_, expert) =>
+        runner.run({ kind: "shared", layer, expert }, input.slice(), rows, (batch) => {
+          last = batch;
+        }),
     );
     const [routedOut, sharedOut] = await Promise.all([Promise.all(routed), Promise.all(shared)]);
+    if (last !== null) options.timing?.batch(last);
     // Step 4: combine in a fixed order.
     const next = hidden.slice();
     routedOut.forEach((out, expert) => {

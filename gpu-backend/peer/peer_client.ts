@@ -41,6 +41,14 @@ export class PeerRunError extends Error {
   }
 }
 
+/** A peer's answer to one layer item: per row `Σ weight · expert(row)`, and its serving time. */
+export interface PeerAnswer {
+  /** `[rows, d]` */
+  values: Float32Array;
+  /** Ms the peer spent on the frame that carried the item (0 when it did not say). */
+  serveMs: number;
+}
+
 /** Options of {@linkcode PeerClient}. */
 export interface PeerClientOptions {
   peerId: string;
@@ -66,7 +74,7 @@ type Entry =
   & {
     /** Rows the answer holds for this entry. */
     rows: number;
-    resolve: (output: Float32Array) => void;
+    resolve: (answer: PeerAnswer) => void;
     reject: (error: Error) => void;
   }
   & ({ kind: "run"; item: PeerItem; input: Float32Array } | { kind: "layer"; data: PeerLayerData });
@@ -89,8 +97,11 @@ export class PeerClient {
   /** The socket of the connection attempt in progress, if any. */
   #connecting: PeerSocket | null = null;
   #closed = false;
-  /** Frames and rows sent, for load accounting and tests. */
-  readonly sent = { frames: 0, items: 0, rows: 0 };
+  /**
+   * Frames and rows sent, for load accounting and tests, and the host-thread ms spent
+   * packing them and reading their answers (`cpuMs`: this side's cost of the hop).
+   */
+  readonly sent = { frames: 0, items: 0, rows: 0, cpuMs: 0 };
 
   constructor(options: PeerClientOptions) {
     this.peerId = options.peerId;
@@ -108,12 +119,12 @@ export class PeerClient {
     if (!this.available) {
       return Promise.reject(new PeerUnavailableError(this.peerId, "marked down, retrying later"));
     }
-    return this.#enqueue((resolve, reject) => ({
+    return this.#enqueue<Float32Array>((resolve, reject) => ({
       kind: "run",
       item: { layer, expert, rows },
       input,
       rows,
-      resolve,
+      resolve: (answer) => resolve(answer.values),
       reject,
     }));
   }
@@ -122,11 +133,11 @@ export class PeerClient {
    * Sends one layer item — unique rows and their assignments — and resolves each row's
    * `Σ weight · expert(row)` over its assignments (`[data.rows, d]`).
    */
-  runLayer(data: PeerLayerData): Promise<Float32Array> {
+  runLayer(data: PeerLayerData): Promise<PeerAnswer> {
     if (!this.available) {
       return Promise.reject(new PeerUnavailableError(this.peerId, "marked down, retrying later"));
     }
-    return this.#enqueue((resolve, reject) => ({
+    return this.#enqueue<PeerAnswer>((resolve, reject) => ({
       kind: "layer",
       data,
       rows: data.rows,
@@ -135,9 +146,9 @@ export class PeerClient {
     }));
   }
 
-  #enqueue(
-    entry: (resolve: (output: Float32Array) => void, reject: (error: Error) => void) => Entry,
-  ): Promise<Float32Array> {
+  #enqueue<T>(
+    entry: (resolve: (value: T) => void, reject: (error: Error) => void) => Entry,
+  ): Promise<T> {
     return new Promise((resolve, reject) => {
       this.#outbox.push(entry(resolve, reject));
       if (!this.#flushScheduled) {
@@ -167,6 +178,7 @@ export class PeerClient {
       for (const entry of entries) entry.reject(failure);
       return;
     }
+    const startedAt = performance.now();
     const runs = entries.filter((e) => e.kind === "run");
     const layers = entries.filter((e) => e.kind === "layer");
     if (runs.length > 0) {
@@ -201,6 +213,7 @@ export class PeerClient {
       const totalRows = layers.reduce((sum, e) => sum + e.rows, 0);
       this.#send(socket, id, layers, totalRows, header, packLayerItems(layers.map((e) => e.data)));
     }
+    this.sent.cpuMs += performance.now() - startedAt;
   }
 
   #send(
@@ -253,6 +266,7 @@ export class PeerClient {
         socket.send(hello);
       };
       socket.onmessage = (event) => {
+        const receivedAt = performance.now();
         this.#options.net?.received(event.data.byteLength);
         const frame = decodePeerFrame(event.data);
         if (frame.header.t === "welcome") {
@@ -262,7 +276,10 @@ export class PeerClient {
           resolve(socket);
           return;
         }
-        if (frame.header.t === "result") this.#settle(frame.header, frame.payload);
+        if (frame.header.t === "result") {
+          this.#settle(frame.header, frame.payload);
+          this.sent.cpuMs += performance.now() - receivedAt;
+        }
       };
       socket.onerror = () => {};
       socket.onclose = (event) => {
@@ -296,10 +313,11 @@ export class PeerClient {
     }
     const totalRows = entries.reduce((sum, e) => sum + e.rows, 0);
     const width = totalRows > 0 ? payload.length / totalRows : 0;
+    const serveMs = header.serveMs ?? 0;
     let offset = 0;
     for (const entry of entries) {
       const size = entry.rows * width;
-      entry.resolve(payload.subarray(offset, offset + size));
+      entry.resolve({ values: payload.subarray(offset, offset + size), serveMs });
       offset += size;
     }
   }

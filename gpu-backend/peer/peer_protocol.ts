@@ -46,7 +46,14 @@ export type PeerHeader =
   | { t: "welcome"; backend: string }
   | { t: "run"; id: number; items: PeerItem[] }
   | { t: "layer"; id: number; items: PeerLayerItem[] }
-  | { t: "result"; id: number; ok: true; rows: number[] }
+  | {
+    t: "result";
+    id: number;
+    ok: true;
+    rows: number[];
+    /** Ms the peer spent from receiving the frame to answering it (queue + execution). */
+    serveMs?: number;
+  }
   | { t: "result"; id: number; ok: false; error: string; code: string };
 
 /** A decoded frame. */

@@ -60,6 +60,11 @@ export class PeerRegistry {
     );
   }
 
+  /** Every channel's counters (frames, rows and host-thread ms sent). */
+  channels(): PeerClient["sent"][] {
+    return [...this.#peers.values()].map(({ client }) => client.sent);
+  }
+
   /** Closes every channel. */
   closeAll(): void {
     for (const { client } of this.#peers.values()) client.close();

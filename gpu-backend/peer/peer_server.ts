@@ -30,6 +30,11 @@ export interface PeerServerDeps {
   width: number;
   /** Runs layer items (per-row weighted sums, `[rows, d]` each); absent = refused. */
   runLayerItems?(items: PeerLayerData[]): Promise<Float32Array[]>;
+  /**
+   * Counts frames and rows served and the host-thread ms spent decoding frames and
+   * encoding answers (this side's cost of the hop); optional.
+   */
+  served?: { frames: number; rows: number; cpuMs: number };
 }
 
 function sameToken(a: string | null, b: string): boolean {
@@ -88,6 +93,7 @@ export function acceptPeer(request: Request, deps: PeerServerDeps): Response {
     socket.send(bytes);
   };
   socket.onmessage = async (event: MessageEvent<ArrayBuffer>) => {
+    const receivedAt = performance.now();
     deps.net?.received(event.data.byteLength);
     let frame;
     try {
@@ -111,11 +117,20 @@ export function acceptPeer(request: Request, deps: PeerServerDeps): Response {
     }
     if (header.t !== "run" && header.t !== "layer") return;
     try {
-      const { output, rows } = header.t === "run"
-        ? await runItems(deps, header.items, payload)
-        : await runLayerFrame(deps, unpackLayerItems(header.items, payload, deps.width));
+      const running = header.t === "run"
+        ? runItems(deps, header.items, payload)
+        : runLayerFrame(deps, unpackLayerItems(header.items, payload, deps.width));
+      const decodedAt = performance.now();
+      const { output, rows } = await running;
+      const answeredAt = performance.now();
       if (socket.readyState === WebSocket.OPEN) {
-        send(encodePeerFrame({ t: "result", id: header.id, ok: true, rows }, output));
+        const serveMs = answeredAt - receivedAt;
+        send(encodePeerFrame({ t: "result", id: header.id, ok: true, rows, serveMs }, output));
+      }
+      if (deps.served) {
+        deps.served.frames++;
+        deps.served.rows += rows.reduce((sum, n) => sum + n, 0);
+        deps.served.cpuMs += decodedAt - receivedAt + performance.now() - answeredAt;
       }
     } catch (error) {
       const code = error instanceof ApiError ? error.code : "internal";

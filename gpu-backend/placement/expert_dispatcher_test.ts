@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import type { BatchObserver } from "../batching/batch_queues.ts";
 import { ApiError } from "../../shared/errors.ts";
 import { silentLogger } from "../../shared/logger.ts";
 import { ModelManifestSchema, type ModelPart } from "../../shared/model_manifest.ts";
@@ -74,9 +75,9 @@ async function setup(
   };
   const localCalls: number[] = [];
   const local = {
-    run(part: ModelPart, input: Float32Array, rows: number, onBatch?: (groups: number) => void) {
+    run(part: ModelPart, input: Float32Array, rows: number, onBatch?: BatchObserver) {
       localCalls.push(rows);
-      onBatch?.(3);
+      onBatch?.({ groups: 3, queueMs: 0, batchMs: 0, execMs: 1, runMs: 1 });
       return Promise.resolve(input.map((v) => v + (part.kind === "expert" ? part.expert + 1 : 0)));
     },
   };
@@ -178,7 +179,7 @@ Deno.test("ExpertDispatcher passes the batch observer to local runs only", async
   // b1 hosts experts 0,1; b2 hosts 2,3.
   const { dispatcher } = await setup([0, 1, 2, 3, 0, 1]);
   const heard: string[] = [];
-  await dispatcher.run(expert(0), Float32Array.of(1, 2), 1, (groups) => heard.push(`E0:${groups}`));
-  await dispatcher.run(expert(3), Float32Array.of(1, 2), 1, (groups) => heard.push(`E3:${groups}`));
+  await dispatcher.run(expert(0), Float32Array.of(1, 2), 1, (b) => heard.push(`E0:${b.groups}`));
+  await dispatcher.run(expert(3), Float32Array.of(1, 2), 1, (b) => heard.push(`E3:${b.groups}`));
   assert.deepEqual(heard, ["E0:3"]);
 });

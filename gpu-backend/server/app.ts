@@ -12,6 +12,9 @@ import { parseHeaderLength } from "../../shared/header_length.ts";
 import { readLimitedBody } from "../../shared/read_body.ts";
 import type { InputFaults } from "../../shared/input_faults.ts";
 import { decodeInferRequest } from "../../shared/infer_request_codec.ts";
+import { formatServerTiming } from "../../shared/server_timing.ts";
+import { type BackendPhase, RequestTiming } from "../timing/request_timing.ts";
+import type { PhaseHistogram } from "../timing/phase_histogram.ts";
 import { encodeInferResponse, type OutputTensor } from "../../shared/infer_response_codec.ts";
 import {
   BATCHES_HEADER,
@@ -59,6 +62,8 @@ export interface BackendAppDeps {
   inputRecorder?: InputRecorder;
   /** Counts clients that disconnect mid-body and bodies past `limits.body_timeout`. */
   inputFaults?: InputFaults;
+  /** Hears every answered request's phases (`switchyard_backend_request_phase_seconds`). */
+  phases?: PhaseHistogram<BackendPhase>;
 }
 
 /** Model metadata for `GET /v2/models/{model}`. */
@@ -177,6 +182,7 @@ export function createBackendApp(deps: BackendAppDeps): Hono {
   const inferPaths = ["/v2/models/:model/infer", "/v2/models/:model/versions/:version/infer"];
   app.on("POST", inferPaths, async (c) => {
     const started = performance.now();
+    const timing = new RequestTiming();
     requireModel(c);
     const headers = c.req.raw.headers;
     const body = await readLimitedBody(c.req.raw, config.limits.max_body_bytes, {
@@ -189,7 +195,9 @@ export function createBackendApp(deps: BackendAppDeps): Hono {
       maxTokens: config.limits.max_tokens,
       requestTypeHeader: headers.get(REQUEST_TYPE_HEADER),
     });
-    const result = await engine.infer(request.tokens, request.rows);
+    timing.add("decode", timing.elapsed());
+    const result = await engine.infer(request.tokens, request.rows, timing);
+    const encodeFrom = performance.now();
     // The forward pass leaves its input intact; the recorder copies only rows it keeps.
     inputRecorder.offer(request.tokens, request.rows);
     const routedShape = [manifest.layers, request.rows, manifest.top_k];
@@ -232,6 +240,8 @@ export function createBackendApp(deps: BackendAppDeps): Hono {
       rows: request.rows,
       topK: manifest.top_k,
     });
+    timing.add("encode", performance.now() - encodeFrom);
+    deps.phases?.observe(timing.finish());
     return new Response(encoded.body, {
       status: 200,
       headers: {
@@ -241,6 +251,7 @@ export function createBackendApp(deps: BackendAppDeps): Hono {
         "x-switchyard-backend": deps.backendId,
         [EXPERTS_HEADER]: encodeExpertCounts(experts),
         [BATCHES_HEADER]: encodeBatchSizes(result.batchGroups),
+        "server-timing": formatServerTiming(timing.metrics()),
       },
     });
   });

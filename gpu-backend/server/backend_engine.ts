@@ -18,6 +18,7 @@ import { LayerExecutables } from "../layer/layer_executables.ts";
 import { mergePartStats } from "../layer/merge_part_stats.ts";
 import { MoeEngine } from "../moe/engine.ts";
 import type { PeerClient } from "../peer/peer_client.ts";
+import type { OverlapMode } from "../layer/layer_dispatcher.ts";
 import { ExpertDispatcher } from "../placement/expert_dispatcher.ts";
 import { PlacementState } from "../placement/placement_state.ts";
 import type { StartupResidency } from "../residency/startup_residency.ts";
@@ -36,6 +37,8 @@ export interface BackendEngineOptions {
   temperature: number;
   maxQueuedRows: number;
   onUnreachable: "load_local" | "fail";
+  /** `backend.overlap_hops`: when local experts run while peers' rows are in flight; default auto. */
+  overlapHops?: OverlapMode;
   /** The channel to a peer backend, by id. */
   peer: (id: string) => PeerClient | undefined;
 }
@@ -121,6 +124,7 @@ export async function buildBackendEngine(options: BackendEngineOptions): Promise
       runPart: (part, input, rows) => dispatcher.runLocal(part, input, rows),
       peer: options.peer,
       onUnreachable: options.onUnreachable,
+      overlap: options.overlapHops ?? "auto",
     });
     layers = { batcher: layerBatcher, executables, dispatcher: layerDispatcher };
   }

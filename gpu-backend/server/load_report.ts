@@ -10,6 +10,7 @@ import type {
   HostReport,
   LoadReport,
   PartLoad,
+  PeerReport,
   ResidencyReport,
   ResourceReport,
 } from "../../shared/load_report.ts";
@@ -51,6 +52,8 @@ export interface LoadReportSources {
   residency?: ResidencyReport;
   /** Plan versions active and staged here; omitted from the report when absent. */
   plan?: { active: number | null; staged: number | null };
+  /** Peer hops (the layer path); omitted from the report when absent. */
+  peer?: PeerReport;
   /** Cold starts of a routed expert by key; when given, every expert part reports them. */
   coldStarts?: (key: string) => { count: number; msSum: number; msMax: number } | undefined;
 }
@@ -128,6 +131,36 @@ export function buildLoadReport(sources: LoadReportSources): LoadReport {
     ...(sources.host !== undefined ? { host: sources.host } : {}),
     ...(sources.residency !== undefined ? { residency: sources.residency } : {}),
     ...(sources.plan !== undefined ? { plan: sources.plan } : {}),
+    ...(sources.peer !== undefined ? { peer: sources.peer } : {}),
+  };
+}
+
+/** The peer section from the layer dispatcher's hop counters and both channel sides. */
+export function peerReport(
+  hops: {
+    hops: number;
+    hopRows: number;
+    hopWallMs: number;
+    hopExposedMs: number;
+    hopPeerMs: number;
+    hopCoveredMs: number;
+  },
+  sent: Iterable<{ cpuMs: number }>,
+  served: { frames: number; rows: number; cpuMs: number },
+): PeerReport {
+  let sendCpuMs = 0;
+  for (const channel of sent) sendCpuMs += channel.cpuMs;
+  return {
+    hops: hops.hops,
+    rowsSent: hops.hopRows,
+    hopMs: hops.hopWallMs,
+    exposedMs: hops.hopExposedMs,
+    coveredMs: hops.hopCoveredMs,
+    peerServeMs: hops.hopPeerMs,
+    sendCpuMs,
+    framesServed: served.frames,
+    rowsServed: served.rows,
+    serveCpuMs: served.cpuMs,
   };
 }
 

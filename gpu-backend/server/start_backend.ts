@@ -21,7 +21,9 @@ import type { LayerDispatcher } from "../layer/layer_dispatcher.ts";
 import type { MoeEngine } from "../moe/engine.ts";
 import type { PlacementState } from "../placement/placement_state.ts";
 import { createBackendApp } from "./app.ts";
-import { buildLoadReport, hostReport } from "./load_report.ts";
+import { buildLoadReport, hostReport, peerReport } from "./load_report.ts";
+import { PhaseHistogram } from "../timing/phase_histogram.ts";
+import { BACKEND_PHASES } from "../timing/request_timing.ts";
 import { LoopMonitor } from "../resources/loop_monitor.ts";
 import { BackendMetrics } from "../metrics/backend_metrics.ts";
 import { InputFaults } from "../../shared/input_faults.ts";
@@ -149,8 +151,12 @@ export async function startBackend(
     temperature: config.gate.temperature,
     maxQueuedRows: config.backend.max_queued_rows,
     onUnreachable: config.expert_balancer.on_unreachable,
+    overlapHops: config.backend.overlap_hops,
     peer: (id) => peers.get(id),
   });
+  // The peer channel's cost on this side: frames served for peers (see peer_server.ts).
+  const served = { frames: 0, rows: 0, cpuMs: 0 };
+  const phases = new PhaseHistogram(BACKEND_PHASES);
   const { engine, placement, batcher, dispatcher, layers } = built;
   // The largest routed expert: the router's planner sizes slots within the budget by it.
   let largestExpert = 0;
@@ -188,6 +194,7 @@ export async function startBackend(
         active: placement.active?.version ?? null,
         staged: placement.staged?.version ?? null,
       },
+      ...(layers ? { peer: peerReport(layers.dispatcher.counters, peers.channels(), served) } : {}),
     });
   };
   // `/metrics`: every value is read from the counters above when Prometheus scrapes.
@@ -196,6 +203,7 @@ export async function startBackend(
     expertDetail: config.metrics.expert_detail,
     topExperts: config.metrics.top_experts,
     providerFallbacks: executor.fallbacks?.length ?? 0,
+    phases,
     snapshot: () => ({
       report: loadReport(),
       batches: built.queueStats(),
@@ -222,6 +230,7 @@ export async function startBackend(
     executionProvider: executor.provider,
     loadReport,
     metrics,
+    phases,
     readiness: () => ({
       ready: true,
       details: {
@@ -269,6 +278,7 @@ export async function startBackend(
     runLocal: (layer: number, expert: number, input: Float32Array, rows: number) =>
       dispatcher.runLocal({ kind: "expert", layer, expert }, input, rows),
     width: manifest.d_model,
+    served,
     ...(layers
       ? { runLayerItems: (items: PeerLayerData[]) => layers.dispatcher.runPeerItems(items) }
       : {}),

@@ -154,6 +154,8 @@ export interface StartPoolOptions {
   env?: Record<string, string>;
   /** Executor Workers per backend (default 0: onnxruntime on the backend's main thread). */
   executors?: number;
+  /** Extra env for backend `index` only (after `env`). */
+  backendEnv?: (index: number) => Record<string, string>;
 }
 
 /** A router and its backends, all real processes. */
@@ -195,6 +197,7 @@ export async function startPool(options: StartPoolOptions): Promise<TestPool> {
         SWITCHYARD_BACKEND__PORT: String(port),
         SWITCHYARD_BACKEND__ID: `backend-${i + 1}`,
         SWITCHYARD_BACKEND__EXECUTORS: String(options.executors ?? 0),
+        ...options.backendEnv?.(i),
       },
     });
   const backends = await Promise.all(

@@ -8,6 +8,7 @@ import { calibrateFromOrt } from "../../gpu-backend/execution/calibrate.ts";
 import type { ModelManifest } from "../../shared/model_manifest.ts";
 import { benchModelDir } from "../bench/bench_model.ts";
 import { assumed, type DeviceParams, measured } from "./params.ts";
+import { measureChannel } from "../bench/peer_hop/channel.ts";
 import type { Scale } from "./scales.ts";
 
 /** Measured device parameters of the demo model on this machine, and its manifest. */
@@ -20,6 +21,18 @@ export async function demoDevice(
   const how = `calibrateFromOrt(${dir}): one expert, batches ` +
     `${calibration.samples.map((s) => s.rows).join("/")}, median of 5, least squares`;
   const rowBytes = manifest.d_model * 4 * 2;
+  // The peer hop on loopback, measured in this run as `bench:peer-hop` step 1 does.
+  const channel = await measureChannel({
+    width: manifest.d_model,
+    sizes: [1, 64],
+    trips: 40,
+    rounds: 1,
+    sockets: ["nodelay"],
+  });
+  const one = channel.find((c) => c.rows === 1)!.p50Ms;
+  const many = channel.find((c) => c.rows === 64)!.p50Ms;
+  const hopHow = "bench:peer-hop step 1 in this run (tools/bench/peer_hop/channel.ts): p50 " +
+    "round trip of layer items to a peer process computing nothing, TCP_NODELAY WebSocket";
   return {
     dir,
     manifest,
@@ -37,8 +50,12 @@ export async function demoDevice(
         "a backend process can hold the whole demo model",
       ),
       rowBytes: measured(rowBytes, "bytes/row", "d_model float32 values, there and back"),
-      linkLatencyMs: assumed(1, "ms per peer round trip", "loopback HTTP between processes"),
-      intraNodeBytesPerMs: assumed(1e6, "bytes/ms", "loopback HTTP, ~1 GB/s"),
+      linkLatencyMs: measured(one, "ms per peer round trip (1 row)", hopHow),
+      intraNodeBytesPerMs: measured(
+        (63 * rowBytes) / Math.max(many - one, 1e-3),
+        "bytes/ms",
+        `${hopHow}: 63 rows more (64 vs 1) ÷ the extra time`,
+      ),
       interNodeBytesPerMs: assumed(1e6, "bytes/ms", "(one node)"),
       devicesPerNode: assumed(2, "accelerators", "both backends on this machine"),
       weightLoadBytesPerMs: assumed(1e6, "bytes/ms", "ONNX session creation from disk, ~1 GB/s"),

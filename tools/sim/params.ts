@@ -74,6 +74,8 @@ const perMs = (bytesPerS: number) => bytesPerS / 1000;
 const H100 = "NVIDIA H100 SXM5 datasheet (nvidia.com/en-us/data-center/h100)";
 const H200 = "NVIDIA H200 SXM datasheet (nvidia.com/en-us/data-center/h200)";
 const DSV3 = "DeepSeek-V3 config.json (huggingface.co/deepseek-ai/DeepSeek-V3)";
+const DEEPEP = "DeepEP README, low-latency kernels (github.com/deepseek-ai/DeepEP): H800 + " +
+  "CX7 400 Gb/s, 128 tokens, hidden 7168, top-8, FP8 dispatch";
 
 /** Published H100/H200 figures the accelerator profiles derive from. */
 export const HARDWARE = {
@@ -90,15 +92,25 @@ export const HARDWARE = {
   ),
   pcieBytesPerS: published(64 * GB, "bytes/s (PCIe 5.0 x16, one direction)", "PCI-SIG PCIe 5.0"),
   gpusPerNode: published(8, "GPUs", "NVIDIA DGX H100 user guide"),
+  deepEpDispatchMs: published(0.077, "ms per dispatch at EP 8", DEEPEP),
+  deepEpDispatchBytesPerS: published(98 * GB, "bytes/s RDMA during that dispatch", DEEPEP),
   dsHidden: published(7168, "hidden size", DSV3),
   dsMoeIntermediate: published(2048, "moe_intermediate_size", DSV3),
 } as const;
+
+/**
+ * The fixed part of an all-to-all hop, derived from DeepEP's published dispatch: 77 µs at
+ * EP 8 for 128 tokens × 8 experts × 7168 FP8 bytes (7.34 MB) moved at its published
+ * 98 GB/s — 74.9 µs of it is bandwidth, leaving ~2 µs of latency per hop.
+ */
+const DEEPEP_DISPATCH_BYTES = 128 * 8 * 7168;
+const DEEPEP_LATENCY_MS = HARDWARE.deepEpDispatchMs.value -
+  DEEPEP_DISPATCH_BYTES / perMs(HARDWARE.deepEpDispatchBytesPerS.value);
 
 /** Assumptions shared by the accelerator profiles. */
 export const ASSUMED = {
   mfu: assumed(0.5, "fraction of peak FLOP/s", "grouped-GEMM efficiency; not measured here"),
   launchMs: assumed(0.02, "ms per layer execution", "kernel launch + dispatch overhead"),
-  linkLatencyMs: assumed(0.02, "ms per all-to-all round trip", "NVLink/IB latency order"),
   expertMemoryShare: assumed(
     0.3,
     "of HBM for routed-expert weights",
@@ -141,7 +153,12 @@ export function acceleratorParams(slotsPerLayer: number, kind: "h100" | "h200"):
       "bytes/row",
       "hidden × (1 byte FP8 dispatch + 2 bytes BF16 combine), one round trip",
     ),
-    linkLatencyMs: ASSUMED.linkLatencyMs,
+    linkLatencyMs: derived(
+      DEEPEP_LATENCY_MS,
+      "ms per all-to-all hop",
+      "DeepEP dispatch at EP 8 (77 µs, published) minus its 7.34 MB at the published " +
+        "98 GB/s: the part no bandwidth explains",
+    ),
     intraNodeBytesPerMs: derived(perMs(HARDWARE.nvlinkBytesPerS.value), "bytes/ms", "NVLink 4"),
     interNodeBytesPerMs: derived(perMs(HARDWARE.ibBytesPerS.value), "bytes/ms", "400 Gb/s IB"),
     devicesPerNode: HARDWARE.gpusPerNode,
