@@ -20,8 +20,8 @@ import { hasBearerToken } from "../shared/bearer_token.ts";
 import { type Config, ConfigError } from "../shared/config.ts";
 import { loadConfig } from "../shared/config_file.ts";
 import { createServiceLogger } from "../shared/logging/service_logger.ts";
-import { embeddedAssets } from "./dashboard/embedded_assets.ts";
-import { buildRouter, type BuiltRouter } from "./server.ts";
+import { embeddedAssets } from "./operate/dashboard/embedded_assets.ts";
+import { buildRouter, type BuiltRouter } from "./wire/server.ts";
 
 // Step 1: the cron, before any await (Deploy reads top-level registrations).
 // Assigned below, after the awaits the cron registration must not wait for.

@@ -8,7 +8,7 @@
 import { type Config, ConfigError } from "../shared/config.ts";
 import { loadConfig } from "../shared/config_file.ts";
 import { createServiceLogger } from "../shared/logging/service_logger.ts";
-import { startRouter } from "./server.ts";
+import { startRouter } from "./wire/server.ts";
 
 function onSignals(handler: () => void): () => void {
   const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];

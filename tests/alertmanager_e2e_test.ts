@@ -10,27 +10,18 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { AlertManager } from "../router/alerts/alert_manager.ts";
-import { MemoryLogger } from "../router/observe/memory_logger.ts";
-import { ManualClock } from "../router/runtime/manual_clock.ts";
-import { oneSecondSample, poolLoadOf } from "../router/testing/pool_loads.ts";
-import { backendView } from "../router/testing/views.ts";
+import { AlertManager } from "../router/operate/alerts/alert_manager.ts";
+import { MemoryLogger } from "../shared/logging/memory_logger.ts";
+import { ManualClock } from "./_support/router/manual_clock.ts";
+import { oneSecondSample, poolLoadOf } from "./_support/router/pool_loads.ts";
+import { backendView } from "./_support/router/views.ts";
 import { freePort } from "../tools/pool/processes.ts";
 import { type WebhookV4, WebhookV4Schema } from "./_support/alertmanager_schema.ts";
 import { commandAvailable } from "./_support/system_tools.ts";
+import { waitFor } from "./_support/wait_for.ts";
 
 const BINARY = "prometheus-alertmanager";
 const available = await commandAvailable(BINARY);
-
-async function eventually<T>(probe: () => T | undefined, limitMs: number, what: string) {
-  const deadline = Date.now() + limitMs;
-  while (Date.now() < deadline) {
-    const value = probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`Timed out after ${limitMs} ms waiting for ${what}`);
-}
 
 function assertSameNotification(ours: WebhookV4, theirs: WebhookV4) {
   assert.deepEqual(Object.keys(ours).sort(), Object.keys(theirs).sort(), "top-level fields");
@@ -142,11 +133,15 @@ Deno.test({
       const pair = async (status: string) => {
         const find = (path: string) =>
           received.find((r) => r.path === path && r.body.status === status)?.body;
-        const ours = await eventually(() => find("/switchyard"), 5_000, `our ${status} body`);
-        const theirs = await eventually(
-          () => find("/alertmanager"),
-          20_000,
+        const ours = await waitFor(`our ${status} body`, () => find("/switchyard"), {
+          timeoutMs: 5_000,
+          intervalMs: 100,
+          retryErrors: false,
+        });
+        const theirs = await waitFor(
           `Alertmanager's ${status} notification`,
+          () => find("/alertmanager"),
+          { timeoutMs: 20_000, intervalMs: 100, retryErrors: false },
         );
         return { ours: WebhookV4Schema.parse(ours), theirs: WebhookV4Schema.parse(theirs) };
       };

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { startPool } from "../tools/pool/processes.ts";
 import { infer } from "./_support/client.ts";
 import { makeTinyModel, TINY } from "./_support/tiny_model.ts";
+import { waitFor } from "./_support/wait_for.ts";
 
 interface AlertBody {
   id: string;
@@ -23,17 +24,6 @@ async function getJson(url: string) {
   const response = await fetch(url);
   assert.equal(response.status, 200, url);
   return await response.json();
-}
-
-/** Polls `probe` every 200 ms until it returns a value; fails after `limitMs`. */
-async function eventually<T>(probe: () => Promise<T | undefined>, limitMs: number, what: string) {
-  const deadline = Date.now() + limitMs;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`Timed out after ${limitMs} ms waiting for ${what}`);
 }
 
 async function hasNvidiaSmi(): Promise<boolean> {
@@ -64,15 +54,15 @@ Deno.test("resources in /api/load, and a killed backend is a firing backend_down
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     // Step 2: node resources per backend.
-    const load = await eventually(
+    const load = await waitFor(
+      "resource rates of both backends",
       async () => {
         const body = await getJson(`${router}/api/load?detail=replicas`);
         return body.backends.every((b: { cpu_cores: number | null }) => b.cpu_cores !== null)
           ? body
           : undefined;
       },
-      5000,
-      "resource rates of both backends",
+      { timeoutMs: 5000, intervalMs: 200, retryErrors: false },
     );
     const gpu = await hasNvidiaSmi();
     for (const backend of load.backends) {
@@ -102,15 +92,15 @@ Deno.test("resources in /api/load, and a killed backend is a firing backend_down
 
     // Step 3: kill backend-2; within a few rounds it is a firing backend_down.
     await pool.backends[1]!.kill();
-    const down = await eventually(
+    const down = await waitFor(
+      "a backend_down alert for backend-2",
       async () => {
         const body = await getJson(`${router}/api/alerts`);
         return body.active.find((a: AlertBody) =>
           a.kind === "backend_down" && a.subject === "backend-2"
         ) as AlertBody | undefined;
       },
-      15_000,
-      "a backend_down alert for backend-2",
+      { timeoutMs: 15_000, intervalMs: 200, retryErrors: false },
     );
     assert.equal(down.state, "firing");
     assert.equal(down.resolved_at, null);

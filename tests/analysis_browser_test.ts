@@ -10,7 +10,8 @@ import assert from "node:assert/strict";
 import { createRandom } from "../tools/model/prng.ts";
 import { demoTokens, loadDemoTraffic } from "../tools/model/traffic.ts";
 import { startPool } from "../tools/pool/processes.ts";
-import { chromiumForTest, launchChromium } from "./_support/browser.ts";
+import { launchChromium } from "../tools/browser/chromium.ts";
+import { chromiumForTest } from "./_support/browser.ts";
 import { infer } from "./_support/client.ts";
 import { makeTinyModel, TINY } from "./_support/tiny_model.ts";
 

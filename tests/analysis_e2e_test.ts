@@ -7,29 +7,20 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { BackendSeries } from "../router/analysis/backend_series.ts";
-import { efficiency } from "../router/analysis/efficiency.ts";
-import { MemoryLogger } from "../router/observe/memory_logger.ts";
+import { BackendSeries } from "../router/operate/analysis/backend_series.ts";
+import { efficiency } from "../router/operate/analysis/efficiency.ts";
+import { MemoryLogger } from "../shared/logging/memory_logger.ts";
 import { systemClock } from "../router/runtime/clock.ts";
-import { TrafficStore } from "../router/traffic/traffic_store.ts";
+import { TrafficStore } from "../router/control/traffic/traffic_store.ts";
 import { createRandom } from "../tools/model/prng.ts";
 import { demoTokens, loadDemoTraffic } from "../tools/model/traffic.ts";
 import { startPool } from "../tools/pool/processes.ts";
 import { infer } from "./_support/client.ts";
 import { makeTinyModel, TINY } from "./_support/tiny_model.ts";
+import { waitFor } from "./_support/wait_for.ts";
 
 const BUCKET_MS = 1000;
 const TYPES = ["chat", "code", "math"] as const;
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 20_000) {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 function close(actual: number, expected: number, tolerance: number, what: string) {
   assert.ok(Math.abs(actual - expected) <= tolerance, `${what}: ${actual} vs ${expected}`);
@@ -71,7 +62,7 @@ Deno.test({
     await waitFor("two reporting backends", async () => {
       const { body } = await get("/api/load");
       return body.pool.backends_reporting === 2 ? true : undefined;
-    });
+    }, { intervalMs: 200 });
     const start = Date.now();
 
     // Step 2: typed traffic, a different row count per type so the counts tell them apart.

@@ -10,26 +10,13 @@ import { demoTokens, loadDemoTraffic } from "../tools/model/traffic.ts";
 import { startPool } from "../tools/pool/processes.ts";
 import { infer, maxAbsDiff } from "./_support/client.ts";
 import { makeTinyModel, TINY } from "./_support/tiny_model.ts";
+import { waitFor } from "./_support/wait_for.ts";
 
 const ADMIN = "test-admin-token-0123456789";
 
 async function planOf(url: string) {
   const response = await fetch(`${url}/api/plan`);
   return await response.json();
-}
-
-async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  ms = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 Deno.test("the balancer places, rebalances under skew without losing a request, and survives a restart", async (t) => {
@@ -53,7 +40,7 @@ Deno.test("the balancer places, rebalances under skew without losing a request, 
       const plan = await waitFor("initial plan", async () => {
         const body = await planOf(pool.router.url);
         return body.version >= 1 ? body : undefined;
-      });
+      }, { timeoutMs: 15_000, intervalMs: 200, retryErrors: false });
       assert.equal(plan.backends.length, 2);
       assert.match(plan.reason, /static/);
     });
@@ -85,7 +72,7 @@ Deno.test("the balancer places, rebalances under skew without losing a request, 
           d.action === "rebalance" && d.outcome === "switched"
         );
         return switched ? { body, switched } : undefined;
-      }, 30_000).finally(() => stop = true);
+      }, { timeoutMs: 30_000, intervalMs: 200, retryErrors: false }).finally(() => stop = true);
       await Promise.all(loops);
       assert.deepEqual(failures, []);
       assert.ok(sent > 20);
@@ -120,7 +107,7 @@ Deno.test("the balancer places, rebalances under skew without losing a request, 
       const after = await waitFor("plan after restart", async () => {
         const body = await planOf(pool.router.url);
         return body.version !== null && body.version !== undefined ? body : undefined;
-      });
+      }, { timeoutMs: 15_000, intervalMs: 200, retryErrors: false });
       assert.ok(after.version >= before, `version ${after.version} < ${before}`);
       assert.doesNotMatch(after.reason, /static/);
     });

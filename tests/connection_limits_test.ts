@@ -81,7 +81,7 @@ Deno.test("node front: connection cap, header timeout and slow bodies close sock
         await waitFor(
           "2 × max_connections closes",
           () => Promise.resolve(closed >= 2 * CAP ? true : undefined),
-          CLOSE_LIMIT_MS,
+          { timeoutMs: CLOSE_LIMIT_MS },
         );
         // Each refused connection was told so: 503 with Retry-After, not a bare reset.
         assert.ok(answered503 >= 2 * CAP, `${answered503} of ${closed} closes carried a 503`);
@@ -102,7 +102,7 @@ Deno.test("node front: connection cap, header timeout and slow bodies close sock
         const after = await waitFor("a new connection answered", async () => {
           const call = await infer(router, TINY.name, tokens, TINY.dModel);
           return call.status === 200 ? call : undefined;
-        }, CLOSE_LIMIT_MS);
+        }, { timeoutMs: CLOSE_LIMIT_MS });
         assert.equal(after.status, 200);
         assert.ok(await closedBy(router, "refused") >= 2 * CAP);
       },

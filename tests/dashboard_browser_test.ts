@@ -10,7 +10,8 @@ import type { Page } from "playwright-core";
 import { createRandom } from "../tools/model/prng.ts";
 import { demoTokens, loadDemoTraffic } from "../tools/model/traffic.ts";
 import { startPool } from "../tools/pool/processes.ts";
-import { chromiumForTest, launchChromium } from "./_support/browser.ts";
+import { launchChromium } from "../tools/browser/chromium.ts";
+import { chromiumForTest } from "./_support/browser.ts";
 import { infer } from "./_support/client.ts";
 import { makeTinyModel, TINY } from "./_support/tiny_model.ts";
 import { waitFor } from "./_support/wait_for.ts";
@@ -109,7 +110,7 @@ Deno.test({
     await waitFor("a newer snapshot", async () => {
       const now = await pageHeatmap(page);
       return now.at > matched.at && now.updates > matched.updates ? now : undefined;
-    }, 5000);
+    }, { timeoutMs: 5000 });
     assert.equal(await page.evaluate(() => Reflect.get(globalThis, "notReloaded")), true);
     assert.equal(await page.textContent("#status"), "live");
 
@@ -136,7 +137,7 @@ Deno.test({
       await page.evaluate(() =>
         // deno-lint-ignore no-explicit-any
         (globalThis as any).switchyardDashboard.lastSnapshot.timeline?.layer === 1 || undefined
-      ), 5000);
+      ), { timeoutMs: 5000 });
     assert.equal(await page.getAttribute("#chart-replicas", "data-kind"), "rates");
     await screenshot(page);
     assert.deepEqual(problems, [], "browser console errors");

@@ -21,7 +21,8 @@ import { generateModel } from "../tools/model/generate.ts";
 import { createRandom } from "../tools/model/prng.ts";
 import { demoTokens, loadDemoTraffic } from "../tools/model/traffic.ts";
 import { startPool } from "../tools/pool/processes.ts";
-import { chromiumForTest, launchChromium } from "./_support/browser.ts";
+import { launchChromium } from "../tools/browser/chromium.ts";
+import { chromiumForTest } from "./_support/browser.ts";
 import { infer } from "./_support/client.ts";
 import { waitFor } from "./_support/wait_for.ts";
 

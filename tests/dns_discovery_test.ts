@@ -8,10 +8,11 @@
 import assert from "node:assert/strict";
 import { createJsonLogger } from "../shared/logger.ts";
 import { resolveConfig } from "../shared/config.ts";
-import { dnsSource } from "../router/discovery/dns_source.ts";
-import { startRouter } from "../router/server.ts";
-import { FakeBackend } from "../router/testing/fake_backend.ts";
+import { dnsSource } from "../router/control/discovery/dns_source.ts";
+import { startRouter } from "../router/wire/server.ts";
+import { FakeBackend } from "./_support/router/fake_backend.ts";
 import { freePort } from "../tools/pool/processes.ts";
+import { waitFor, type WaitForOptions } from "./_support/wait_for.ts";
 
 const DNSMASQ = ["/usr/sbin/dnsmasq", "dnsmasq"];
 const INTERVAL_MS = 500;
@@ -38,14 +39,8 @@ function sharedFreePort(hosts: string[]): number {
   }
 }
 
-async function waitFor(what: string, check: () => boolean, timeoutMs = 30_000): Promise<number> {
-  const start = Date.now();
-  while (!check()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return Date.now() - start;
-}
+/** Membership changes are timed (reported below): probe every 20 ms, for up to 30 s. */
+const PROMPT: WaitForOptions = { timeoutMs: 30_000, intervalMs: 20, retryErrors: false };
 
 Deno.test("dns discovery follows a real DNS server: backends on 127.0.0.x added and removed", async (t) => {
   const dnsmasq = await findDnsmasq();
@@ -137,7 +132,7 @@ Deno.test("dns discovery follows a real DNS server: backends on 127.0.0.x added 
 
     await t.step("the router's pool is what the A records name", async () => {
       assert.deepEqual(pool.urls().sort(), urls);
-      await waitFor("both healthy", () => healthy().length === 2);
+      await waitFor("both healthy", () => healthy().length === 2, PROMPT);
     });
 
     const intervals: string[] = [];
@@ -146,7 +141,9 @@ Deno.test("dns discovery follows a real DNS server: backends on 127.0.0.x added 
       async () => {
         await records([hosts[0]!]);
         server.kill("SIGHUP");
-        const ms = await waitFor("removal", () => pool.urls().length === 1);
+        const removing = Date.now();
+        await waitFor("removal", () => pool.urls().length === 1, PROMPT);
+        const ms = Date.now() - removing;
         intervals.push(`removed after ${ms} ms (${(ms / INTERVAL_MS).toFixed(1)} intervals)`);
         assert.deepEqual(pool.urls(), [urls[0]]);
         for (let i = 0; i < 6; i++) {
@@ -166,9 +163,11 @@ Deno.test("dns discovery follows a real DNS server: backends on 127.0.0.x added 
     await t.step("added back to DNS, it rejoins the pool and rotation", async () => {
       await records(hosts);
       server.kill("SIGHUP");
-      const ms = await waitFor("addition", () => pool.urls().length === 2);
+      const adding = Date.now();
+      await waitFor("addition", () => pool.urls().length === 2, PROMPT);
+      const ms = Date.now() - adding;
       intervals.push(`added after ${ms} ms (${(ms / INTERVAL_MS).toFixed(1)} intervals)`);
-      await waitFor("both healthy again", () => healthy().length === 2);
+      await waitFor("both healthy again", () => healthy().length === 2, PROMPT);
     });
     // deno-lint-ignore no-console
     console.log(`DNS discovery (re-resolve every ${INTERVAL_MS} ms): ${intervals.join("; ")}`);

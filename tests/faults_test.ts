@@ -8,6 +8,10 @@ import assert from "node:assert/strict";
 import { infer } from "./_support/client.ts";
 import { startPool, type TestPool } from "../tools/pool/processes.ts";
 import { makeTinyModel, TINY } from "./_support/tiny_model.ts";
+import { waitFor, type WaitForOptions } from "./_support/wait_for.ts";
+
+/** Waits under faults are generous: up to 2 minutes, probing every 100 ms. */
+const GENEROUS: WaitForOptions = { timeoutMs: 120_000, intervalMs: 100, retryErrors: false };
 
 interface Answer {
   status: number;
@@ -42,16 +46,6 @@ function loadUntil(
   return { answers, done };
 }
 
-/** Waits (generously) until `predicate` holds. */
-async function waitFor(what: string, predicate: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    if (await predicate()) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 async function healthyBackends(pool: TestPool): Promise<number> {
   const response = await fetch(`${pool.router.url}/v2/health/ready`);
   const body = await response.json();
@@ -84,10 +78,15 @@ Deno.test("kill -9 of a backend under load: no request fails through the router"
       "answers from both backends",
       () =>
         ["backend-1", "backend-2"].every((name) => load.answers.some((a) => a.backend === name)),
+      GENEROUS,
     );
     await pool.backends[0]!.kill();
     // Until the router has ejected the dead backend, and a while after.
-    await waitFor("the dead backend ejected", async () => (await healthyBackends(pool)) === 1);
+    await waitFor(
+      "the dead backend ejected",
+      async () => (await healthyBackends(pool)) === 1,
+      GENEROUS,
+    );
     await new Promise((resolve) => setTimeout(resolve, 1000));
     running = false;
     const answers = await load.done;
@@ -114,6 +113,7 @@ Deno.test("SIGSTOP of a backend under load: requests retried elsewhere, none fai
       "answers from both backends",
       () =>
         ["backend-1", "backend-2"].every((name) => load.answers.some((a) => a.backend === name)),
+      GENEROUS,
     );
     Deno.kill(stopped, "SIGSTOP");
     // Attempts to it time out (router.retry.try_timeout, 5 s) and go to the other backend.
@@ -122,11 +122,13 @@ Deno.test("SIGSTOP of a backend under load: requests retried elsewhere, none fai
       async () =>
         await metric(pool, 'switchyard_router_retries_total{cause="timeout"}') >= 1 ||
         await metric(pool, 'switchyard_router_retries_total{cause="ejected"}') >= 1,
+      GENEROUS,
     );
     Deno.kill(stopped, "SIGCONT");
     await waitFor(
       "both backends in rotation again",
       async () => (await healthyBackends(pool)) === 2,
+      GENEROUS,
     );
     running = false;
     const answers = await load.done;
@@ -159,7 +161,7 @@ Deno.test("an overload burst is answered 200, or 429/503 with Retry-After — ne
       await new Promise((resolve) => setTimeout(resolve, 250));
       return (await metric(pool, 'switchyard_router_shed_total{reason="router_full"}')) +
           (await metric(pool, 'switchyard_router_shed_total{reason="backends_full"}')) >= 200;
-    });
+    }, GENEROUS);
     running = false;
     const answers = await load.done;
     for (const answer of answers) {

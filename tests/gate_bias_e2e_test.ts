@@ -1,7 +1,7 @@
 /**
  * The routing-only gate bias on a real backend (onnxruntime, the tiny model, in process
  * over loopback HTTP), driven through the router's own client
- * (`router/advisor/bias_client.ts`): no bias leaves outputs as the reference; after
+ * (`router/operate/advisor/bias_client.ts`): no bias leaves outputs as the reference; after
  * skewed demo traffic the evaluation balances every layer at a finite output deviation;
  * a bias set with `PUT /v2/gate/bias` changes some tokens' experts (outputs stay finite)
  * and shows in readiness; clearing it restores the outputs; all of it needs the
@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { resolveConfig } from "../shared/config.ts";
 import { silentLogger } from "../shared/logger.ts";
 import { startBackend } from "../gpu-backend/server/start_backend.ts";
-import { evaluateBias, setBias } from "../router/advisor/bias_client.ts";
+import { evaluateBias, setBias } from "../router/operate/advisor/bias_client.ts";
 import { createRandom } from "../tools/model/prng.ts";
 import { loadReferenceModel } from "../tools/model/reference.ts";
 import { demoTokens, loadDemoTraffic } from "../tools/model/traffic.ts";

@@ -12,6 +12,7 @@ import { startPool } from "../tools/pool/processes.ts";
 import { infer, postRaw } from "./_support/client.ts";
 import { readUntil, readUntilClosed, sendPartial } from "../tools/net/raw_http.ts";
 import { makeTinyModel, TINY } from "./_support/tiny_model.ts";
+import { waitFor } from "./_support/wait_for.ts";
 
 const D = TINY.dModel;
 const DEEP = 1_000_000;
@@ -33,17 +34,6 @@ async function faults(url: string, kind: string, token?: string): Promise<number
   });
   const text = parseExposition(await response.text());
   return findSamples(text, "switchyard_input_faults_total", { kind })[0]?.value ?? 0;
-}
-
-/** Polls until `read()` reaches `want` (a readiness wait, not a timing assertion). */
-async function eventually(read: () => Promise<number>, want: number): Promise<number> {
-  const deadline = Date.now() + 60_000;
-  let value = await read();
-  while (value < want && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-    value = await read();
-  }
-  return value;
 }
 
 Deno.test("hostile bodies: 4xx naming the limit, disconnects counted, slow bodies 408", async (t) => {
@@ -96,10 +86,10 @@ Deno.test("hostile bodies: 4xx naming the limit, disconnects counted, slow bodie
         // Let the handler start reading, then hang up.
         await new Promise((r) => setTimeout(r, 200));
         conn.close();
-        const after = await eventually(
-          () => faults(target.url, "client_disconnected", token),
-          before + 1,
-        );
+        const after = await waitFor("client_disconnected to count the hang-up", async () => {
+          const count = await faults(target.url, "client_disconnected", token);
+          return count >= before + 1 ? count : undefined;
+        }, { timeoutMs: 60_000, intervalMs: 100, retryErrors: false });
         assert.ok(after >= before + 1, `client_disconnected stayed at ${after}`);
       });
 

@@ -13,6 +13,7 @@ import { infer } from "./_support/client.ts";
 import { startPool } from "../tools/pool/processes.ts";
 import { makeTinyModel, TINY } from "./_support/tiny_model.ts";
 import { startLokiTestServer } from "./_support/loki_test_server.ts";
+import { waitFor } from "./_support/wait_for.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const ADMIN_TOKEN = "e2e-admin-token-0123456789";
@@ -40,21 +41,24 @@ function values(body: Streams): [string, string][] {
     .sort(([a], [b]) => (BigInt(a) < BigInt(b) ? -1 : 1));
 }
 
-/** Polls until `count` lines match (file writes are queued, so lines land a moment later). */
+/** Waits until `count` lines match (file writes are queued, so lines land a moment later). */
 async function waitForLines(
   url: string,
   query: string,
   count: number,
 ): Promise<[string, string][]> {
   let found: [string, string][] = [];
-  for (let attempt = 0; attempt < 100; attempt++) {
+  return await waitFor(`${count} lines for ${query}`, async () => {
     const { status, body } = await queryLogs(url, query);
     assert.equal(status, 200, JSON.stringify(body));
     found = values(body);
-    if (found.length >= count) return found;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`only ${found.length} of ${count} lines for ${query}: ${JSON.stringify(found)}`);
+    return found.length >= count ? found : undefined;
+  }, {
+    timeoutMs: 20_000,
+    intervalMs: 100,
+    retryErrors: false,
+    detail: () => `only ${found.length}: ${JSON.stringify(found)}`,
+  });
 }
 
 Deno.test("log queries read back what a real pool wrote, through the API and the CLI", async (t) => {

@@ -12,7 +12,7 @@ import {
   sumSamples,
 } from "../shared/metrics/parse_exposition.ts";
 import { promtoolAvailable, promtoolCheckMetrics } from "./_support/system_tools.ts";
-import { UNKNOWN_MODEL } from "../router/metrics/request_metrics.ts";
+import { UNKNOWN_MODEL } from "../router/operate/metrics/request_metrics.ts";
 import { startPool } from "../tools/pool/processes.ts";
 import { infer } from "./_support/client.ts";
 import { makeTinyModel, TINY } from "./_support/tiny_model.ts";

@@ -9,22 +9,12 @@ import assert from "node:assert/strict";
 import { spawnEntry, startPool, type TestPool } from "../tools/pool/processes.ts";
 import { findSamples, parseExposition } from "../shared/metrics/parse_exposition.ts";
 import { makeTinyModel } from "./_support/tiny_model.ts";
+import { waitFor, type WaitForOptions } from "./_support/wait_for.ts";
 
 const ADMIN = "test-admin-token-0123456789";
 
-async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  ms = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+/** Restarts take a while on a busy machine: wait up to a minute, probing every 100 ms. */
+const PATIENT: WaitForOptions = { timeoutMs: 60_000, intervalMs: 100, retryErrors: false };
 
 interface RouterPlan {
   version: number | null;
@@ -84,6 +74,7 @@ Deno.test("placement state is reconciled: backend restart, empty KV, corrupt KV"
       await waitFor(
         "the static plan",
         async () => (await routerPlan(pool)).version === 1 || undefined,
+        PATIENT,
       );
       const applied = await fetch(`${pool.router.url}/api/plan/apply`, {
         method: "POST",
@@ -101,7 +92,7 @@ Deno.test("placement state is reconciled: backend restart, empty KV, corrupt KV"
       const active = await waitFor("the restarted backend on the current plan", async () => {
         const version = await backendActive(pool, 1);
         return version === 2 ? version : undefined;
-      });
+      }, PATIENT);
       assert.equal(active, (await routerPlan(pool)).version);
       assert.equal(await backendActive(pool, 0), 2);
       const metrics = parseExposition(await (await fetch(`${pool.router.url}/metrics`)).text());
@@ -118,7 +109,7 @@ Deno.test("placement state is reconciled: backend restart, empty KV, corrupt KV"
       const plan = await waitFor("a current plan", async () => {
         const body = await routerPlan(pool);
         return body.version === null ? undefined : body;
-      });
+      }, PATIENT);
       assert.equal(plan.version, 2, JSON.stringify(plan));
       assert.doesNotMatch(plan.reason, /static/);
       const adopted = plan.decisions.find((d) => d.action === "adopt");
@@ -150,7 +141,7 @@ Deno.test("placement state is reconciled: backend restart, empty KV, corrupt KV"
             } catch {
               return undefined;
             }
-          });
+          }, PATIENT);
           assert.equal(ready.status, 503);
           assert.equal(ready.body.ready, false);
           assert.equal(ready.body.details.state.ok, false);

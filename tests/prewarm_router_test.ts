@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { resolveConfig } from "../shared/config.ts";
-import { MemoryLogger } from "../router/observe/memory_logger.ts";
-import { type RunningRouter, startRouter } from "../router/server.ts";
+import { MemoryLogger } from "../shared/logging/memory_logger.ts";
+import { type RunningRouter, startRouter } from "../router/wire/server.ts";
 
 /** Runs `test` against a real router on loopback with `env` overrides and in-memory KV. */
 async function withRouter(

@@ -15,6 +15,7 @@ import { parse, stringify } from "yaml";
 import { freePort, startPool } from "../tools/pool/processes.ts";
 import { infer } from "./_support/client.ts";
 import { makeTinyModel, TINY } from "./_support/tiny_model.ts";
+import { waitFor } from "./_support/wait_for.ts";
 
 const DEPLOYED = new URL("../deploy/prometheus/prometheus.yml", import.meta.url);
 
@@ -90,21 +91,21 @@ async function query(base: string, promql: string): Promise<QueryResult[]> {
   return body.data.result;
 }
 
-/** Polls `promql` until `done(results)` or 30 s pass; returns the last results. */
-async function waitFor(
+/**
+ * Queries `promql` until `done(results)` holds (errors: Prometheus not listening yet) and
+ * returns those results; throws after 30 s, naming `what` and the last results.
+ */
+async function queryUntil(
   base: string,
   promql: string,
   done: (results: QueryResult[]) => boolean,
+  what: string,
 ): Promise<QueryResult[]> {
-  const deadline = Date.now() + 30_000;
   let last: QueryResult[] = [];
-  while (Date.now() < deadline) {
-    try {
-      last = await query(base, promql);
-      if (done(last)) return last;
-    } catch { /* not listening yet */ }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  await waitFor(what, async () => done(last = await query(base, promql)), {
+    timeoutMs: 30_000,
+    detail: () => JSON.stringify(last),
+  });
   return last;
 }
 
@@ -151,10 +152,11 @@ Deno.test({
         stderr: "null",
       }).spawn();
       // Step 4: every target scraped and up — the backends took the token from the file.
-      const up = await waitFor(
+      const up = await queryUntil(
         base,
         "up",
         (r) => r.length === 3 && r.every((s) => s.value[1] === "1"),
+        "every target up",
       );
       assert.deepEqual(
         up.map((s) => [s.metric["job"], s.value[1]]).sort(),
@@ -192,7 +194,12 @@ Deno.test({
         assert.ok(queries.length >= 10, `${queries.length} dashboard queries`);
         for (const [title, expr] of queries) {
           const promql = expr.replaceAll("$model", ".*").replaceAll("$topn", "20");
-          const result = await waitFor(base, promql, (r) => r.length > 0);
+          const result = await queryUntil(
+            base,
+            promql,
+            (r) => r.length > 0,
+            `panel "${title}": ${promql} to return data`,
+          );
           assert.ok(result.length > 0, `panel "${title}": ${promql} returned no data`);
         }
       } finally {

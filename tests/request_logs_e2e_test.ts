@@ -14,6 +14,7 @@ import { demoTokens, loadDemoTraffic } from "../tools/model/traffic.ts";
 import { startPool } from "../tools/pool/processes.ts";
 import { infer, postRaw } from "./_support/client.ts";
 import { makeTinyModel, TINY } from "./_support/tiny_model.ts";
+import { waitFor } from "./_support/wait_for.ts";
 
 type LogLine = Record<string, unknown>;
 
@@ -27,14 +28,12 @@ async function readLines(path: string): Promise<LogLine[]> {
   }
 }
 
-/** Polls `path` until `match` finds lines (the file is written asynchronously). */
+/** Waits until `match` finds lines in `path` (the file is written asynchronously). */
 async function waitForLines(path: string, match: (line: LogLine) => boolean): Promise<LogLine[]> {
-  const deadline = Date.now() + 10_000;
-  while (true) {
+  return await waitFor(`a matching line in ${path}`, async () => {
     const found = (await readLines(path)).filter(match);
-    if (found.length > 0 || Date.now() > deadline) return found;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+    return found.length > 0 ? found : undefined;
+  }, { timeoutMs: 10_000, intervalMs: 50, retryErrors: false });
 }
 
 Deno.test("the router's log file holds one request line per inference, with its expert trace", async () => {

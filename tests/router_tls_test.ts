@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { ConfigError, resolveConfig } from "../shared/config.ts";
-import { MemoryLogger } from "../router/observe/memory_logger.ts";
-import { startRouter } from "../router/server.ts";
+import { MemoryLogger } from "../shared/logging/memory_logger.ts";
+import { startRouter } from "../router/wire/server.ts";
 
 async function selfSignedCert(dir: string): Promise<{ cert: string; key: string }> {
   const cert = `${dir}/cert.pem`;

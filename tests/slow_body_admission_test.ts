@@ -12,6 +12,7 @@ import { startPool } from "../tools/pool/processes.ts";
 import { sendPartial } from "../tools/net/raw_http.ts";
 import { infer } from "./_support/client.ts";
 import { makeTinyModel, TINY } from "./_support/tiny_model.ts";
+import { waitFor } from "./_support/wait_for.ts";
 
 const MAX_IN_FLIGHT = 4;
 const MAX_READERS = 8;
@@ -21,15 +22,19 @@ async function readers(router: string): Promise<number> {
   return findSamples(text, "switchyard_router_body_readers", {})[0]?.value ?? -1;
 }
 
-/** Polls until the router reads `want` bodies (a readiness wait, not a timing assertion). */
+/** Waits until the router reads `want` bodies (a readiness wait, not a timing assertion). */
 async function untilReaders(router: string, want: number): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  let seen = await readers(router);
-  while (seen !== want && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-    seen = await readers(router);
-  }
-  assert.equal(seen, want, `the router reads ${seen} bodies, expected ${want}`);
+  let seen: number | undefined;
+  await waitFor(
+    `the router to read ${want} bodies`,
+    async () => (seen = await readers(router)) === want,
+    {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+      retryErrors: false,
+      detail: () => `it reads ${seen}`,
+    },
+  );
 }
 
 Deno.test("slow bodies beyond max_in_flight do not crowd out valid requests; a full reader bound sheds 429", async () => {

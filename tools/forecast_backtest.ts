@@ -4,7 +4,7 @@
  * [--origins N] [--stride N] [--config <file>]`: rolling-origin forecast accuracy (MASE
  * against last value, MAPE) of every forecaster at horizons of 10, 30 and 60 buckets.
  *
- * - `--synthetic`: a generated trace (`router/forecast/synthetic_trace.ts`): N days
+ * - `--synthetic`: a generated trace (`tools/traffic/synthetic_trace.ts`): N days
  *   (default 3) of 1-minute buckets, diurnal rate with Poisson-like noise and a 5× event
  *   on the last day at 20:00–21:00 that shifts the mix towards `code`. Reported with the
  *   event known (as a scheduled event would be) and unknown.
@@ -16,13 +16,13 @@
  * included).
  */
 import { loadConfig } from "../shared/config_file.ts";
-import { EventStore } from "../router/events/event_store.ts";
-import { eventMultiplier, type ScheduledEvent } from "../router/events/scheduled_event.ts";
-import { accuracy, backtest, type ModelBacktest } from "../router/forecast/backtest.ts";
-import { FORECASTERS } from "../router/forecast/forecasters.ts";
-import { syntheticTrace } from "../router/forecast/synthetic_trace.ts";
-import { formatSeriesKey, parseSeriesKey } from "../router/traffic/series_key.ts";
-import { TrafficStore } from "../router/traffic/traffic_store.ts";
+import { EventStore } from "../router/control/events/event_store.ts";
+import { eventMultiplier, type ScheduledEvent } from "../router/control/events/scheduled_event.ts";
+import { accuracy, backtest, type ModelBacktest } from "../router/control/forecast/backtest.ts";
+import { FORECASTERS } from "../router/control/forecast/forecasters.ts";
+import { syntheticTrace } from "./traffic/synthetic_trace.ts";
+import { formatSeriesKey, parseSeriesKey } from "../router/control/traffic/series_key.ts";
+import { TrafficStore } from "../router/control/traffic/traffic_store.ts";
 import { parseCli } from "./cli/cli_args.ts";
 
 const HORIZONS = [10, 30, 60];

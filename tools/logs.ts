@@ -22,8 +22,8 @@
  * it (`--url`, `--config`, `SWITCHYARD_ROUTER__PORT`, `router.tls`). Exit code 1 on any
  * error, with the API's message; 2 on a bad command line.
  */
-import { labelsKey, type StreamsResponse } from "../router/logs/streams_result.ts";
-import type { MatrixResponse } from "../router/logs/matrix_result.ts";
+import { labelsKey, type StreamsResponse } from "../router/operate/logs/streams_result.ts";
+import type { MatrixResponse } from "../router/operate/logs/matrix_result.ts";
 import { helpText, parseCliArgs } from "./cli/cli_args.ts";
 import { ROUTER_OPTIONS, routerProblem, routerTargetOrReport } from "./client/router_target.ts";
 import { ADMIN_TOKEN_FILE, readAdminToken } from "./token_files.ts";

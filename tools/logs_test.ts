@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { StreamsResponse } from "../router/logs/streams_result.ts";
+import type { StreamsResponse } from "../router/operate/logs/streams_result.ts";
 import { formatEntries, formatMatrix } from "./logs.ts";
 import { randomToken, readAdminToken, writeTokenFile } from "./token_files.ts";
 

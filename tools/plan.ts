@@ -7,9 +7,9 @@
  *   cat input.json | deno task plan
  *
  * The input is `{ weight, num_replicas, num_groups, num_nodes, num_gpus }` (see
- * `router/balancer/placement_input.ts`). Bad input prints the reason to stderr and exits 1.
+ * `router/control/balancer/placement_input.ts`). Bad input prints the reason to stderr and exits 1.
  */
-import { type PlacementPolicy, planPlacement } from "../router/balancer/mod.ts";
+import { type PlacementPolicy, planPlacement } from "../router/control/balancer/mod.ts";
 import { parseCli } from "./cli/cli_args.ts";
 
 const POLICIES: readonly PlacementPolicy[] = ["auto", "hierarchical", "global"];
@@ -52,7 +52,7 @@ async function main(): Promise<number> {
     summary:
       "Plans expert placement offline for a JSON input read from a file or stdin and prints\n" +
       "{ phy2log, log2phy, logcnt, balancedness } as JSON. The input is { weight, num_replicas,\n" +
-      "num_groups, num_nodes, num_gpus } (router/balancer/placement_input.ts). It does not\n" +
+      "num_groups, num_nodes, num_gpus } (router/control/balancer/placement_input.ts). It does not\n" +
       "talk to a router: GET /api/plan on the router shows the live plan.",
     options: {
       policy: {

@@ -3,7 +3,7 @@
  * `POST /v2/advice/gate-bias` fits and evaluates a routing-only bias on the recorded
  * inputs (one evaluation at a time, 409 when busy or nothing is recorded yet), and
  * `PUT /v2/gate/bias` sets or clears the live bias. The router's advisor calls both
- * (`router/advisor/bias_client.ts`).
+ * (`router/operate/advisor/bias_client.ts`).
  */
 import type { Hono } from "hono";
 import { z } from "zod";

@@ -3,7 +3,11 @@ import { join } from "node:path";
 import ort from "onnxruntime-node";
 import pkg from "onnx-proto";
 import { createGaussian, createRandom } from "../../tools/model/prng.ts";
-import { geluExpertOutput, geluGateLogits, writeGeluModel } from "../testing/gelu_model.ts";
+import {
+  geluExpertOutput,
+  geluGateLogits,
+  writeGeluModel,
+} from "../../tests/_support/gpu-backend/gelu_model.ts";
 import { composeLayerGraph, LAYER_IO, type LayerLayout } from "./compose_layer.ts";
 
 const D = 8;

@@ -25,8 +25,12 @@ import type { MoeEngine } from "../moe/engine.ts";
 import { startupResidency } from "../residency/startup_residency.ts";
 import { buildBackendEngine } from "../server/backend_engine.ts";
 import { loadManifest } from "../server/start_backend.ts";
-import { geluExpertOutput, geluGateLogits, writeGeluModel } from "../testing/gelu_model.ts";
-import { oracleForward, type OracleParts } from "../testing/moe_oracle.ts";
+import {
+  geluExpertOutput,
+  geluGateLogits,
+  writeGeluModel,
+} from "../../tests/_support/gpu-backend/gelu_model.ts";
+import { oracleForward, type OracleParts } from "../../tests/_support/gpu-backend/moe_oracle.ts";
 
 async function engine(dir: string, execution: "layer" | "expert", workers = 0) {
   const manifest = await loadManifest(dir);

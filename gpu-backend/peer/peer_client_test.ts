@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { MemoryLogger } from "../../router/observe/memory_logger.ts";
+import { MemoryLogger } from "../../shared/logging/memory_logger.ts";
 import { PeerClient, PeerUnavailableError } from "./peer_client.ts";
 import { decodePeerFrame, encodePeerFrame } from "./peer_protocol.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { MemoryLogger } from "../../router/observe/memory_logger.ts";
+import { MemoryLogger } from "../../shared/logging/memory_logger.ts";
 import { type CommandOutput, NvidiaSmiSampler } from "./nvidia_smi.ts";
 
 /** A runner answering from a script; counts calls and records the arguments. */

@@ -4,10 +4,10 @@
  * own device only, and the pool's power is the devices' power, never a device twice.
  */
 import assert from "node:assert/strict";
-import { MemoryLogger } from "../../router/observe/memory_logger.ts";
-import { aggregatePoolLoad, type BackendLoadSample } from "../../router/load/pool_load.ts";
-import { reportRates } from "../../router/load/load_rates.ts";
-import { fakeLoadReport } from "../../router/testing/load_reports.ts";
+import { MemoryLogger } from "../../shared/logging/memory_logger.ts";
+import { aggregatePoolLoad, type BackendLoadSample } from "../../router/control/load/pool_load.ts";
+import { reportRates } from "../../router/control/load/load_rates.ts";
+import { fakeLoadReport } from "../../tests/_support/router/load_reports.ts";
 import { NvidiaSmiSampler } from "./nvidia_smi.ts";
 import { ownGpu } from "./own_gpu.ts";
 import { readResources } from "./resource_meter.ts";

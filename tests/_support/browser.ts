@@ -1,12 +1,9 @@
 /**
- * @module Test support: Debian's Chromium (`apt-get install -y chromium`) driven by
- * playwright-core — never a downloaded browser. Tests skip without it, except under
- * `CI`, where a missing browser is an error.
+ * @module Test support: whether the browser tests can run. Tests skip without Debian's
+ * Chromium (`tools/browser/chromium.ts` launches it), except under `CI`, where a missing
+ * browser is an error.
  */
-import { type Browser, chromium } from "playwright-core";
-
-/** Where Debian installs Chromium. */
-export const CHROMIUM = "/usr/bin/chromium";
+import { CHROMIUM } from "../../tools/browser/chromium.ts";
 
 /** Whether Chromium is installed; throws under `CI` when it is not. */
 export async function chromiumForTest(test: string): Promise<boolean> {
@@ -15,12 +12,4 @@ export async function chromiumForTest(test: string): Promise<boolean> {
     throw new Error(`Cannot run ${test}: ${CHROMIUM} is missing (apt-get install -y chromium)`);
   }
   return present;
-}
-
-/** Launches headless Chromium. */
-export function launchChromium(executablePath = CHROMIUM): Promise<Browser> {
-  return chromium.launch({
-    executablePath,
-    args: ["--headless", "--no-sandbox", "--disable-gpu"],
-  });
 }

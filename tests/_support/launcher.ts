@@ -5,6 +5,7 @@
  */
 import { freePort, freePorts } from "../../tools/pool/processes.ts";
 import type { PoolStatus } from "../../tools/pool/local_pool.ts";
+import { waitFor } from "./wait_for.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -71,16 +72,15 @@ export async function startLauncher(options: StartLauncherOptions = {}): Promise
   let exited = false;
   child.status.then(() => exited = true);
 
-  const waitUntil = async <T>(what: string, check: () => Promise<T | undefined>): Promise<T> => {
-    const deadline = Date.now() + 180_000;
-    while (Date.now() < deadline) {
-      const value = await check();
-      if (value !== undefined) return value;
-      if (exited) throw new Error(`the launcher exited while waiting for ${what}:\n${text}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error(`timed out waiting for ${what}:\n${text}`);
-  };
+  // Up to 3 minutes (a first start generates the model), failing at once if it exits.
+  const waitUntil = <T>(what: string, check: () => Promise<T | undefined>): Promise<T> =>
+    waitFor(what, check, {
+      timeoutMs: 180_000,
+      intervalMs: 100,
+      retryErrors: false,
+      stop: () => exited ? `the launcher exited while waiting for ${what}:\n${text}` : undefined,
+      detail: () => `\n${text}`,
+    });
   const status = async () => {
     try {
       return JSON.parse(await Deno.readTextFile(statusFile)) as LauncherStatus;

@@ -1,6 +1,6 @@
 /**
  * @module Golden Loki answers, written by hand from Loki's documented semantics for the
- * fixed corpus of `router/logs/_log_fixture.ts` (nine lines; T0 = 2024-05-01T10:00:00Z):
+ * fixed corpus of `tests/_support/router/log_fixture.ts` (nine lines; T0 = 2024-05-01T10:00:00Z):
  *
  * | ms after T0 | stream                                   | line                                   |
  * | ----------- | ---------------------------------------- | -------------------------------------- |
@@ -24,7 +24,7 @@
  * metric steps run from start to end inclusive, each seeing `(t - range, t]`; a matrix
  * timestamp is unix seconds (a number), a value a string; series are sorted by labels.
  */
-import { fixtureLine, ns, T0_MS } from "../../router/logs/_log_fixture.ts";
+import { fixtureLine, ns, T0_MS } from "./router/log_fixture.ts";
 
 /** One hand-written answer: the exact parameters Loki gets, and its status and body. */
 export interface GoldenAnswer {

@@ -24,6 +24,7 @@ import { formatTable, round, summarize } from "./stats.ts";
 import { prepareWorkload } from "./workload.ts";
 import { parseCli } from "../cli/cli_args.ts";
 import { measureReaction, type ReactionResult, RECOVERY_POLLS } from "./balance/reaction.ts";
+import { waitFor } from "../wait_for.ts";
 
 const { values } = parseCli({
   name: "deno task bench:balance",
@@ -151,16 +152,6 @@ async function json(url: string) {
   return await (await fetch(url)).json();
 }
 
-async function waitFor<T>(probe: () => Promise<T | undefined>, ms: number): Promise<T | undefined> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  return undefined;
-}
-
 interface Outcome {
   strategy: string;
   planVersion: number;
@@ -198,20 +189,21 @@ async function run(
   try {
     const url = pool.router.url;
     await waitFor(
+      "the first plan",
       async () => ((await json(`${url}/api/plan`)).version >= 1 ? true : undefined),
-      20_000,
+      { timeoutMs: 20_000, onTimeout: "resolve" },
     );
     // Warm up on skewed traffic; dynamic waits for the balancer's switch.
     const warm = openLoop({ url: url + path, requests, rate: simulated ? 60 : 150, durationS: 6 });
     if (strategy === "dynamic") {
-      await waitFor(async () => {
+      await waitFor("a rebalance", async () => {
         const plan = await json(`${url}/api/plan`);
         return plan.decisions?.some((d: { action: string; outcome: string }) =>
             d.action === "rebalance" && d.outcome === "switched"
           )
           ? true
           : undefined;
-      }, 30_000);
+      }, { timeoutMs: 30_000, onTimeout: "resolve" });
     }
     await warm;
     const saturated = await closedLoop({ url: url + path, requests, concurrency, durationS });

@@ -42,7 +42,8 @@ import { type ConfigOutcome, summaryMarkdown } from "./before_after/summary.ts";
 import { parseCli } from "../cli/cli_args.ts";
 import { resolveConfig } from "../../shared/config.ts";
 import { calibrateFromOrt } from "../../gpu-backend/execution/calibrate.ts";
-import { json, waitFor } from "./http_probe.ts";
+import { json } from "./http_probe.ts";
+import { waitFor } from "../wait_for.ts";
 
 const { values } = parseCli({
   name: "deno task bench",
@@ -313,7 +314,11 @@ async function run(config: Config, baseRate: number | undefined): Promise<Run> {
   });
   try {
     const url = pool.router.url;
-    await waitFor(async () => (await json(`${url}/api/plan`)).version >= 1, 20_000);
+    await waitFor("the first plan", async () => (await json(`${url}/api/plan`)).version >= 1, {
+      timeoutMs: 20_000,
+      retryErrors: true,
+      onTimeout: "resolve",
+    });
     // Step 1: warm up on the morning mix; Switchyard waits for its first rebalance.
     const warm = openLoop({
       url: url + path,
@@ -322,12 +327,12 @@ async function run(config: Config, baseRate: number | undefined): Promise<Run> {
       durationS: warmS,
     });
     if (config.waitForRebalance) {
-      await waitFor(async () => {
+      await waitFor("a rebalance", async () => {
         const plan = await json(`${url}/api/plan`);
         return plan.decisions?.some((d: { action: string; outcome: string }) =>
           d.action === "rebalance" && d.outcome === "switched"
         ) ?? false;
-      }, smoke ? 3000 : 30_000);
+      }, { timeoutMs: smoke ? 3000 : 30_000, retryErrors: true, onTimeout: "resolve" });
     }
     await warm;
     // Step 2: saturation.

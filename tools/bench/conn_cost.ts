@@ -147,7 +147,7 @@ const md = [
   "",
   `Command: \`${command}\` (raw numbers: \`${out}.json\`)`,
   "",
-  `- ${run.at}; a fresh server process per row (the front alone, as \`router/front/\` and \`Deno.serve\` serve the router), warmed up with 200 requests, RSS read once settled before and after ${n} connections`,
+  `- ${run.at}; a fresh server process per row (the front alone, as \`router/serve/front/\` and \`Deno.serve\` serve the router), warmed up with 200 requests, RSS read once settled before and after ${n} connections`,
   "- idle: connected, nothing sent; served: one 3,000-byte POST answered, then kept alive (a keep-alive client between requests); pending: a 3,000-byte POST sent on each, held unanswered (a request in flight)",
   "- the router's own work per request (Hono, admission, forwarding) comes on top: this is a floor",
   "",

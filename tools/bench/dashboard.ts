@@ -20,7 +20,7 @@
  * Targets (issues 5, 14): initial load < 1 s on loopback, updates at least every 2 s,
  * advice < 1 s. `--out <file>` also writes the tables as markdown with the command.
  */
-import { launchChromium } from "../../tests/_support/browser.ts";
+import { launchChromium } from "../browser/chromium.ts";
 import { generateModel } from "../model/generate.ts";
 import { createRandom } from "../model/prng.ts";
 import { demoTokens, loadDemoTraffic } from "../model/traffic.ts";

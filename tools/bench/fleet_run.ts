@@ -9,13 +9,14 @@
  * router answers `/api/plan` and `/api/alerts` alike. Shared by the integration test and
  * `deno task bench:fleet`.
  */
-import { PlanStore } from "../../router/balancer/plan_store.ts";
-import { KvLeaseStore, type TermRecord } from "../../router/leader/lease_store.ts";
-import { TrafficStore } from "../../router/traffic/traffic_store.ts";
+import { PlanStore } from "../../router/control/balancer/plan_store.ts";
+import { KvLeaseStore, type TermRecord } from "../../router/control/leader/lease_store.ts";
+import { TrafficStore } from "../../router/control/traffic/traffic_store.ts";
 import { encodeInferRequest } from "../../shared/infer_request_codec.ts";
 import { createRandom } from "../model/prng.ts";
 import { demoTokens, loadDemoTraffic } from "../model/traffic.ts";
-import { leaderLines, startFleet, until } from "../pool/fleet.ts";
+import { FLEET_WAIT, leaderLines, startFleet } from "../pool/fleet.ts";
+import { waitFor } from "../wait_for.ts";
 
 /** Options of {@linkcode runFleet}. */
 export interface FleetRunOptions {
@@ -169,13 +170,14 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
   await killer;
   const live = fleet.routers.filter((r) => r.alive);
   // Quiet: alerts resolve (clear_after rounds), views are republished.
-  await until(
+  await waitFor(
     "the new leader",
     async () =>
       (await Promise.all(
         live.map((r) => json(`${r.url}/api/leader`) as Promise<{ leader: boolean }>),
       ))
         .some((s) => s.leader),
+    FLEET_WAIT,
   );
   await new Promise((resolve) => setTimeout(resolve, 8000));
   const bodies = async (path: string) =>
@@ -185,11 +187,11 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
   let planBodies: string[] = [];
   let alertBodies: string[] = [];
   const agree = (all: string[]) => all.every((b) => b === all[0]);
-  await until("every router to answer /api/plan and /api/alerts alike", async () => {
+  await waitFor("every router to answer /api/plan and /api/alerts alike", async () => {
     planBodies = await bodies("/api/plan");
     alertBodies = await bodies("/api/alerts");
     return agree(planBodies) && agree(alertBodies);
-  }).catch(() => {});
+  }, { ...FLEET_WAIT, onTimeout: "resolve" });
   const backendPlans: Record<string, number | null> = {};
   for (const backend of fleet.backends) {
     const plan = await json(`${backend.url}/v2/plan`, {

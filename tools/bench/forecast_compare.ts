@@ -4,7 +4,7 @@
  * point ending at that bucket's end, as the job's own prediction check), compared once
  * the replay is over with what the bucket held. Measures; the bench prints.
  */
-import type { TrafficSource } from "../../router/prewarm/prewarm_types.ts";
+import type { TrafficSource } from "../../router/control/prewarm/prewarm_types.ts";
 
 /** One source's predictions: bucket start → predicted tokens/s (null: no forecast). */
 export type Predictions = Map<number, number | null>;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { comparisonMape, ForecastComparison } from "./forecast_compare.ts";
-import type { TrafficSource } from "../../router/prewarm/prewarm_types.ts";
+import type { TrafficSource } from "../../router/control/prewarm/prewarm_types.ts";
 
 const MIN = 60_000;
 

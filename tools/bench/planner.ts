@@ -15,9 +15,12 @@ import {
   type PlacementPolicy,
   planPlacement,
   planStats,
-} from "../../router/balancer/mod.ts";
-import { maxGpuLoad } from "../../router/balancer/eplb_planner.ts";
-import { hostingsAdded, planIncrementally } from "../../router/balancer/incremental_planner.ts";
+} from "../../router/control/balancer/mod.ts";
+import { maxGpuLoad } from "../../router/control/balancer/eplb_planner.ts";
+import {
+  hostingsAdded,
+  planIncrementally,
+} from "../../router/control/balancer/incremental_planner.ts";
 import { createRandom, type Random } from "../model/prng.ts";
 import { formatTable, round } from "./stats.ts";
 import { dirname } from "node:path";

@@ -6,7 +6,7 @@
  * the reactive balancer plus the pre-warm job — and forecast accuracy of every forecaster
  * on the trace at 10–60 minute horizons.
  *
- * Time compression. The trace (`router/forecast/synthetic_trace.ts`, seeded) is in
+ * Time compression. The trace (`tools/traffic/synthetic_trace.ts`, seeded) is in
  * simulated time. Days before the replay window are written straight into a traffic
  * store (KV, 1-minute buckets) as history. The replay window (default 19:00–20:30 of the
  * last day; the event is 20:00–21:00, lead time 1 h) is played against real processes
@@ -47,21 +47,21 @@ import { join } from "node:path";
 import { existsSync } from "node:fs";
 import { resolveConfig } from "../../shared/config.ts";
 import { encodeInferRequest } from "../../shared/infer_request_codec.ts";
-import type { DecisionRecord } from "../../router/balancer/balancer_types.ts";
-import { accuracy, backtest } from "../../router/forecast/backtest.ts";
-import { FORECASTERS } from "../../router/forecast/forecasters.ts";
-import { syntheticTrace } from "../../router/forecast/synthetic_trace.ts";
-import { MemoryLogger } from "../../router/observe/memory_logger.ts";
-import { PrewarmJob } from "../../router/prewarm/prewarm_job.ts";
-import { storeTrafficSource } from "../../router/prewarm/prewarm_sources.ts";
+import type { DecisionRecord } from "../../router/control/balancer/balancer_types.ts";
+import { accuracy, backtest } from "../../router/control/forecast/backtest.ts";
+import { FORECASTERS } from "../../router/control/forecast/forecasters.ts";
+import { syntheticTrace } from "../traffic/synthetic_trace.ts";
+import { MemoryLogger } from "../../shared/logging/memory_logger.ts";
+import { PrewarmJob } from "../../router/control/prewarm/prewarm_job.ts";
+import { storeTrafficSource } from "../../router/control/prewarm/prewarm_sources.ts";
 import { comparisonMape, ForecastComparison, type Predictions } from "./forecast_compare.ts";
-import type { PrewarmDecision } from "../../router/prewarm/prewarm_types.ts";
-import { ResidencyClient } from "../../router/prewarm/residency_client.ts";
-import { AdvisoryScaler } from "../../router/prewarm/scalers.ts";
+import type { PrewarmDecision } from "../../router/control/prewarm/prewarm_types.ts";
+import { ResidencyClient } from "../../router/control/prewarm/residency_client.ts";
+import { AdvisoryScaler } from "../../router/control/prewarm/scalers.ts";
 import { systemClock } from "../../router/runtime/clock.ts";
-import { startRouter } from "../../router/server.ts";
-import { emptyModelBucket } from "../../router/traffic/bucket_traffic.ts";
-import { TrafficStore } from "../../router/traffic/traffic_store.ts";
+import { startRouter } from "../../router/wire/server.ts";
+import { emptyModelBucket } from "../../router/control/traffic/bucket_traffic.ts";
+import { TrafficStore } from "../../router/control/traffic/traffic_store.ts";
 import { generateModel } from "../model/generate.ts";
 import { createRandom } from "../model/prng.ts";
 import { demoTokens, loadDemoTraffic } from "../model/traffic.ts";

@@ -1,6 +1,6 @@
 /**
  * @module The reactive (`dynamic`) expert balancer of the pre-warm bench, built the way
- * `startRouter` builds the router's own (`createBalancer` in router/server.ts): the same
+ * `startRouter` builds the router's own (`createBalancer` in router/wire/server.ts): the same
  * `Balancer`, a `PlanStore` on the router's KV, a `PlanClient` with the internal token, the
  * pool's members (once every one has named itself) and the model shape from the pool's
  * catalogue; its input is the observed expert load smoothed by an EWMA whose time constant
@@ -23,14 +23,14 @@
  */
 import type { Config } from "../../shared/config.ts";
 import type { Logger } from "../../shared/logger.ts";
-import { Balancer } from "../../router/balancer/balancer.ts";
-import { PlanClient } from "../../router/balancer/plan_client.ts";
-import { PlanStore } from "../../router/balancer/plan_store.ts";
-import { modelShapeFromMetadata } from "../../router/balancer/rebalancer.ts";
-import { LoadHistory } from "../../router/load/load_history.ts";
-import type { PoolLoad } from "../../router/load/pool_load.ts";
+import { Balancer } from "../../router/control/balancer/balancer.ts";
+import { PlanClient } from "../../router/control/balancer/plan_client.ts";
+import { PlanStore } from "../../router/control/balancer/plan_store.ts";
+import { modelShapeFromMetadata } from "../../router/control/balancer/rebalancer.ts";
+import { LoadHistory } from "../../router/control/load/load_history.ts";
+import type { PoolLoad } from "../../router/control/load/pool_load.ts";
 import { type Clock, systemClock } from "../../router/runtime/clock.ts";
-import type { RunningRouter } from "../../router/server.ts";
+import type { RunningRouter } from "../../router/wire/server.ts";
 
 /** Options of {@linkcode startReactiveBalancer}. */
 export interface ReactiveBalancerOptions {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { PoolLoad } from "../../router/load/pool_load.ts";
+import type { PoolLoad } from "../../router/control/load/pool_load.ts";
 import { observedLoad } from "./reactive_balancer.ts";
 
 function snapshot(rows: number[][]): PoolLoad {

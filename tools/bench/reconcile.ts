@@ -11,6 +11,7 @@
 import { parseCli } from "../cli/cli_args.ts";
 import { generateModel } from "../model/generate.ts";
 import { startPool, type TestPool } from "../pool/processes.ts";
+import { waitFor } from "../wait_for.ts";
 
 const ADMIN = "bench-admin-token-0123456789";
 
@@ -31,15 +32,8 @@ async function routerVersion(pool: TestPool): Promise<number | null> {
   return body.version ?? null;
 }
 
-async function until<T>(probe: () => Promise<T | undefined>, limitMs: number): Promise<T> {
-  const deadline = performance.now() + limitMs;
-  while (performance.now() < deadline) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`gave up after ${limitMs} ms`);
-}
+/** Reconciliation is timed: probe every 20 ms (a probe that fails ends the run). */
+const PROMPT = (timeoutMs: number) => ({ timeoutMs, intervalMs: 20 });
 
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -83,7 +77,7 @@ async function main(): Promise<void> {
   const rows: { killToReadyMs: number; readyToPlanMs: number }[] = [];
   let version: number | null = null;
   try {
-    await until(async () => (await routerVersion(pool)) ?? undefined, 60_000);
+    await waitFor("a plan", async () => (await routerVersion(pool)) ?? undefined, PROMPT(60_000));
     // An operator's plan (not the static one), so "the current plan" is not a default.
     const slots = backends * (Math.ceil(8 / backends) + 1);
     const apply = await fetch(`${pool.router.url}/api/plan/apply`, {
@@ -101,11 +95,19 @@ async function main(): Promise<void> {
     version = await routerVersion(pool);
     const index = backends - 1;
     for (let i = 0; i < restarts; i++) {
-      await until(async () => (await backendActive(pool, index)) === version || undefined, 30_000);
+      await waitFor(
+        "the plan active",
+        async () => (await backendActive(pool, index)) === version,
+        PROMPT(30_000),
+      );
       const killed = performance.now();
       await pool.restartBackend(index);
       const ready = performance.now();
-      await until(async () => (await backendActive(pool, index)) === version || undefined, 60_000);
+      await waitFor(
+        "the plan active again",
+        async () => (await backendActive(pool, index)) === version,
+        PROMPT(60_000),
+      );
       const reconciled = performance.now();
       rows.push({ killToReadyMs: ready - killed, readyToPlanMs: reconciled - ready });
       console.log(
@@ -149,7 +151,7 @@ async function main(): Promise<void> {
     "",
     "How it works: every load round (1 s) the leader compares each backend's reported plan",
     "(`plan.active` in its load report) with the current plan and stages + activates it on a",
-    "backend that differs (`router/balancer/plan_reconciler.ts`). The wait is at most one round",
+    "backend that differs (`router/control/balancer/plan_reconciler.ts`). The wait is at most one round",
     "for the report, plus staging (loading that backend's experts) and activation.",
     "",
   ].join("\n");

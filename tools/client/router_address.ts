@@ -5,7 +5,7 @@
  * (the same form the router logs), trusting `router.tls.ca`, else `router.tls.cert`.
  */
 import type { Config } from "../../shared/config.ts";
-import { publicHost } from "../../router/startup/tls.ts";
+import { publicHost } from "../../router/wire/tls.ts";
 
 /** The URL clients on this machine use for the configured router. */
 export function routerUrl(config: Config): string {

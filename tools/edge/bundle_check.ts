@@ -1,10 +1,10 @@
 /**
- * @module Whether `router/dashboard/assets_bundle.ts` still holds exactly the dashboard's
+ * @module Whether `router/operate/dashboard/assets_bundle.ts` still holds exactly the dashboard's
  * files and the installed ECharts (compared after decoding, so compressor details do not
  * matter). Used by `deno task build:assets --check` and the test suite.
  */
-import { ECHARTS_VERSION, FILES } from "../../router/dashboard/assets_bundle.ts";
-import { decodeBundled } from "../../router/dashboard/embedded_assets.ts";
+import { ECHARTS_VERSION, FILES } from "../../router/operate/dashboard/assets_bundle.ts";
+import { decodeBundled } from "../../router/operate/dashboard/embedded_assets.ts";
 
 /** A sentence naming the first difference, or null when the bundle is current. */
 export async function bundleDiffers(

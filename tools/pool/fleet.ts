@@ -6,6 +6,7 @@
  * log lines: the leader's "leader elected"/"leader lost" lines among them) goes to a file.
  */
 import { freePort, spawnEntry, waitReady } from "./processes.ts";
+import { waitFor, type WaitForOptions } from "../wait_for.ts";
 
 /** Options of {@linkcode startFleet}. */
 export interface FleetOptions {
@@ -54,15 +55,8 @@ async function getJson(url: string): Promise<unknown> {
   return await response.json();
 }
 
-/** Polls `check` every 100 ms until it is true; throws after `timeoutMs`. */
-export async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+/** Fleet waits: every 100 ms for up to a minute; a failed call counts as "not yet". */
+export const FLEET_WAIT: WaitForOptions = { timeoutMs: 60_000, intervalMs: 100, retryErrors: true };
 
 async function startRouter(index: number, options: FleetOptions, kvPath: string) {
   const id = `router-${index + 1}`;
@@ -104,11 +98,11 @@ async function startRouter(index: number, options: FleetOptions, kvPath: string)
       await child.status;
     },
   };
-  await until(`${id} to listen`, async () => {
+  await waitFor(`${id} to listen`, async () => {
     const response = await fetch(`${url}/v2/health/live`);
     await response.body?.cancel();
     return response.ok;
-  });
+  }, FLEET_WAIT);
   return router;
 }
 
@@ -135,9 +129,10 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   };
   try {
     routers.push(await startRouter(0, options, kvPath));
-    await until(
+    await waitFor(
       "router-1 to lead",
       async () => ((await getJson(`${routers[0]!.url}/api/leader`)) as { leader: boolean }).leader,
+      FLEET_WAIT,
     );
     for (let i = 1; i < options.routers; i++) routers.push(await startRouter(i, options, kvPath));
     const announceTo = routers.at(-1)!.url;
@@ -165,12 +160,12 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     }
     // Every router found every backend (register discovery) and checked it healthy.
     for (const router of routers) {
-      await until(`${router.id} to see ${options.backends} healthy backends`, async () => {
+      await waitFor(`${router.id} to see ${options.backends} healthy backends`, async () => {
         const ready = await getJson(`${router.url}/v2/health/ready`) as {
           details: { healthy_backends: number };
         };
         return ready.details.healthy_backends === options.backends;
-      });
+      }, FLEET_WAIT);
     }
   } catch (error) {
     await fleet.close();

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../../router/runtime/manual_clock.ts";
+import { ManualClock } from "../../tests/_support/router/manual_clock.ts";
 import { type ChildExit, type ChildHandle, Supervisor } from "./supervisor.ts";
 
 /** A fake child: exits when killed (unless it ignores SIGTERM) or when `crash()` is called. */

@@ -34,21 +34,24 @@ import {
   decideDispatch,
   targetBatchSize,
 } from "../../gpu-backend/batching/control_law.ts";
-import { greedyPlacement } from "../../router/balancer/eplb_greedy.ts";
+import { greedyPlacement } from "../../router/control/balancer/eplb_greedy.ts";
 import {
   backendLoads,
   planFromPlacement,
   predictedBalance,
   replicasMoved,
   slotsPerBackend,
-} from "../../router/balancer/plan_math.ts";
-import { type ModelShape, proposePlacement } from "../../router/balancer/rebalancer.ts";
-import { evaluateBalance, INITIAL_TRIGGER } from "../../router/balancer/evaluate_balance.ts";
-import type { BackendView } from "../../router/pool/backend_view.ts";
-import { PrewarmJob } from "../../router/prewarm/prewarm_job.ts";
+} from "../../router/control/balancer/plan_math.ts";
+import { type ModelShape, proposePlacement } from "../../router/control/balancer/rebalancer.ts";
+import {
+  evaluateBalance,
+  INITIAL_TRIGGER,
+} from "../../router/control/balancer/evaluate_balance.ts";
+import type { BackendView } from "../../router/serve/pool/backend_view.ts";
+import { PrewarmJob } from "../../router/control/prewarm/prewarm_job.ts";
 import { parsePartKey } from "../../gpu-backend/server/load_report.ts";
-import type { PrewarmDeps, PrewarmEvent } from "../../router/prewarm/prewarm_types.ts";
-import { createPolicy, type PolicyName } from "../../router/routing/create_policy.ts";
+import type { PrewarmDeps, PrewarmEvent } from "../../router/control/prewarm/prewarm_types.ts";
+import { createPolicy, type PolicyName } from "../../router/serve/entry/create_policy.ts";
 import { silentLogger } from "../../shared/logger.ts";
 import { type PlacementPlan, type PlanBackend, staticPlan } from "../../shared/placement_plan.ts";
 import { createGaussian, createRandom, deriveSeed } from "../model/prng.ts";

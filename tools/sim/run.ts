@@ -5,12 +5,12 @@
  */
 import { resolveConfig } from "../../shared/config.ts";
 import { type PlacementPolicy, type SimOptions, type SimResult, simulate } from "./engine.ts";
-import { slotsPerBackend } from "../../router/balancer/plan_math.ts";
+import { slotsPerBackend } from "../../router/control/balancer/plan_math.ts";
 import { assumed, type Param } from "./params.ts";
 import { peakRate, type Scale } from "./scales.ts";
 import { type AffinityTable, buildAffinity, type DayScenario, SIM_TYPES } from "./workload.ts";
 
-/** The router's load round (`router/server.ts`: `loadIntervalMs` default), day-time ms. */
+/** The router's load round (`router/wire/server.ts`: `loadIntervalMs` default), day-time ms. */
 export const LOAD_ROUND_MS = 1000;
 
 /** Knobs of the comparison that are not Switchyard config (all assumed). */

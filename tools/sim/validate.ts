@@ -28,7 +28,8 @@ import { simOptions } from "./run.ts";
 import { demoScale } from "./demo_scale.ts";
 import { peakRate } from "./scales.ts";
 import type { DayScenario } from "./workload.ts";
-import { json, waitFor } from "../bench/http_probe.ts";
+import { json } from "../bench/http_probe.ts";
+import { waitFor } from "../wait_for.ts";
 
 const { values } = parseCli({
   name: "deno task sim:validate",
@@ -103,15 +104,19 @@ async function real(strategy: "static" | "dynamic"): Promise<Real> {
   });
   try {
     const url = pool.router.url;
-    await waitFor(async () => (await json(`${url}/api/plan`)).version >= 1, 20_000);
+    await waitFor("the first plan", async () => (await json(`${url}/api/plan`)).version >= 1, {
+      timeoutMs: 20_000,
+      retryErrors: true,
+      onTimeout: "resolve",
+    });
     const warm = openLoop({ url: url + path, requests, rate: 100, durationS: 6 });
     if (strategy === "dynamic") {
-      await waitFor(async () => {
+      await waitFor("a rebalance", async () => {
         const plan = await json(`${url}/api/plan`);
         return plan.decisions?.some((d: { action: string; outcome: string }) =>
           d.action === "rebalance" && d.outcome === "switched"
         ) ?? false;
-      }, 30_000);
+      }, { timeoutMs: 30_000, retryErrors: true, onTimeout: "resolve" });
     }
     await warm;
     const auth = { authorization: `Bearer ${pool.token}` };

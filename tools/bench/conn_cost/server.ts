@@ -1,13 +1,13 @@
 // deno-lint-ignore-file no-console
 /**
  * @module The server side of `bench:conn-cost`: one of the router's HTTP fronts
- * (`--front deno`: `Deno.serve`; `--front node`: `router/front/node_server.ts` with no
+ * (`--front deno`: `Deno.serve`; `--front node`: `router/serve/front/node_server.ts` with no
  * connection cap) with a handler that answers `/ok` once its body is read, holds every other
  * request unanswered (a request in flight) and reports how many it holds at `GET /held`.
  * Prints its port on stdout, then serves until killed.
  */
 import { parseCli } from "../../cli/cli_args.ts";
-import { serveNode } from "../../../router/front/node_server.ts";
+import { serveNode } from "../../../router/serve/front/node_server.ts";
 
 const { values } = parseCli({
   name: "tools/bench/conn_cost/server.ts",

@@ -71,7 +71,8 @@ export const SERVING_BUCKETS: readonly Bucket[] = [
   { name: "HTTP client (fetch to the backend)", pattern: /^fetch ext:deno_fetch\/26_fetch/ },
   {
     name: "observers, metrics, logs",
-    pattern: /router\/(observe|metrics|logs)\/|prom-client|pino|shared\/logger|expert_trace/,
+    pattern:
+      /router\/(serve\/observe|operate\/(requests|metrics|logs))\/|prom-client|pino|shared\/logger|expert_trace/,
   },
   {
     name: "engine (routing, batching, combine)",
@@ -79,9 +80,10 @@ export const SERVING_BUCKETS: readonly Bucket[] = [
   },
   {
     name: "load reports, alerts, health rounds",
-    pattern: /router\/(load|alerts|pool\/health|startup)\/|gpu-backend\/(load|metrics)\//,
+    pattern:
+      /router\/(control\/load|operate\/alerts|serve\/pool\/health|wire\/(?!server\.ts))|gpu-backend\/(load|metrics)\//,
   },
-  { name: "forwarding + routing (router)", pattern: /router\/(forward|routing|pool)\// },
+  { name: "forwarding + routing (router)", pattern: /router\/serve\/(forward|entry|pool)\// },
   {
     name: "HTTP server + framework (Deno.serve, Hono, bodies)",
     pattern: /deno_http|hono\/|shared\/read_body|deno_fetch|deno_web\/06_streams/,

@@ -18,6 +18,7 @@ import type { LoadReport, PeerReport } from "../../../shared/load_report.ts";
 import { quantile } from "../stats.ts";
 import { closedLoop } from "../load_generator.ts";
 import type { PreparedRequest } from "../workload.ts";
+import { waitFor } from "../../wait_for.ts";
 
 /** Idle latency of one target and crossing class. */
 export interface IdleCell {
@@ -175,16 +176,13 @@ async function once(
 
 /** Waits (≤ 60 s) until every backend runs a placement plan. */
 async function waitForPlan(urls: readonly string[], headers: Record<string, string>) {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
+  await waitFor("every backend to run a placement plan", async () => {
     const active = await Promise.all(urls.map(async (url) => {
       const response = await fetch(`${url}/v2/plan`, { headers });
       return (await response.json()).active !== null;
     }));
-    if (active.every(Boolean)) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error("Cannot measure: the backends run no placement plan after 60 s");
+    return active.every(Boolean);
+  }, { timeoutMs: 60_000 });
 }
 
 /** The backends' peer counters, summed. */

@@ -1,0 +1,223 @@
+/**
+ * @module The pre-warm job adapter: runs {@linkcode runPrewarm} (one run at a time),
+ * keeps the last decisions for `GET /api/prewarm`, remembers the capacity estimate, and
+ * holds the predicted load a pre-warm planned for, so the balancer's own ticks plan on
+ * it too (otherwise the next tick would re-place for the load observed *before* the
+ * spike and undo the pre-warm). `registerPrewarmCron` schedules it every minute.
+ *
+ * Prediction check: each decision carries the forecast for the bucket it ran in; once
+ * that bucket closed and settled (`settleMs`), the job fills in what it held, so the
+ * forecast error is visible per decision and as MAPE ({@linkcode PrewarmJob.accuracy}).
+ *
+ * Lead windows: after every run the job looks at the events ahead; when an event's lead
+ * window begins before the next minute's run, a one-shot timer runs the job exactly at
+ * its start, so the plan is staged when the lead window opens, not up to a minute later.
+ */
+import type { Clock, TimerHandle } from "../../runtime/clock.ts";
+import type { Logger } from "../../../shared/logger.ts";
+import { blendLoads } from "./blend_load.ts";
+import { type PrewarmMemory, runPrewarm } from "./run_prewarm.ts";
+import type { PredictionCheck, PrewarmDecision, PrewarmDeps } from "./prewarm_types.ts";
+
+/** Options of {@linkcode PrewarmJob}. */
+export interface PrewarmJobOptions {
+  /** Decisions kept for the API; default 50. */
+  decisionsKept?: number;
+  /** A bucket is compared with its prediction this long (ms) after it closed; default 5000. */
+  settleMs?: number;
+  /** Timers for lead-window starts; none: only the cron runs the job. */
+  clock?: Clock;
+  /** Lead-window runs are scheduled this far ahead at most (ms); default 60 000 (the cron). */
+  leadLookaheadMs?: number;
+}
+
+/** Forecast accuracy over the decisions kept. */
+export interface PrewarmAccuracy {
+  /** Decisions whose bucket was observed with traffic (observed > 0). */
+  checked: number;
+  /** Mean absolute percentage error over those; null when none. */
+  mape: number | null;
+  /** The newest checked decision's bucket: predicted and observed tokens/s. */
+  last: PredictionCheck | null;
+}
+
+/** The pre-warm job; see the module doc. */
+export class PrewarmJob {
+  readonly #deps: PrewarmDeps;
+  readonly #kept: number;
+  readonly #decisions: PrewarmDecision[] = [];
+  readonly #memory: PrewarmMemory = { capacity: null };
+  #queue: Promise<unknown> = Promise.resolve();
+  #planned: { model: string; load: number[][]; until: number } | undefined;
+  readonly #options: PrewarmJobOptions;
+  #leadTimer: { at: number; handle: TimerHandle } | undefined;
+  #stopped = false;
+
+  constructor(deps: PrewarmDeps, options: PrewarmJobOptions = {}) {
+    this.#deps = deps;
+    this.#kept = options.decisionsKept ?? 50;
+    this.#options = options;
+  }
+
+  /** Lets runs schedule lead-window runs again (after {@linkcode PrewarmJob.stop}). */
+  start(): void {
+    this.#stopped = false;
+  }
+
+  /** Cancels a scheduled lead-window run; later runs schedule none until `start()`. */
+  stop(): void {
+    this.#stopped = true;
+    if (this.#leadTimer) this.#options.clock?.clearTimeout(this.#leadTimer.handle);
+    this.#leadTimer = undefined;
+  }
+
+  /** MAPE of the checked predictions kept; see {@linkcode PrewarmAccuracy}. */
+  accuracy(): PrewarmAccuracy {
+    const checked = this.#decisions.flatMap((d) =>
+      d.check?.error !== null && d.check?.error !== undefined ? [d.check] : []
+    );
+    return {
+      checked: checked.length,
+      mape: checked.length === 0
+        ? null
+        : checked.reduce((sum, c) => sum + Math.abs(c.error!), 0) / checked.length,
+      last: checked.at(-1) ?? null,
+    };
+  }
+
+  /** The settings in force. */
+  get settings(): PrewarmDeps["settings"] {
+    return this.#deps.settings;
+  }
+
+  /** The scaler's name. */
+  get scaler(): string {
+    return this.#deps.scaler.name;
+  }
+
+  /** Runs once at `now` (after any run in progress); never throws. */
+  run(now: number): Promise<PrewarmDecision> {
+    const work = async () => {
+      const decision = await runPrewarm(this.#deps, now, this.#memory);
+      await this.#observe(now);
+      this.#decisions.push(decision);
+      while (this.#decisions.length > this.#kept) this.#decisions.shift();
+      if (decision.outcome === "prewarmed" && decision.model !== null && decision.predicted) {
+        this.#planned = {
+          model: decision.model,
+          load: decision.predicted.expertLoad,
+          until: Math.max(now + this.#deps.settings.horizon, decision.predicted.peakAt),
+        };
+      }
+      await this.#scheduleLead(now);
+      return decision;
+    };
+    const run = this.#queue.then(work, work);
+    this.#queue = run.then(() => undefined, () => undefined);
+    return run;
+  }
+
+  /** Fills in what the buckets of earlier decisions held, once they settled. */
+  async #observe(now: number): Promise<void> {
+    const source = this.#deps.traffic;
+    if (source.observedTokensPerS === undefined) return;
+    const settle = this.#options.settleMs ?? 5_000;
+    for (const decision of this.#decisions) {
+      const check = decision.check;
+      if (!check || check.observedTokensPerS !== null || decision.model === null) continue;
+      if (check.to + settle > now) continue;
+      try {
+        const observed = await source.observedTokensPerS(decision.model, check.from, check.to);
+        if (observed === null) continue;
+        check.observedTokensPerS = observed;
+        check.error = observed > 0 ? (check.predictedTokensPerS - observed) / observed : null;
+      } catch (error) {
+        this.#deps.logger.warn("prewarm prediction check failed", {
+          error: (error as Error).message,
+        });
+        return;
+      }
+    }
+  }
+
+  /** Schedules one run at the start of the next lead window, when before the next cron run. */
+  async #scheduleLead(now: number): Promise<void> {
+    const clock = this.#options.clock;
+    if (clock === undefined || this.#stopped) return;
+    const lookahead = this.#options.leadLookaheadMs ?? 60_000;
+    let events;
+    try {
+      events = await this.#deps.events.upcoming(now);
+    } catch {
+      return;
+    }
+    const starts = events
+      .map((e) => e.start - (e.leadTimeMs ?? this.#deps.settings.lead_time))
+      .filter((at) => at > now && at <= now + lookahead);
+    if (starts.length === 0) return;
+    const at = Math.min(...starts);
+    if (this.#leadTimer?.at === at) return;
+    if (this.#leadTimer) clock.clearTimeout(this.#leadTimer.handle);
+    const handle = clock.setTimeout(() => {
+      this.#leadTimer = undefined;
+      if (!this.#stopped) void this.run(at);
+    }, at - clock.now());
+    this.#leadTimer = { at, handle };
+  }
+
+  /** The last decisions, newest first. */
+  decisions(): PrewarmDecision[] {
+    return [...this.#decisions].reverse();
+  }
+
+  /**
+   * `observed` raised element-wise to the load the last pre-warm planned for, while that
+   * pre-warm is in force (until its horizon or peak passes); `observed` otherwise.
+   */
+  blendLoad(model: string, observed: number[][] | null, now: number): number[][] | null {
+    const planned = this.#planned;
+    if (planned === undefined || planned.model !== model || now >= planned.until) return observed;
+    return blendLoads(observed, planned.load);
+  }
+}
+
+/** The subset of `Deno.cron` the registration uses (injectable for tests). */
+export type CronLike = (
+  name: string,
+  schedule: string,
+  options: { signal: AbortSignal },
+  handler: () => Promise<void>,
+) => Promise<void>;
+
+let cronNames = 0;
+
+/**
+ * Registers `job` with `Deno.cron` every minute (never awaited: the promise settles only
+ * when the signal aborts); errors of registration and of runs are logged. Returns a
+ * function that unregisters it.
+ */
+export function registerPrewarmCron(
+  job: { run(now: number): Promise<unknown> },
+  options: { now: () => number; logger: Logger; cron?: CronLike },
+): () => void {
+  const controller = new AbortController();
+  const cron = options.cron ?? (Deno.cron as unknown as CronLike);
+  // Cron names are unique per process; a second router in one process gets its own.
+  const name = cronNames++ === 0 ? "prewarm" : `prewarm-${cronNames}`;
+  try {
+    cron(name, "* * * * *", { signal: controller.signal }, async () => {
+      try {
+        await job.run(options.now());
+      } catch (error) {
+        options.logger.error("prewarm cron run failed", { error: (error as Error).message });
+      }
+    }).catch((error) => {
+      if (!controller.signal.aborted) {
+        options.logger.error("prewarm cron stopped", { error: (error as Error).message });
+      }
+    });
+  } catch (error) {
+    options.logger.error("prewarm cron not registered", { error: (error as Error).message });
+  }
+  return () => controller.abort();
+}

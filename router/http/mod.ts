@@ -1,2 +1,0 @@
-/** @module HTTP edge helpers: request ids. */
-export * from "./request_id.ts";

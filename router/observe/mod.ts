@@ -1,2 +1,0 @@
-/** @module Observability: an in-memory logger for tests (the logger lives in shared/). */
-export * from "./memory_logger.ts";

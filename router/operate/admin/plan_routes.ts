@@ -1,0 +1,244 @@
+/**
+ * @module Placement-plan endpoints of the router's admin API.
+ *
+ * - `GET /api/plan` (read-only, no auth): the current plan, its predicted balancedness
+ *   (`predicted_balancedness`, pool and per layer, with `predicted_worst_layer`: what
+ *   the plan would reach under the balancer's short-window load — what its trigger
+ *   compares with `threshold`), `moves` (per backend the experts hosted over all layers
+ *   and the replicas loaded since the previous stored plan, `plan_moves.ts`), the pin and
+ *   the last balancer decisions. The measured balancedness now is `/api/load`'s.
+ * - `POST /api/plan/preview`, `POST /api/plan/apply`, `POST /api/plan/pin`,
+ *   `DELETE /api/plan/pin`: admin only (`authorization: Bearer <auth.admin_token>`).
+ *
+ * Every state change is logged as an audit line (`who`, `what`, `version`), never with
+ * the token.
+ */
+import type { Context, Env, Hono } from "hono";
+import { z } from "zod";
+import { ApiError, errorResponse } from "../../../shared/errors.ts";
+import { readJsonBody } from "../../../shared/json_body.ts";
+import { requireAdmin } from "../../serve/http/require_admin.ts";
+import type { Logger } from "../../../shared/logger.ts";
+import { hostedExperts, type PlacementPlan } from "../../../shared/placement_plan.ts";
+import type { Balancer } from "../../control/balancer/balancer.ts";
+import { BalancerError, type DecisionRecord } from "../../control/balancer/balancer_types.ts";
+import { PlanCallError } from "../../control/balancer/plan_client.ts";
+import { predictedBalance } from "../../control/balancer/plan_math.ts";
+import { type PlanMoves, planMoves } from "./plan_moves.ts";
+import type { PlanStore } from "../../control/balancer/plan_store.ts";
+
+/** What the plan routes need. */
+export interface PlanRoutesDeps {
+  balancer: Balancer;
+  store: PlanStore;
+  /** `auth.admin_token`; without it every state-changing route answers 403. */
+  adminToken: string | undefined;
+  logger: Logger;
+  /** Body limit, `limits.max_body_bytes`; default 16 MiB. */
+  maxBodyBytes?: number;
+}
+
+const Matrix = z.array(z.array(z.number().min(0)));
+const PreviewBodySchema = z.strictObject({ weight: Matrix.min(1).optional() });
+const ApplyBodySchema = z.strictObject({ phy2log: z.array(z.array(z.int().min(0))).optional() });
+/** Plan actions whose fields are all optional accept an empty body. */
+const EMPTY_OK = { allowEmpty: true };
+const PinBodySchema = z.strictObject({ version: z.int().positive() });
+
+/** Adds the plan routes to `app`; see the module doc. */
+export function registerPlanRoutes<E extends Env>(app: Hono<E>, deps: PlanRoutesDeps): void {
+  const { balancer, store, logger } = deps;
+  const maxBytes = deps.maxBodyBytes ?? 16 * 1024 * 1024;
+  const audit = (what: string, fields: Record<string, unknown>) =>
+    logger.info("admin action", { who: "admin", what, ...fields });
+
+  // Moves per plan version: computed once (the dashboard reads /api/plan every second).
+  const moves = new Map<string, PlanMoves>();
+  app.get("/api/plan", (c) => handle(c, () => planSummary(balancer, store, moves)));
+
+  app.post("/api/plan/preview", (c) =>
+    handle(c, async () => {
+      requireAdmin(c.req.raw.headers, deps.adminToken);
+      const body = await readJsonBody(
+        c.req.raw,
+        maxBytes,
+        PreviewBodySchema,
+        "preview plan",
+        EMPTY_OK,
+      );
+      const preview = await balancer.preview(body.weight);
+      return {
+        model: preview.model,
+        current: preview.current,
+        proposed: {
+          phy2log: preview.proposed.phy2log,
+          slots_per_backend: preview.proposed.slotsPerBackend,
+          balancedness: preview.proposed.balancedness,
+        },
+        moved: preview.moved,
+      };
+    }));
+
+  app.post("/api/plan/apply", (c) =>
+    handle(c, async () => {
+      requireAdmin(c.req.raw.headers, deps.adminToken);
+      const body = await readJsonBody(c.req.raw, maxBytes, ApplyBodySchema, "apply plan", EMPTY_OK);
+      const result = await balancer.apply(body.phy2log ? { phy2log: body.phy2log } : {});
+      audit("apply plan", {
+        model: balancer.modelShape()?.name ?? null,
+        version: result.version,
+        previous: result.previous,
+        source: body.phy2log ? "phy2log" : "observed load",
+      });
+      return {
+        version: result.version,
+        previous: result.previous,
+        reason: result.reason,
+        moved: result.moved,
+        balancedness: result.predicted,
+        pending_activation: result.pendingActivation,
+      };
+    }));
+
+  app.post("/api/plan/pin", (c) =>
+    handle(c, async () => {
+      requireAdmin(c.req.raw.headers, deps.adminToken);
+      const body = await readJsonBody(c.req.raw, maxBytes, PinBodySchema, "pin plan", EMPTY_OK);
+      const result = await balancer.pin(body.version);
+      audit("pin plan", {
+        model: balancer.modelShape()?.name ?? null,
+        version: result.pinned,
+        restored_from: result.restoredFrom,
+      });
+      return { pinned: result.pinned, restored_from: result.restoredFrom };
+    }));
+
+  app.delete("/api/plan/pin", (c) =>
+    handle(c, async () => {
+      requireAdmin(c.req.raw.headers, deps.adminToken);
+      const was = await balancer.unpin();
+      audit("unpin plan", { model: balancer.modelShape()?.name ?? null, version: was });
+      return { pinned: null, was };
+    }));
+}
+
+/** Runs a handler; maps balancer and backend errors to the JSON error body. */
+async function handle<E extends Env>(c: Context<E>, work: () => Promise<unknown>) {
+  try {
+    return c.json(await work());
+  } catch (error) {
+    const api = asApiError(error);
+    if (api === undefined) throw error;
+    return errorResponse(api);
+  }
+}
+
+function asApiError(error: unknown): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  if (error instanceof BalancerError) {
+    const code = ({
+      invalid: "bad_request",
+      conflict: "conflict",
+      not_found: "not_found",
+      unavailable: "no_healthy_backend",
+    } as const)[error.kind];
+    return new ApiError(code, error.message);
+  }
+  if (error instanceof PlanCallError) {
+    return new ApiError("backend_error", `${error.message}; the current plan is unchanged`);
+  }
+  return undefined;
+}
+
+function round(value: number | null): number | null {
+  return value === null ? null : Math.round(value * 1000) / 1000;
+}
+
+function decisionBody(decision: DecisionRecord) {
+  return {
+    at: decision.at,
+    trigger: decision.trigger,
+    action: decision.action,
+    reason: decision.reason,
+    outcome: decision.outcome,
+    version: decision.version,
+    before: round(decision.before),
+    after: round(decision.after),
+    moved: decision.moved,
+    error: decision.error ?? null,
+  };
+}
+
+/** The `GET /api/plan` body. */
+async function planSummary(balancer: Balancer, store: PlanStore, cache: Map<string, PlanMoves>) {
+  const model = balancer.modelShape();
+  const settings = balancer.settings;
+  const [plan, pinned] = model === null
+    ? [null, null]
+    : await Promise.all([store.current(model.name), store.pinned(model.name)]);
+  const loads = balancer.observedLoads();
+  let predicted: { perLayer: number[]; pool: number } | null = null;
+  if (plan !== null && loads !== null) {
+    try {
+      predicted = predictedBalance(plan, loads);
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+    }
+  }
+  return {
+    model: model?.name ?? null,
+    strategy: settings.enabled ? settings.strategy : "off",
+    threshold: settings.threshold,
+    version: plan?.version ?? null,
+    reason: plan?.reason ?? null,
+    created_at: plan?.createdAt ?? null,
+    backends: plan?.backends ?? [],
+    slots_per_backend: plan?.slotsPerBackend ?? null,
+    predicted_balancedness: round(predicted?.pool ?? null),
+    predicted_worst_layer: predictedWorst(plan, loads, predicted),
+    moves: plan === null ? null : await movesOf(plan, store, cache),
+    layers: plan === null ? [] : layerSummaries(plan, predicted),
+    pinned,
+    decisions: balancer.decisions().map(decisionBody),
+  };
+}
+
+/** {@linkcode planMoves} of `plan` against the previous stored plan, cached per version. */
+async function movesOf(plan: PlacementPlan, store: PlanStore, cache: Map<string, PlanMoves>) {
+  const key = `${plan.model}@${plan.version}`;
+  const known = cache.get(key);
+  if (known !== undefined) return known;
+  const previous = (await store.history(plan.model, 8)).find((p) => p.version < plan.version);
+  const moves = planMoves(plan, previous ?? null);
+  if (cache.size >= 8) cache.delete(cache.keys().next().value!);
+  cache.set(key, moves);
+  return moves;
+}
+
+/** The loaded layer the trigger judges (`worstLayer` of the rebalancer), or null. */
+function predictedWorst(
+  plan: PlacementPlan | null,
+  loads: number[][] | null,
+  predicted: { perLayer: number[] } | null,
+) {
+  if (plan === null || loads === null || predicted === null) return null;
+  let worst: { layer: number; balancedness: number } | null = null;
+  predicted.perLayer.forEach((value, layer) => {
+    if (!loads[layer]?.some((v) => v > 0)) return;
+    if (worst === null || value < worst.balancedness) worst = { layer, balancedness: value };
+  });
+  const found = worst as { layer: number; balancedness: number } | null;
+  return found === null ? null : { layer: found.layer, balancedness: round(found.balancedness) };
+}
+
+function layerSummaries(plan: PlacementPlan, predicted: { perLayer: number[] } | null) {
+  const hosted = plan.backends.map((backend) => hostedExperts(plan, backend.id));
+  return plan.layers.map((_, layer) => ({
+    layer,
+    predicted_balancedness: round(predicted?.perLayer[layer] ?? null),
+    hosted: plan.backends.map((backend, b) => ({
+      backend: backend.id,
+      experts: hosted[b]![layer] ?? [],
+    })),
+  }));
+}

@@ -1,0 +1,114 @@
+/**
+ * @module The live dashboard's routes on the router (all read-only: they show rates,
+ * placement and alerts, never request data or secrets; open unless `auth.viewer_token`).
+ *
+ * - `GET /dashboard`: the page (static HTML, CSS and ES modules, ECharts from node_modules).
+ * - `GET /dashboard/static/:file`, `GET /dashboard/assets/echarts.js`: its files.
+ * - `GET /api/dashboard/snapshot?model=&layer=`: one snapshot as JSON (first paint, tests).
+ * - `GET /api/stream?model=&layer=`: Server-Sent Events, one `snapshot` event per interval;
+ *   `model`/`layer` choose the layer of the time view (default: the first). At most
+ *   `limits.sse_streams` open, `limits.sse_streams_per_client` per remote address.
+ *
+ * With `auth.viewer_token` set, all of these are behind `router/serve/http/viewer_gate.ts`.
+ */
+import type { Env, Hono } from "hono";
+import { ApiError } from "../../../shared/errors.ts";
+import type { Logger } from "../../../shared/logger.ts";
+import type { AlertSource } from "../alerts/alert_types.ts";
+import type { Clock } from "../../runtime/clock.ts";
+import type { ApiCall, TimelineSelection } from "./dashboard_snapshot.ts";
+import type { LoadTimeline } from "./load_timeline.ts";
+import { SnapshotStream } from "./snapshot_stream.ts";
+import { ECHARTS_PATH, StaticAssets } from "./static_assets.ts";
+
+/** What the dashboard routes need. */
+export interface DashboardDeps {
+  /** The page's files; default read from the files beside the code. */
+  assets?: StaticAssets;
+  /** Fed by the load collector's rounds. */
+  timeline: LoadTimeline;
+  clock: Clock;
+  logger: Logger;
+  /** Active and recent alerts; without it the page says alerts are not available. */
+  alerts?: AlertSource | undefined;
+  /** In-process calls to `/api/load` and `/api/plan`; default `app.request`. */
+  api?: ApiCall;
+  /** Snapshot interval (ms); default 1000. */
+  intervalMs?: number;
+  /** Concurrent SSE streams; default 32. */
+  maxClients?: number;
+  /** Concurrent SSE streams from one client address; default 4. */
+  maxPerClient?: number;
+}
+
+/** The remote address `Deno.serve` hands the app as its env (absent in-process: "local"). */
+export function remoteHost(env: unknown): string {
+  const addr = (env as { remoteAddr?: { hostname?: unknown } } | undefined)?.remoteAddr;
+  return typeof addr?.hostname === "string" ? addr.hostname : "local";
+}
+
+/** The registered dashboard: its stream, and `close()` to end the streams at shutdown. */
+export interface Dashboard {
+  stream: SnapshotStream;
+  /** Ends every open stream (call before the server shuts down: streams never end alone). */
+  close(): Promise<void>;
+}
+
+/** Parses `?model=&layer=`; 400 names the field. */
+export function parseSelection(query: (name: string) => string | undefined): TimelineSelection {
+  const model = query("model") || undefined;
+  const rawLayer = query("layer");
+  let layer: number | undefined;
+  if (rawLayer !== undefined && rawLayer !== "") {
+    layer = Number(rawLayer);
+    if (!Number.isInteger(layer) || layer < 0) {
+      throw new ApiError(
+        "bad_request",
+        `Cannot read dashboard query: layer must be a non-negative integer, got "${rawLayer}"`,
+      );
+    }
+  }
+  return { model, layer };
+}
+
+/** Adds the dashboard routes to `app`; see the module doc. */
+export function registerDashboardRoutes<E extends Env>(
+  app: Hono<E>,
+  deps: DashboardDeps,
+): Dashboard {
+  const assets = deps.assets ?? new StaticAssets();
+  const stream = new SnapshotStream({
+    sources: {
+      api: deps.api ?? ((path) => app.request(path)),
+      timeline: deps.timeline,
+      clock: deps.clock,
+      alerts: deps.alerts,
+    },
+    logger: deps.logger,
+    ...(deps.intervalMs !== undefined ? { intervalMs: deps.intervalMs } : {}),
+    ...(deps.maxClients !== undefined ? { maxClients: deps.maxClients } : {}),
+    ...(deps.maxPerClient !== undefined ? { maxPerClient: deps.maxPerClient } : {}),
+  });
+
+  app.get("/dashboard", () => assets.page());
+  app.get("/dashboard/", () => assets.page());
+  app.get(
+    "/dashboard/static/:file",
+    (c) => assets.pageFile(c.req.param("file"), c.req.header("if-none-match") ?? null),
+  );
+  app.get(ECHARTS_PATH, () => assets.echarts());
+
+  app.get("/api/dashboard/snapshot", async (c) => {
+    const json = await stream.snapshot(parseSelection((name) => c.req.query(name)));
+    return new Response(json, {
+      headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" },
+    });
+  });
+
+  app.get(
+    "/api/stream",
+    (c) => stream.connect(parseSelection((name) => c.req.query(name)), remoteHost(c.env)),
+  );
+
+  return { stream, close: () => stream.close() };
+}

@@ -1,0 +1,174 @@
+/**
+ * @module Expert placement on the router: the balancer (plans in KV, re-planning on the
+ * observed load), its admin routes, the replica weights pushed to backends after every
+ * load round, and the pre-warm job that stages plans for predicted load ahead of time.
+ * All need Deno KV.
+ */
+import type { Config } from "../../shared/config.ts";
+import type { Logger } from "../../shared/logger.ts";
+import type { Env, Hono } from "hono";
+import { registerPlanRoutes } from "../operate/admin/plan_routes.ts";
+import { Balancer } from "../control/balancer/balancer.ts";
+import { PlanClient } from "../control/balancer/plan_client.ts";
+import { PlanAdoption } from "../control/balancer/plan_adoption.ts";
+import { PlanReconciler, reportedPlans } from "../control/balancer/plan_reconciler.ts";
+import { type PlanFence, PlanStore } from "../control/balancer/plan_store.ts";
+import { modelShapeFromMetadata } from "../control/balancer/rebalancer.ts";
+import { ReplicaWeightsPusher } from "../control/balancer/replica_weights_pusher.ts";
+import { ShortWindowLoad } from "../control/balancer/short_window_load.ts";
+import { type EventStore, prewarmEventSource } from "../control/events/event_store.ts";
+import type { LoadHistory } from "../control/load/load_history.ts";
+import type { PoolLoad } from "../control/load/pool_load.ts";
+import type { BackendPool } from "../serve/pool/backend_pool.ts";
+import {
+  createPrewarmJob,
+  type PrewarmJob,
+  registerPrewarmRoutes,
+} from "../control/prewarm/mod.ts";
+import type { Clock } from "../runtime/clock.ts";
+import type { FetchLike } from "../runtime/fetch_like.ts";
+import { modelParameter } from "./served_model.ts";
+
+/** What {@linkcode wireBalancing} reads. */
+export interface BalancingDeps {
+  kv: Deno.Kv;
+  pool: BackendPool;
+  /** The pool's load now. */
+  load: () => PoolLoad;
+  history: LoadHistory | undefined;
+  events: EventStore | undefined;
+  fetch: FetchLike;
+  clock: Clock;
+  logger: Logger;
+  /** The leader lease's fence for plan switches; default none (one router). */
+  fence?: () => Promise<PlanFence | null>;
+}
+
+/** The wired balancer, its plan store and what must run with the router. */
+export interface Balancing {
+  balancer: Balancer;
+  store: PlanStore;
+  /** The pre-warm job (the caller schedules it: `Deno.cron`), when enabled. */
+  prewarm: PrewarmJob | undefined;
+  /** Repairs backends off the current plan (its counters feed metrics). */
+  reconciler: PlanReconciler;
+  /** After every load round: reconcile backends' plans, push replica weights. */
+  onRound(load: PoolLoad): Promise<void>;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/** Per-layer expert load of `model`: the KV-history EWMA, else the latest rates. */
+export function observedLoad(
+  model: string,
+  snapshot: PoolLoad,
+  history: LoadHistory | undefined,
+): number[][] | null {
+  const layers = snapshot.models.find((m) => m.model === model)?.layers;
+  if (!layers || layers.length === 0) return null;
+  const smoothed = layers.map((layer) => history?.ewma(model, layer.layer));
+  if (smoothed.every((v) => v !== undefined)) return smoothed.map((v) => [...v!]);
+  return layers.map((layer) => [...layer.expertTokensPerS]);
+}
+
+/** Creates the balancer, pre-warm job and weights pusher, and registers their routes. */
+export function wireBalancing<E extends Env>(
+  app: Hono<E>,
+  config: Config,
+  deps: BalancingDeps,
+): Balancing {
+  const { pool, fetch, clock, logger } = deps;
+  const internalToken = config.auth.internal_token;
+  const store = new PlanStore(deps.kv, deps.fence ? { fence: deps.fence } : {});
+  let prewarm: PrewarmJob | undefined;
+  // The balancer detects and plans on a short window (expert_balancer.detect_window).
+  const recent = new ShortWindowLoad(config.expert_balancer.detect_window);
+  const observedNow = (model: string) =>
+    recent.load(model) ?? observedLoad(model, deps.load(), deps.history);
+  const client = new PlanClient({ fetch, clock, ...(internalToken ? { internalToken } : {}) });
+  const reconciler = new PlanReconciler({ store, client, clock, logger });
+  const balancer = new Balancer({
+    store,
+    client,
+    reconciler,
+    adoption: new PlanAdoption({ store, client, logger }),
+    logger,
+    clock,
+    settings: config.expert_balancer,
+    // While a pre-warm is in force the balancer also plans on the load it predicted.
+    loadSource: (model) => {
+      const observed = observedNow(model);
+      return prewarm ? prewarm.blendLoad(model, observed, clock.now()) : observed;
+    },
+    // Every configured member, healthy or not (a flapping backend must not re-place),
+    // named as the backends name themselves; none until every one has said its name.
+    backends: () => {
+      const views = pool.views();
+      if (views.some((view) => typeof view.details?.["backend_id"] !== "string")) return [];
+      return views.map(({ name, url }) => ({ id: name, url }));
+    },
+    modelShape: () => {
+      const [entry] = pool.catalog().values();
+      return entry ? modelShapeFromMetadata(entry.metadata) : null;
+    },
+    // Memory budgets from the latest load reports: plans never exceed them.
+    budgets: () =>
+      new Map(
+        deps.load().backends.flatMap((b) =>
+          b.residency === undefined ? [] : [[b.name, {
+            budgetBytes: b.residency.budgetBytes,
+            expertBytes: b.residency.expertBytes,
+          }]]
+        ),
+      ),
+  });
+  const weights = new ReplicaWeightsPusher({ store, fetch, clock, logger, internalToken });
+  registerPlanRoutes(app, {
+    balancer,
+    store,
+    adminToken: config.auth.admin_token,
+    logger,
+    maxBodyBytes: config.limits.max_body_bytes,
+  });
+  // Pre-warm job (scheduled by the caller: Deno.cron, every minute).
+  if (config.prewarm.enabled) {
+    prewarm = createPrewarmJob(config, {
+      kv: deps.kv,
+      balancer,
+      plans: store,
+      ...(deps.events ? { events: prewarmEventSource(deps.events) } : {}),
+      backends: () => pool.views().map(({ name, url }) => ({ id: name, url })),
+      poolLoad: deps.load,
+      topK: () => modelParameter(pool, "top_k") ?? null,
+      // The job plans on what the balancer judges: max(observed, predicted).
+      observedLoad: observedNow,
+      addBackend: (url) => void pool.add(url),
+      fetch,
+      clock,
+      logger,
+    });
+    registerPrewarmRoutes(app, prewarm);
+  }
+  return {
+    balancer,
+    store,
+    prewarm,
+    reconciler,
+    onRound: (load) => {
+      recent.record(load);
+      // Backends off the current plan (a restart) are repaired in the background.
+      balancer.reconcile(reportedPlans(load.backends)).catch((error) =>
+        logger.error("plan reconciliation failed", { error: (error as Error).message })
+      );
+      return weights.onLoad(load, [...pool.catalog().keys()][0] ?? null);
+    },
+    start: () => {
+      prewarm?.start();
+      balancer.start();
+    },
+    stop: () => {
+      prewarm?.stop();
+      return balancer.stop();
+    },
+  };
+}

@@ -1,0 +1,154 @@
+/**
+ * @module The operator-facing API and pages on the router: alerts, log queries,
+ * scheduled events and forecasts, the doctor, the advisor, analysis, and the live
+ * dashboard. Read-only unless the route says otherwise (admin token for changes and
+ * for sensitive reads: logs, events).
+ */
+import type { Env, Hono } from "hono";
+import type { Config } from "../../shared/config.ts";
+import type { Logger } from "../../shared/logger.ts";
+import { Advisor } from "../operate/advisor/advisor.ts";
+import { registerAdviceRoutes } from "../operate/advisor/advice_routes.ts";
+import { type AlertManager, registerAlertRoutes } from "../operate/alerts/mod.ts";
+import { registerAnalysisPages } from "../operate/analysis/analysis_pages.ts";
+import { registerAnalysisRoutes } from "../operate/analysis/analysis_routes.ts";
+import type { Balancer } from "../control/balancer/balancer.ts";
+import { registerDashboardRoutes } from "../operate/dashboard/dashboard_routes.ts";
+import { type AssetSource, StaticAssets } from "../operate/dashboard/static_assets.ts";
+import type { LoadTimeline } from "../operate/dashboard/load_timeline.ts";
+import { registerDoctorRoutes } from "../operate/doctor/doctor_routes.ts";
+import { registerEventRoutes } from "../control/events/event_routes.ts";
+import { ForecastService } from "../control/forecast/forecast_service.ts";
+import { registerForecastRoutes } from "../control/forecast/forecast_routes.ts";
+import type { PoolLoad } from "../control/load/pool_load.ts";
+import { createLogStore, registerLogRoutes } from "../operate/logs/mod.ts";
+import type { UtilisationWindow } from "../operate/doctor/utilisation_window.ts";
+import type { RequestWindow } from "../operate/requests/request_window.ts";
+import type { BackendPool } from "../serve/pool/backend_pool.ts";
+import type { Clock } from "../runtime/clock.ts";
+import type { FetchLike } from "../runtime/fetch_like.ts";
+import type { RouterSeries } from "./series.ts";
+import { modelParameter } from "./served_model.ts";
+import { decideViewer, gated } from "../serve/http/viewer_gate.ts";
+
+/** What the operator API reads. */
+export interface OperatorApiDeps {
+  kv: Deno.Kv | undefined;
+  pool: BackendPool;
+  load: () => PoolLoad;
+  series: RouterSeries;
+  balancer: Balancer | undefined;
+  alerts: AlertManager;
+  timeline: LoadTimeline;
+  requests: RequestWindow;
+  utilisation: UtilisationWindow;
+  fetch: FetchLike;
+  clock: Clock;
+  logger: Logger;
+  /** Where the dashboard's files come from; default the files beside the code. */
+  assets?: AssetSource;
+}
+
+/** Registers the operator API; `close()` ends the dashboard's live streams. */
+export function registerOperatorApi<E extends Env>(
+  app: Hono<E>,
+  config: Config,
+  deps: OperatorApiDeps,
+): { close(): Promise<void>; onRound(load: PoolLoad): void } {
+  const { pool, clock, logger, series } = deps;
+  const adminToken = config.auth.admin_token;
+  registerAlertRoutes(app, deps.alerts);
+  registerLogRoutes(app, {
+    adminToken,
+    store: createLogStore(config, { fetch: deps.fetch }),
+    now: () => clock.now(),
+    logger,
+  });
+  if (series.traffic && series.events) {
+    registerEventRoutes(app, {
+      store: series.events,
+      adminToken,
+      logger,
+      clock,
+      defaultLeadTimeMs: config.prewarm.lead_time,
+      maxBodyBytes: config.limits.max_body_bytes,
+    });
+    registerForecastRoutes(app, {
+      forecasts: new ForecastService({ traffic: series.traffic, events: series.events, clock }),
+      traffic: series.traffic,
+      defaultHorizonMs: config.prewarm.horizon,
+    });
+  }
+  registerDoctorRoutes(app, {
+    clock,
+    sources: {
+      experts: () => modelParameter(pool, "experts"),
+      load: deps.load,
+      utilisation: (now) => deps.utilisation.mean(now),
+      loadSignal: (now) => deps.utilisation.means(now),
+      ewma: (model, layer) => series.history?.ewma(model, layer),
+      requests: deps.requests,
+    },
+  });
+  const advisor = new Advisor({
+    config,
+    balancer: deps.balancer,
+    load: deps.load,
+    views: () => pool.views(),
+    modelShape: () => {
+      const dModel = modelParameter(pool, "d_model");
+      const dFf = modelParameter(pool, "d_ff");
+      const [entry] = pool.catalog().values();
+      const kind = entry?.metadata.parameters?.["expert_kind"] === "swiglu" ? "swiglu" : "mlp";
+      return dModel !== undefined && dFf !== undefined ? { dModel, dFf, kind } : undefined;
+    },
+    fetch: deps.fetch,
+    clock,
+    logger,
+  });
+  registerAdviceRoutes(app, { advisor, adminToken, logger });
+  if (deps.kv && series.traffic && series.backends) {
+    registerAnalysisRoutes(app, {
+      kv: deps.kv,
+      traffic: series.traffic,
+      backends: series.backends,
+      clock,
+      servedModels: () => [...pool.catalog().keys()],
+    });
+  }
+  // Before the pages and streams: with a viewer token, only viewers reach them.
+  const viewer = config.auth.viewer_token;
+  if (viewer !== undefined) {
+    const tokens = { viewer, admin: adminToken };
+    app.use("*", async (c, next) => {
+      if (!gated(c.req.path)) return await next();
+      const decision = decideViewer(c.req.raw, tokens);
+      if (decision.kind === "refuse") throw decision.error;
+      if (decision.kind === "redirect") {
+        return new Response(null, {
+          status: 303,
+          headers: { location: decision.location, "set-cookie": decision.setCookie },
+        });
+      }
+      await next();
+    });
+  }
+  // One cache of the dashboard's files for every page.
+  const assets = new StaticAssets(deps.assets);
+  registerAnalysisPages(app, assets);
+  // Read-only page and SSE stream; its streams must end before the server can shut down.
+  const dashboard = registerDashboardRoutes(app, {
+    timeline: deps.timeline,
+    clock,
+    logger,
+    alerts: deps.alerts,
+    assets,
+    maxClients: config.limits.sse_streams,
+    maxPerClient: config.limits.sse_streams_per_client,
+  });
+  return {
+    close: () => dashboard.close(),
+    // Every load round: the advisor precomputes its first advice (see Advisor.prepare).
+    onRound: (load) => advisor.prepare(load),
+  };
+}
