@@ -80,6 +80,12 @@ export const HostReportSchema = z.object({
   groups: z.number().min(0),
   /** Σ time those groups waited in their queue (ms). */
   queueDelayMs: z.number().min(0),
+  /**
+   * Σ of those waits' parts while every execution place was taken (ms): queueing proper,
+   * without the batch filling or a just-answered wave regrouping. Optional so reports of
+   * older backends still parse (the router then subtracts the batching window instead).
+   */
+  busyWaitMs: z.number().min(0).optional(),
   /** Executions the batching queues dispatched. */
   executions: z.number().min(0),
   /** Σ time those executions took (ms). */

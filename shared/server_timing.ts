@@ -3,6 +3,9 @@
  * comma-separated): how router and backend tell a client where a request's time went.
  */
 
+/** The header's name. */
+export const SERVER_TIMING_HEADER = "server-timing";
+
 /** One metric of a `Server-Timing` header. */
 export interface TimingMetric {
   /** A token: letters, digits and `-`. */
@@ -39,4 +42,17 @@ export function parseServerTiming(value: string | null): TimingMetric[] {
     metrics.push(metric);
   }
   return metrics;
+}
+
+/** `value` (a header value or null) with `metrics` appended. */
+export function appendServerTiming(value: string | null, metrics: readonly TimingMetric[]): string {
+  const added = formatServerTiming(metrics);
+  return value ? `${value}, ${added}` : added;
+}
+
+/** The duration of metric `name` in a header value, without parsing the rest; null if absent. */
+export function serverTimingMs(value: string | null, name: string): number | null {
+  if (!value) return null;
+  const match = new RegExp(`(?:^|,)\\s*${name};dur=([0-9.]+)`).exec(value);
+  return match ? Number(match[1]) : null;
 }

@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { formatServerTiming, parseServerTiming } from "./server_timing.ts";
+import {
+  appendServerTiming,
+  formatServerTiming,
+  parseServerTiming,
+  serverTimingMs,
+} from "./server_timing.ts";
 
 Deno.test("formatServerTiming() writes W3C syntax that parseServerTiming() reads back", () => {
   const header = formatServerTiming([
@@ -24,4 +29,14 @@ Deno.test("parseServerTiming() skips what it cannot read and accepts a missing d
     { name: "cache", ms: 0 },
     { name: "db", ms: 0 },
   ]);
+});
+
+Deno.test("serverTimingMs() finds one metric's duration; appendServerTiming() adds to a header", () => {
+  const header = 'hop;dur=1.5;desc="backend;dur=9", backend;dur=3.250';
+  assert.equal(serverTimingMs(header, "backend"), 3.25);
+  assert.equal(serverTimingMs(header, "hop"), 1.5);
+  assert.equal(serverTimingMs(header, "total"), null);
+  assert.equal(serverTimingMs(null, "backend"), null);
+  assert.equal(appendServerTiming(null, [{ name: "a", ms: 1 }]), "a;dur=1.000");
+  assert.equal(appendServerTiming("x;dur=2", [{ name: "a", ms: 1 }]), "x;dur=2, a;dur=1.000");
 });

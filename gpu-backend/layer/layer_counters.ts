@@ -127,6 +127,7 @@ export class LayerCounters {
         rows: counter.rows,
         queueDelayMsSum: 0,
         queueDelayMsMax: 0,
+        busyWaitMsSum: 0,
         executionMsSum: counter.ms,
         queuedGroups: gate ? queued(Number(gate[1])) : 0,
         target: 0,

@@ -25,6 +25,7 @@ export function mergePartStats(
       rows: known.rows + stats.rows,
       queueDelayMsSum: known.queueDelayMsSum + stats.queueDelayMsSum,
       queueDelayMsMax: Math.max(known.queueDelayMsMax, stats.queueDelayMsMax),
+      busyWaitMsSum: known.busyWaitMsSum + stats.busyWaitMsSum,
       executionMsSum: known.executionMsSum + stats.executionMsSum,
       queuedGroups: known.queuedGroups + stats.queuedGroups,
     });

@@ -15,6 +15,7 @@ function batch(key: string, formedBatches: number[], queueDelayMsSum = 0): PartB
     rows: 0,
     queueDelayMsSum,
     queueDelayMsMax: 0,
+    busyWaitMsSum: 0,
     executionMsSum: 0,
     queuedGroups: 0,
     target: 1,

@@ -18,6 +18,7 @@ function part(key: string, formedBatches: number[], extra: Partial<PartBatchStat
     rows: 0,
     queueDelayMsSum: 0,
     queueDelayMsMax: 0,
+    busyWaitMsSum: 0,
     executionMsSum: 0,
     queuedGroups: 0,
     target: 1,

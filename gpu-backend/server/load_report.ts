@@ -169,14 +169,15 @@ export function hostReport(
   loop: { lagMs: number; elapsedMs: number },
   queues: readonly Pick<
     PartBatchStats,
-    "groups" | "queueDelayMsSum" | "executions" | "executionMsSum"
+    "groups" | "queueDelayMsSum" | "busyWaitMsSum" | "executions" | "executionMsSum"
   >[],
   windowMs: number,
 ): HostReport {
-  let groups = 0, queueDelayMs = 0, executions = 0, executionMs = 0;
+  let groups = 0, queueDelayMs = 0, busyWaitMs = 0, executions = 0, executionMs = 0;
   for (const queue of queues) {
     groups += queue.groups;
     queueDelayMs += queue.queueDelayMsSum;
+    busyWaitMs += queue.busyWaitMsSum;
     executions += queue.executions;
     executionMs += queue.executionMsSum;
   }
@@ -185,6 +186,7 @@ export function hostReport(
     loopElapsedMs: loop.elapsedMs,
     groups,
     queueDelayMs,
+    busyWaitMs,
     executions,
     executionMs,
     windowMs: Math.max(0, windowMs),

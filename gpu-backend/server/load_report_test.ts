@@ -67,6 +67,7 @@ function partStats(part: string, rows: number, executions: number, queued = 0): 
     rows,
     queueDelayMsSum: 0,
     queueDelayMsMax: 0,
+    busyWaitMsSum: 0,
     executionMsSum: executions * 2,
     queuedGroups: queued,
     target: 1,

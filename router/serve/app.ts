@@ -12,6 +12,8 @@ import { ApiError, errorResponse } from "../../shared/errors.ts";
 import { checkInferRequest } from "../../shared/infer_request_codec.ts";
 import { HEADER_LENGTH_HEADER, REQUEST_TYPE_HEADER } from "../../shared/oip.ts";
 import { forwardInfer, noHealthyBackend } from "./forward/forward_infer.ts";
+import { appendServerTiming, SERVER_TIMING_HEADER } from "../../shared/server_timing.ts";
+import { routerPhases } from "./observe/router_phases.ts";
 import { parseHeaderLength } from "../../shared/header_length.ts";
 import { checkContentLength, readLimitedBody } from "../../shared/read_body.ts";
 import type { InputFaults } from "../../shared/input_faults.ts";
@@ -178,6 +180,7 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
 
   app.on("POST", INFER_PATHS, async (c) => {
     const started = clock.now();
+    const arrivedAt = performance.now();
     const requestId = c.get("requestId");
     const raw = c.req.raw;
     // Step 1: cheap rejections before reading anything (429 at once when full).
@@ -207,7 +210,7 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
     // Step 3: admission — the body is whole; beyond the router's bound, 429.
     const leave = guards.admission.enter();
     try {
-      return await handleInfer(c, requestId, raw, model, body, started);
+      return await handleInfer(c, requestId, raw, model, body, started, arrivedAt);
     } finally {
       leave();
     }
@@ -220,6 +223,7 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
     model: CatalogEntry,
     body: Uint8Array<ArrayBuffer>,
     started: number,
+    arrivedAt: number,
   ): Promise<Response> => {
     // Step 4: check the structure as a backend would; values are the backend's to check
     // (once), so this hop does no work per tensor element.
@@ -246,7 +250,7 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
     if (token !== undefined) headers.push(["authorization", `Bearer ${token}`]);
     if (headerLength !== null) headers.push([HEADER_LENGTH_HEADER, String(headerLength)]);
     if (decoded.requestType !== undefined) headers.push([REQUEST_TYPE_HEADER, decoded.requestType]);
-    const response = await forwardInfer(
+    const { response, upstreamMs } = await forwardInfer(
       { model: model.name, body, headers, requestId },
       {
         ...deps,
@@ -258,6 +262,17 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
         budget: guards.budget,
         onRetry: (cause) => guards.retries.set(cause, (guards.retries.get(cause) ?? 0) + 1),
       },
+    );
+    // Step 6: where the time went — the router's own part, the network and the backend's.
+    const phases = routerPhases(performance.now() - arrivedAt, upstreamMs, response.headers);
+    c.set("inferPhases", phases);
+    response.headers.set(
+      SERVER_TIMING_HEADER,
+      appendServerTiming(response.headers.get(SERVER_TIMING_HEADER), [
+        { name: "net", ms: phases.net, desc: "router to backend and back, beyond its own time" },
+        { name: "router", ms: phases.router, desc: "read, check, pick, forward" },
+        { name: "total", ms: phases.total },
+      ]),
     );
     if (logger.enabled?.("debug") === false) return response;
     logger.debug("inference forwarded", {

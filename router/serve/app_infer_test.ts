@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { decodeInferResponse } from "../../shared/infer_response_codec.ts";
 import { createHarness, TEST_TOKEN } from "../../tests/_support/router/harness.ts";
 import { postInfer, tinyRequest } from "../../tests/_support/router/requests.ts";
+import { parseServerTiming } from "../../shared/server_timing.ts";
 
 Deno.test("infer forwards a JSON body byte for byte with auth, request type and id headers", async () => {
   const h = await createHarness();
@@ -341,4 +342,20 @@ Deno.test("infer maps a backend refusing the internal token to 502, without leak
   assert.equal(strict.logger.find("backend rejected the internal token").length, 1);
   assert.ok(!JSON.stringify(strict.logger.records).includes("wrong-token"));
   await strict.close();
+});
+
+Deno.test("infer passes the backend's Server-Timing on and adds the router's own, the network and the total", async () => {
+  const h = await createHarness();
+  const res = await postInfer(h, tinyRequest(2));
+  assert.equal(res.status, 200);
+  await res.arrayBuffer();
+  const metrics = parseServerTiming(res.headers.get("server-timing"));
+  assert.deepEqual(metrics.map((m) => m.name), ["exec", "backend", "net", "router", "total"]);
+  const ms = Object.fromEntries(metrics.map((m) => [m.name, m.ms]));
+  assert.equal(ms.exec, 0.001);
+  assert.equal(ms.backend, 0.002);
+  // total = router + the answering attempt (network + backend), within rounding.
+  assert.ok(Math.abs(ms.total! - (ms.router! + ms.net! + ms.backend!)) < 0.01, JSON.stringify(ms));
+  assert.ok(ms.router! >= 0 && ms.net! >= 0);
+  await h.close();
 });

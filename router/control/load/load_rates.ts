@@ -138,10 +138,14 @@ export function hostRates(
   const groups = delta(now.groups, then.groups);
   const executions = delta(now.executions, then.executions);
   const waitPerGroup = groups > 0 ? delta(now.queueDelayMs, then.queueDelayMs) / groups : 0;
+  // Queueing proper: waits while every execution place was taken, as the backend counts
+  // them; an older backend's total wait less the batching window (deliberate waiting).
+  const queueWaitMs = now.busyWaitMs !== undefined && then.busyWaitMs !== undefined
+    ? (groups > 0 ? delta(now.busyWaitMs, then.busyWaitMs) / groups : 0)
+    : Math.max(0, waitPerGroup - now.windowMs);
   return {
     hostBusy: elapsed > 0 ? Math.min(1, delta(now.loopLagMs, then.loopLagMs) / elapsed) : 0,
-    // Waiting up to the batching window is deliberate; only the excess is queueing.
-    queueWaitMs: Math.max(0, waitPerGroup - now.windowMs),
+    queueWaitMs,
     serviceMs: executions > 0 ? delta(now.executionMs, then.executionMs) / executions : 0,
     groupsPerS: groups * 1000 / intervalMs,
   };

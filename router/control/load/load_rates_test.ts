@@ -110,3 +110,21 @@ Deno.test("hostRates(): loop busy share, queue wait beyond the window, service p
   // An older backend without the section: no host rates, never zeros.
   assert.equal(reportRates(fakeLoadReport({ at: 1 }), fakeLoadReport({ at: 2 }))?.host, undefined);
 });
+
+Deno.test("hostRates() takes the queue wait a backend counted while every execution place was taken", () => {
+  const host = (groups: number, delay: number, busyWait: number) => ({
+    loopLagMs: 0,
+    loopElapsedMs: 1000 * groups,
+    groups,
+    queueDelayMs: delay,
+    busyWaitMs: busyWait,
+    executions: groups,
+    executionMs: groups,
+    windowMs: 0,
+  });
+  const before = fakeLoadReport({ at: 1_700_000_000_000, host: host(100, 500, 100) });
+  // 100 groups waited 5 ms each with the window at 0, but only 1 ms of it with every place
+  // taken: the rest was the batch filling or a wave regrouping, not queueing.
+  const after = fakeLoadReport({ at: 1_700_000_001_000, host: host(200, 1000, 200) });
+  assert.equal(reportRates(before, after)!.host!.queueWaitMs, 1);
+});

@@ -9,6 +9,7 @@
  */
 import { Counter, Histogram, type Registry } from "prom-client";
 import type { InferenceObserver } from "../../serve/observe/inference_event.ts";
+import { ROUTER_PHASES } from "../../serve/observe/router_phases.ts";
 
 /** Model label of requests for a model no backend serves. */
 export const UNKNOWN_MODEL = "(unknown)";
@@ -30,6 +31,9 @@ export const LATENCY_BUCKETS_S = [
   10,
   30,
 ];
+
+/** Phase buckets in seconds: 50 µs … 30 s (a router's own part is sub-millisecond). */
+export const PHASE_BUCKETS_S = [0.00005, 0.0001, 0.00025, 0.0005, ...LATENCY_BUCKETS_S];
 
 /** Options of {@linkcode requestMetrics}. */
 export interface RequestMetricsOptions {
@@ -55,6 +59,16 @@ export function requestMetrics(
     buckets: LATENCY_BUCKETS_S,
     registers: [registry],
   });
+  const phases = new Histogram({
+    name: "switchyard_router_request_phase_seconds",
+    help: "Where answered inference requests spent their time, by phase: router (its own " +
+      "part, failed attempts included), net (the answering attempt beyond the backend's " +
+      "own time), backend (as the backend's Server-Timing says), total.",
+    labelNames: ["phase"],
+    buckets: PHASE_BUCKETS_S,
+    registers: [registry],
+  });
+  const phase = Object.fromEntries(ROUTER_PHASES.map((p) => [p, phases.labels({ phase: p })]));
   return (event) => {
     const labels = {
       model: options.knownModel(event.model) ? event.model : UNKNOWN_MODEL,
@@ -62,5 +76,8 @@ export function requestMetrics(
     };
     requests.inc(labels);
     latency.observe(labels, event.ms / 1000);
+    if (event.phases) {
+      for (const p of ROUTER_PHASES) phase[p]!.observe(event.phases[p] / 1000);
+    }
   };
 }

@@ -20,6 +20,7 @@ import { ApiError } from "../../../shared/errors.ts";
 import { HEADER_LENGTH_HEADER } from "../../../shared/oip.ts";
 import { BATCHES_HEADER, EXPERTS_HEADER } from "../../../shared/expert_trace.ts";
 import type { Logger } from "../../../shared/logger.ts";
+import { SERVER_TIMING_HEADER } from "../../../shared/server_timing.ts";
 import type { Admission } from "../admission/admission.ts";
 import { type BackendPool, EjectedError } from "../pool/backend_pool.ts";
 import type { RoutingPolicy } from "../entry/policy.ts";
@@ -39,6 +40,7 @@ const PASSED_HEADERS = [
   "retry-after",
   EXPERTS_HEADER,
   BATCHES_HEADER,
+  SERVER_TIMING_HEADER,
 ] as const;
 
 /**
@@ -70,6 +72,8 @@ export interface ForwardDeps {
   budget: RetryBudget;
   /** Counts retries by why the attempt before failed (metrics); optional. */
   onRetry?: (cause: RetryCause) => void;
+  /** High-resolution clock (ms) for the answer's `Server-Timing`; default `performance.now`. */
+  hrNow?: () => number;
 }
 
 /** Why an attempt is retried. */
@@ -129,10 +133,20 @@ class DeadlinePassed extends Error {
   }
 }
 
+/**
+ * What {@linkcode forwardInfer} answers: the response for the client (the backend's
+ * `Server-Timing` passed through) and the wall time of the attempt that answered (ms).
+ */
+export interface Forwarded {
+  response: Response;
+  upstreamMs: number;
+}
+
 /** Forwards `request` and returns the response for the client; throws {@linkcode ApiError}. */
-export async function forwardInfer(request: ForwardRequest, deps: ForwardDeps): Promise<Response> {
+export async function forwardInfer(request: ForwardRequest, deps: ForwardDeps): Promise<Forwarded> {
   const { pool, policy, logger, clock, admission, budget } = deps;
   const timers = deps.timers ?? clock;
+  const hrNow = deps.hrNow ?? (() => performance.now());
   const started = clock.now();
   const tried: { id: string; name: string; failure: RetryCause }[] = [];
   budget.request(started);
@@ -182,6 +196,7 @@ export async function forwardInfer(request: ForwardRequest, deps: ForwardDeps): 
     const onEjection = () => stop(ejection.reason);
     ejection.addEventListener("abort", onEjection);
     const release = pool.acquire(backend.id);
+    const hrStarted = hrNow();
     let result;
     try {
       result = await exchange(deps.fetch, {
@@ -246,7 +261,10 @@ export async function forwardInfer(request: ForwardRequest, deps: ForwardDeps): 
     } else {
       pool.reportSuccess(backend.id);
     }
-    return answer(result.status, result.headers, result.body, backend.name);
+    return {
+      response: answer(result.status, result.headers, result.body, backend.name),
+      upstreamMs: hrNow() - hrStarted,
+    };
   }
   throw failure(request.model, tried, deps.tryTimeoutMs, admission);
 }

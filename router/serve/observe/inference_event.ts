@@ -5,6 +5,8 @@
  * never throw (the app catches and ignores what they throw).
  */
 
+import type { RouterPhases } from "./router_phases.ts";
+
 /** Per MoE layer: logical expert id → routed selections (rows × top-k) of this request. */
 export type ExpertCounts = ReadonlyArray<ReadonlyMap<number, number>>;
 
@@ -30,6 +32,8 @@ export interface InferenceEvent {
   at: number;
   /** Error message for 4xx/5xx answers. */
   error?: string;
+  /** Where the time went (router, network, backend, total; ms), when a backend answered. */
+  phases?: RouterPhases;
 }
 
 /** Receives every finished inference request. */

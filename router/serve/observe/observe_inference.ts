@@ -23,6 +23,7 @@ import { REQUEST_TYPE_HEADER } from "../../../shared/oip.ts";
 import { BACKEND_HEADER } from "../forward/forward_infer.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import type { InferenceEvent, InferenceObserver } from "./inference_event.ts";
+import type { RouterPhases } from "./router_phases.ts";
 
 /** Context variables the infer handler sets for {@linkcode observeInference}. */
 export interface InferVariables {
@@ -33,6 +34,8 @@ export interface InferVariables {
   inferRows?: number;
   /** Request type of the decoded request (parameters or header). */
   inferRequestType?: string;
+  /** Where the request's time went (answered by a backend). */
+  inferPhases?: RouterPhases;
 }
 
 /** Options of {@linkcode observeInference}. */
@@ -85,6 +88,8 @@ async function eventOf(
     ms: at - started,
     at,
   };
+  const phases = c.get("inferPhases");
+  if (phases !== undefined) event.phases = phases;
   if (response.status >= 400) event.error = await errorMessage(c);
   return event;
 }
