@@ -3,8 +3,10 @@
  * (`router/control/forecast/`) to the pre-warm job's {@linkcode TrafficSource}.
  *
  * - Volume: the `tokens:<model>` series over the last `historyMs`, forecast `horizon`
- *   buckets ahead by the forecaster the rolling-origin backtest selects (lowest MASE;
- *   re-selected at most every `reselectMs`), converted to tokens/s. Events are not in it:
+ *   buckets ahead by the forecaster the rolling-origin backtest selects (lowest MASE among
+ *   models backtested at ≥ 3 origins, else last value; re-selected at most every
+ *   `reselectMs`, and at every run while the history is shorter than a season), converted
+ *   to tokens/s. Events are not in it:
  *   the job applies them, so the traffic of the events it passes (running ones included)
  *   is divided out of the history first (`event_baseline.ts`). **Only settled buckets**: a bucket counts once it closed at
  *   least `settleMs` (default 5 s, longer than the recorder's 2 s flush) before `now`.
@@ -89,9 +91,11 @@ export function storeTrafficSource(
       const horizon = Math.max(1, Math.ceil(horizonMs / bucketMs));
       const usable = candidates.filter((f) => f.minHistory({ seasonLength }) <= series.length);
       if (usable.length === 0) return null;
+      // A history shorter than a season changes character within minutes (bursts, then
+      // steady traffic): re-selected every run while it is, and cheap to backtest.
       if (
         chosen === undefined || now - chosen.at >= reselectMs || chosen.horizon !== horizon ||
-        !usable.includes(chosen.forecaster)
+        !usable.includes(chosen.forecaster) || series.length < seasonLength
       ) {
         const results = backtest(usable, series, { seasonLength, horizon });
         const best = selectModel(results);
