@@ -36,9 +36,11 @@ import {
 } from "./plan_math.ts";
 import { limitSlots } from "./budget_slots.ts";
 import {
+  activateStagedPlan,
   completeActivation,
   type PendingActivation,
   type PlanSwitchDeps,
+  type SwitchOutcome,
   switchPlan,
 } from "./plan_switch.ts";
 import {
@@ -196,6 +198,47 @@ export class Balancer {
       }
       return await this.#switch(plan, state, { action: "apply", trigger })
         .catch(rethrowCause);
+    });
+  }
+
+  /**
+   * Activates `plan`, a version staged earlier (`stagePlan()`: the pre-warm job stages an
+   * event's placement ahead and activates it when the event's traffic arrives), in turn
+   * with ticks and admin actions. `beforeClaim` runs first in that turn: the job moves its
+   * standby backends into the pool there, so no tick sees the pool and the plan disagree.
+   * A backend that lost the staged version is staged again. Throws
+   * {@linkcode BalancerError} when pinned, when the pool's backends are not the plan's, or
+   * when another switch claimed first.
+   */
+  activateStaged(
+    plan: PlacementPlan,
+    options: { trigger?: "prewarm" | "admin"; beforeClaim?: () => void } = {},
+  ): Promise<SwitchResult> {
+    return this.#exclusive(async () => {
+      options.beforeClaim?.();
+      const action = `activate staged plan version ${plan.version}`;
+      const state = await this.#state(action, { needBackends: true });
+      if (state.pinned !== null) {
+        throw new BalancerError(
+          "conflict",
+          `Cannot ${action}: pinned to version ${state.pinned}; unpin it first`,
+        );
+      }
+      if (!sameBackends(plan.backends, state.backends)) {
+        const ids = (list: readonly PlanBackend[]) => list.map((b) => `"${b.id}"`).join(", ");
+        throw new BalancerError(
+          "conflict",
+          `Cannot ${action}: it places experts on ${ids(plan.backends)}; the pool has ${
+            ids(state.backends)
+          }`,
+        );
+      }
+      return await this.#switch(
+        plan,
+        state,
+        { action: "activate_staged", trigger: options.trigger ?? "prewarm" },
+        () => activateStagedPlan(plan, state, this.#deps, { restage: true }),
+      ).catch(rethrowCause);
     });
   }
 
@@ -386,9 +429,10 @@ export class Balancer {
       trigger: DecisionRecord["trigger"];
       predicted?: { before: number | null; after: number | null };
     },
+    run: () => Promise<SwitchOutcome> = () => switchPlan(placement, state, this.#deps),
   ): Promise<SwitchResult> {
     const { current } = state;
-    const outcome = await switchPlan(placement, state, this.#deps);
+    const outcome = await run();
     const { plan } = outcome;
     const loads = this.observedLoads();
     const predicted = context.predicted ?? {

@@ -70,7 +70,7 @@ export interface DecisionRecord {
   /** Who switched: the balancer's own evaluation, the pre-warm job, or an operator. */
   trigger: DecisionTrigger;
   model: string | null;
-  action: RebalanceDecision["action"] | "apply" | "restore" | "adopt";
+  action: RebalanceDecision["action"] | "apply" | "restore" | "adopt" | "activate_staged";
   reason: string;
   outcome: DecisionOutcome;
   /** Version created for the switch, if any. */

@@ -16,7 +16,7 @@
 import type { Logger } from "../../../shared/logger.ts";
 import type { PlacementPlan } from "../../../shared/placement_plan.ts";
 import type { Clock } from "../../runtime/clock.ts";
-import { PlanCallError, type PlanClient } from "./plan_client.ts";
+import { PlanCallError, type PlanClient, type StageResult } from "./plan_client.ts";
 import type { PlanStore } from "./plan_store.ts";
 import type { UnversionedPlan } from "./rebalancer.ts";
 
@@ -54,6 +54,25 @@ export async function switchPlan(
   expected: SwitchExpectation,
   deps: PlanSwitchDeps,
 ): Promise<SwitchOutcome> {
+  const staged = await stagePlan(placement, deps);
+  if (staged.kind === "stage_failed") return staged;
+  return await activateStagedPlan(staged.plan, expected, deps);
+}
+
+/** A staged version (steps 1–2), or why staging failed (nothing changed then). */
+export type StageOutcome =
+  | { kind: "staged"; plan: PlacementPlan; results: StageResult[] }
+  | { kind: "stage_failed"; plan: PlacementPlan; error: PlanCallError };
+
+/**
+ * Steps 1–2 alone: a new version saved in KV and staged on every backend of `placement`,
+ * not current and not active anywhere. The pre-warm job stages an event's placement this
+ * way ahead of the event and activates it later with {@linkcode activateStagedPlan}.
+ */
+export async function stagePlan(
+  placement: UnversionedPlan,
+  deps: PlanSwitchDeps,
+): Promise<StageOutcome> {
   const { store, client, clock } = deps;
   // Step 1: the plan exists in KV before any backend hears of it.
   const version = await store.nextVersion(placement.model);
@@ -61,18 +80,40 @@ export async function switchPlan(
   await store.save(plan);
   // Step 2: stage everywhere; any failure abandons the switch.
   try {
-    await client.stage(plan);
+    const results = await client.stage(plan);
+    return { kind: "staged", plan, results };
   } catch (error) {
     if (!(error instanceof PlanCallError)) throw error;
     return { kind: "stage_failed", plan, error };
   }
+}
+
+/**
+ * Steps 3–5 for a version staged earlier ({@linkcode stagePlan}): claim it, activate it
+ * everywhere, release. With `restage`, a backend that lost the staged version meanwhile
+ * (another switch or a reconciliation staged over it, a restart) is staged again and
+ * activated at once — staged long ago, that is likely; a switch that has just staged
+ * leaves a failed backend pending instead. One that still fails is left pending.
+ */
+export async function activateStagedPlan(
+  plan: PlacementPlan,
+  expected: SwitchExpectation,
+  deps: PlanSwitchDeps,
+  options: { restage?: boolean } = {},
+): Promise<SwitchOutcome> {
+  const { store, client } = deps;
   // Step 3: claim the switch; of two racing routers only one succeeds.
-  const claimed = await store.setCurrent(plan.model, version, expected.current?.version ?? null, {
-    expectedPinned: expected.pinned,
-  });
+  const claimed = await store.setCurrent(
+    plan.model,
+    plan.version,
+    expected.current?.version ?? null,
+    {
+      expectedPinned: expected.pinned,
+    },
+  );
   if (!claimed) {
     const error = new Error(
-      `Cannot switch to plan version ${version}: the current plan or pin changed while ` +
+      `Cannot switch to plan version ${plan.version}: the current plan or pin changed while ` +
         "staging (another router or an admin was first)",
     );
     return { kind: "conflict", plan, error };
@@ -82,16 +123,29 @@ export async function switchPlan(
     await client.activate(plan);
   } catch (error) {
     if (!(error instanceof PlanCallError)) throw error;
-    return {
-      kind: "switched",
-      plan,
-      pending: error.failures.map((f) => f.backend),
-      error: error.message,
-    };
+    const failed = error.failures.map((f) => f.backend);
+    const pending = options.restage ? await restageAndActivate(plan, failed, deps) : failed;
+    if (pending.length > 0) return { kind: "switched", plan, pending, error: error.message };
   }
   // Step 5: drop what the new version does not need.
   await releasePlan(plan, deps);
   return { kind: "switched", plan, pending: [] };
+}
+
+/** Stages `plan` again on `backends` and activates it there; returns those still failing. */
+async function restageAndActivate(
+  plan: PlacementPlan,
+  backends: string[],
+  deps: PlanSwitchDeps,
+): Promise<string[]> {
+  try {
+    await deps.client.stage(plan, backends);
+    await deps.client.activate(plan, backends);
+    return [];
+  } catch (error) {
+    if (!(error instanceof PlanCallError)) throw error;
+    return error.failures.map((f) => f.backend);
+  }
 }
 
 /**
