@@ -100,10 +100,11 @@ export function wireBalancing<E extends Env>(
       const observed = observedNow(model);
       return prewarm ? prewarm.blendLoad(model, observed, clock.now()) : observed;
     },
-    // Every configured member, healthy or not (a flapping backend must not re-place),
-    // named as the backends name themselves; none until every one has said its name.
+    // Every active member, healthy or not (a flapping backend must not re-place), named
+    // as the backends name themselves; none until every one has said its name. Standby
+    // members join the plan when the pre-warm job activates theirs; draining ones leave.
     backends: () => {
-      const views = pool.views();
+      const views = pool.views().filter((view) => (view.role ?? "active") === "active");
       if (views.some((view) => typeof view.details?.["backend_id"] !== "string")) return [];
       return views.map(({ name, url }) => ({ id: name, url }));
     },

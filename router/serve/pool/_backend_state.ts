@@ -1,7 +1,7 @@
 /**
  * @module The pool's mutable record of one backend, and its read-only snapshot.
  */
-import type { BackendView } from "./backend_view.ts";
+import type { BackendRole, BackendView } from "./backend_view.ts";
 import type { CatalogEntry } from "./model_catalog.ts";
 
 /** What the pool knows about one backend. */
@@ -9,6 +9,8 @@ export interface BackendState {
   id: string;
   url: string;
   status: "unknown" | "up" | "down";
+  /** Whether it takes new requests (`active`) or waits (`standby`) or drains (`draining`). */
+  role: BackendRole;
   inFlight: number;
   /** Models it served when asked, by name. */
   models: Map<string, CatalogEntry>;
@@ -20,11 +22,16 @@ export interface BackendState {
 }
 
 /** A backend not checked yet. */
-export function newBackendState(id: string, url: string): BackendState {
+export function newBackendState(
+  id: string,
+  url: string,
+  role: BackendRole = "active",
+): BackendState {
   return {
     id,
     url,
     status: "unknown",
+    role,
     inFlight: 0,
     models: new Map(),
     missing: new Set(),
@@ -42,6 +49,7 @@ export function snapshot(backend: BackendState): BackendView {
     name: typeof reported === "string" && reported !== "" ? reported : backend.id,
     url: backend.url,
     healthy: backend.status === "up",
+    role: backend.role,
     inFlight: backend.inFlight,
     models: [...backend.models.keys()],
     details: backend.details,

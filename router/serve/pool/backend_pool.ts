@@ -30,7 +30,7 @@ import {
 } from "./backend_client.ts";
 import { type BackendState, newBackendState, snapshot } from "./_backend_state.ts";
 import { ExpiringSet } from "./_expiring_set.ts";
-import type { BackendView } from "./backend_view.ts";
+import type { BackendRole, BackendView } from "./backend_view.ts";
 import { announcedModels, type CatalogEntry, MODEL_NAME } from "./model_catalog.ts";
 import { PeriodicRounds } from "../../runtime/periodic_rounds.ts";
 import {
@@ -86,6 +86,7 @@ export class BackendPool {
   readonly #ejection = new Map<string, AbortController>();
   readonly #checking = new Map<string, Promise<void>>();
   readonly #rechecks = new Set<unknown>();
+  #admitAs: ((url: string) => BackendRole) | undefined;
 
   constructor(urls: readonly string[], options: BackendPoolOptions) {
     this.#options = options;
@@ -129,15 +130,51 @@ export class BackendPool {
 
   /**
    * Adds a member (e.g. a backend a scaler started); it joins rotation once a check
-   * passes — one runs now. False when it is already a member.
+   * passes — one runs now. Its role is `options.role`, else what the admission rule says
+   * ({@linkcode BackendPool.admitAs}), else `active`. False when it is already a member.
    */
-  add(raw: string): boolean {
+  add(raw: string, options: { role?: BackendRole } = {}): boolean {
     const url = raw.replace(/\/+$/, "");
     const id = new URL(url).host;
     if (this.#backends.some((backend) => backend.id === id)) return false;
-    this.#backends.push(newBackendState(id, url));
-    this.#options.logger.info("backend added", { event: "backend_added", backend: id, url });
+    const role = options.role ?? this.#admitAs?.(url) ?? "active";
+    this.#backends.push(newBackendState(id, url, role));
+    this.#options.logger.info("backend added", {
+      event: "backend_added",
+      backend: id,
+      url,
+      role,
+    });
     void this.checkNow();
+    return true;
+  }
+
+  /**
+   * The role of members added without one (discovery's additions): the pre-warm job makes
+   * backends that join while it prepares a peak `standby`. Undefined: `active`.
+   */
+  admitAs(rule: ((url: string) => BackendRole) | undefined): void {
+    this.#admitAs = rule;
+  }
+
+  /**
+   * Sets a member's role: `standby` and `draining` members get no new requests, requests
+   * in flight finish. False when it is not a member.
+   */
+  setRole(raw: string, role: BackendRole): boolean {
+    const id = new URL(raw.replace(/\/+$/, "")).host;
+    const backend = this.#backends.find((b) => b.id === id);
+    if (backend === undefined) return false;
+    if (backend.role !== role) {
+      this.#options.logger.info("backend role changed", {
+        event: "backend_role",
+        backend: id,
+        from: backend.role,
+        to: role,
+        in_flight: backend.inFlight,
+      });
+      backend.role = role;
+    }
     return true;
   }
 
@@ -197,7 +234,8 @@ export class BackendPool {
 
   /** Whether few enough backends are in rotation to route to all (the panic threshold). */
   panic(): boolean {
-    return this.outlier.panic(this.#backends.map((backend) => backend.id));
+    const inRotation = this.#backends.filter((backend) => backend.role === "active");
+    return this.outlier.panic(inRotation.map((backend) => backend.id));
   }
 
   /**
@@ -209,7 +247,7 @@ export class BackendPool {
     const entry = this.model(model);
     if (entry === undefined) return [];
     const serving = this.#backends.filter((backend) =>
-      backend.models.get(model)?.dModel === entry.dModel
+      backend.role === "active" && backend.models.get(model)?.dModel === entry.dModel
     );
     const up = serving.filter((backend) => backend.status === "up");
     if (!this.panic()) return up.map(snapshot);

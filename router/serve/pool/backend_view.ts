@@ -2,6 +2,14 @@
  * @module A read-only snapshot of one backend, as routing policies and endpoints see it.
  */
 
+/**
+ * A member's part in the pool: `active` members take new requests and hold the plan's
+ * experts; a `standby` member (started ahead of a peak by the pre-warm job) is checked and
+ * staged but takes no requests until the job activates its plan; a `draining` member
+ * takes no new requests and leaves once its work is done.
+ */
+export type BackendRole = "active" | "standby" | "draining";
+
 /** One backend at one moment: identity, health, load and what it serves. */
 export interface BackendView {
   /** Stable id: the `host:port` of its URL, e.g. `127.0.0.1:9001`. */
@@ -12,6 +20,8 @@ export interface BackendView {
   readonly url: string;
   /** Passed its last health check and had no connection failure since. */
   readonly healthy: boolean;
+  /** See {@linkcode BackendRole}; absent (a hand-made view): `active`. */
+  readonly role?: BackendRole;
   /** Requests the router is forwarding to it right now. */
   readonly inFlight: number;
   /** Models it serves (from `GET /v2/models/{m}`). */
