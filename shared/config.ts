@@ -321,20 +321,49 @@ export const ConfigSchema = z.object({
   }).prefault({}),
   prewarm: z.object({
     enabled: z.boolean().default(true),
-    /** How far ahead the pre-warm job predicts. */
+    /** How far ahead the pre-warm job predicts (at least the lead time). */
     horizon: DurationSchema.default(15 * 60_000),
-    /** Pre-warm when predicted load exceeds capacity × threshold. */
+    /** Capacity is sized for this utilisation of each backend's measured capacity. */
     threshold: z.number().gt(0).max(1).default(0.8),
-    /** Default lead time of a scheduled event. */
+    /**
+     * Lead time before any backend's cold start was measured (assumed; the seed's
+     * practice, one hour). Once measured: the `cold_start_percentile` of the measured
+     * cold starts × (1 + `lead_margin`) + one job interval.
+     */
     lead_time: DurationSchema.default(3_600_000),
-    /** `advisory` reports only; `local` starts backends (launcher); `webhook` POSTs. */
-    scaler: z.enum(["advisory", "local", "webhook"]).default("advisory"),
+    cold_start_percentile: z.number().gt(0).max(1).default(0.95),
+    lead_margin: z.number().min(0).max(10).default(0.25),
+    /**
+     * `advisory` reports only; `local` asks the launcher (`deno task start`) to start and
+     * stop backend processes; `kubernetes` publishes the desired backend count for KEDA
+     * or an HPA (`GET /api/prewarm/desired`, `switchyard_prewarm_desired_backends`);
+     * `webhook` POSTs target and deadline.
+     */
+    scaler: z.enum(["advisory", "local", "kubernetes", "webhook"]).default("advisory"),
     scaler_webhook: HttpUrl.optional(),
-    max_backends: z.int().min(1).max(1024).default(8),
+    /** Time limit of one scaler call (webhook, launcher). */
+    scaler_timeout: DurationSchema.default(5000),
+    /** The launcher's control URL (`local` scaler; `deno task start` sets it). */
+    launcher_url: HttpUrl.optional(),
+    /** Fewest backends; default the pool's configured size. */
+    min_backends: z.int().min(1).max(1024).optional(),
+    /** Most backends; default none (the pool's size never clamps a plan). */
+    max_backends: z.int().min(1).max(1024).optional(),
+    /** A requested backend not ready after this is reported stuck (logged, alerted). */
+    ready_timeout: DurationSchema.default(15 * 60_000),
+    /** Capacity is given back only after the need stayed below it this long. */
+    scale_down_hold: DurationSchema.default(10 * 60_000),
+    /** How often an open contract's readiness, staging and activation are checked. */
+    track_interval: DurationSchema.default(5000),
   }).prefault({}).refine((p) => p.scaler !== "webhook" || p.scaler_webhook !== undefined, {
     message: "must be set when prewarm.scaler is webhook",
     path: ["scaler_webhook"],
-  }),
+  }).refine(
+    (p) =>
+      p.min_backends === undefined || p.max_backends === undefined ||
+      p.min_backends <= p.max_backends,
+    { message: "must not be below prewarm.min_backends", path: ["max_backends"] },
+  ),
 });
 
 /** The resolved configuration (defaults applied, durations in ms). */

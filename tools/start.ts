@@ -6,7 +6,7 @@
  * exits is restarted with backoff), prints what is where, and stops every child on
  * Ctrl-C / SIGTERM.
  */
-import { type Config, ConfigError } from "../shared/config.ts";
+import { type Config, ConfigError, DurationSchema } from "../shared/config.ts";
 import { loadConfig } from "../shared/config_file.ts";
 import { parseCli } from "./cli/cli_args.ts";
 import { banner, certificateNote } from "./pool/banner.ts";
@@ -35,6 +35,12 @@ const { values } = parseCli({
     demo: {
       type: "boolean",
       description: "generate the demo model into model.dir even when it is not the default",
+    },
+    "inject-cold-start": {
+      type: "string",
+      value: "<time>",
+      description: "bench/testing: wait this long before spawning each backend the local\n" +
+        "scaler starts (an image pull on a GPU host), e.g. 20s",
     },
     "status-file": {
       type: "string",
@@ -79,6 +85,21 @@ try {
   Deno.exit(1);
 }
 
+let injectedColdStartMs: number | undefined;
+if (values["inject-cold-start"] !== undefined) {
+  const parsed = DurationSchema.safeParse(values["inject-cold-start"]);
+  if (!parsed.success) {
+    console.error(
+      `Cannot start: --inject-cold-start: "${
+        values["inject-cold-start"]
+      }" is not a duration (e.g. 20s)`,
+    );
+    Deno.exit(1);
+  }
+  injectedColdStartMs = parsed.data;
+  log(`bench/testing: backends the local scaler starts wait ${injectedColdStartMs} ms first`);
+}
+
 // A random internal token unless the operator set one: backends refuse anyone else.
 // Written to a 0600 file so a local Prometheus can scrape the backends' /metrics.
 const internalToken = config.auth.internal_token ?? randomToken();
@@ -115,6 +136,7 @@ const pool: LocalPool = createLocalPool({
   adminToken,
   log,
   onChange: writeStatus,
+  ...(injectedColdStartMs === undefined ? {} : { injectedColdStartMs }),
 });
 let stopping = false;
 async function stopAll(code: number): Promise<void> {

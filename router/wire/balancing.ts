@@ -86,6 +86,15 @@ export function wireBalancing<E extends Env>(
   const observedNow = (model: string) =>
     recent.load(model) ?? observedLoad(model, deps.load(), deps.history);
   const client = new PlanClient({ fetch, clock, ...(internalToken ? { internalToken } : {}) });
+  const budgets = () =>
+    new Map(
+      deps.load().backends.flatMap((b) =>
+        b.residency === undefined ? [] : [[b.name, {
+          budgetBytes: b.residency.budgetBytes,
+          expertBytes: b.residency.expertBytes,
+        }]]
+      ),
+    );
   const reconciler = new PlanReconciler({ store, client, clock, logger });
   const balancer = new Balancer({
     store,
@@ -113,15 +122,7 @@ export function wireBalancing<E extends Env>(
       return entry ? modelShapeFromMetadata(entry.metadata) : null;
     },
     // Memory budgets from the latest load reports: plans never exceed them.
-    budgets: () =>
-      new Map(
-        deps.load().backends.flatMap((b) =>
-          b.residency === undefined ? [] : [[b.name, {
-            budgetBytes: b.residency.budgetBytes,
-            expertBytes: b.residency.expertBytes,
-          }]]
-        ),
-      ),
+    budgets,
   });
   const weights = new ReplicaWeightsPusher({ store, fetch, clock, logger, internalToken });
   registerPlanRoutes(app, {
@@ -137,13 +138,14 @@ export function wireBalancing<E extends Env>(
       kv: deps.kv,
       balancer,
       plans: store,
+      client,
+      pool,
+      budgets,
       ...(deps.events ? { events: prewarmEventSource(deps.events) } : {}),
-      backends: () => pool.views().map(({ name, url }) => ({ id: name, url })),
       poolLoad: deps.load,
       topK: () => modelParameter(pool, "top_k") ?? null,
       // The job plans on what the balancer judges: max(observed, predicted).
       observedLoad: observedNow,
-      addBackend: (url) => void pool.add(url),
       fetch,
       clock,
       logger,
@@ -167,9 +169,9 @@ export function wireBalancing<E extends Env>(
       prewarm?.start();
       balancer.start();
     },
-    stop: () => {
-      prewarm?.stop();
-      return balancer.stop();
+    stop: async () => {
+      await prewarm?.stop();
+      await balancer.stop();
     },
   };
 }

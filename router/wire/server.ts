@@ -175,6 +175,8 @@ export async function buildRouter(
     settings: alertSettingsFromConfig(config),
     views: () => pool.views(),
     latency: (now) => requests.latency(now, config.alerts.latency_window),
+    // Capacity contracts at risk or missed, a scaler failing (the pre-warm job's).
+    conditions: () => balancing?.prewarm?.conditions() ?? [],
     clock,
     logger,
     store: alertStore,
@@ -202,7 +204,7 @@ export async function buildRouter(
     internalToken: config.auth.internal_token,
     intervalMs: loadIntervalMs,
     scaleTarget: config.prewarm.threshold,
-    maxBackends: config.prewarm.max_backends,
+    maxBackends: config.prewarm.max_backends ?? 1024,
     // Requests this router shed because the pool was at its limits: saturation too.
     routerCounts: () => {
       const sheds = guards.admission.sheds();

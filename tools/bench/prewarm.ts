@@ -56,7 +56,8 @@ import { PrewarmJob } from "../../router/control/prewarm/prewarm_job.ts";
 import { storeTrafficSource } from "../../router/control/prewarm/prewarm_sources.ts";
 import { comparisonMape, ForecastComparison, type Predictions } from "./forecast_compare.ts";
 import type { PrewarmDecision } from "../../router/control/prewarm/prewarm_types.ts";
-import { ResidencyClient } from "../../router/control/prewarm/residency_client.ts";
+import { placementPort } from "../../router/control/prewarm/create_prewarm.ts";
+import { PlanClient } from "../../router/control/balancer/plan_client.ts";
 import { AdvisoryScaler } from "../../router/control/prewarm/scalers.ts";
 import { systemClock } from "../../router/runtime/clock.ts";
 import { startRouter } from "../../router/wire/server.ts";
@@ -444,14 +445,22 @@ async function run(mode: Mode): Promise<RunResult> {
             ),
         },
         balancer: reactive!.balancer,
-        warmer: new ResidencyClient({ fetch, clock: systemClock, internalToken: TOKEN }),
+        placement: placementPort(config, {
+          balancer: reactive!.balancer,
+          plans,
+          client: new PlanClient({ fetch, clock: systemClock, internalToken: TOKEN }),
+          budgets: () => new Map(),
+          clock: systemClock,
+          logger: new MemoryLogger(),
+        }),
         scaler: new AdvisoryScaler(),
-        backends: () => router.pool.views().map(({ name, url }) => ({ id: name, url })),
+        pool: router.pool,
         currentPlan: (model) => plans.current(model),
         poolLoad: () => router.load.snapshot(),
         topK: () => manifest.top_k,
         // As the router wires its job: it plans on what the balancer judges.
         observedExpertLoad: (model) => reactive!.observed(model),
+        clock: systemClock,
         logger: new MemoryLogger(),
       }, { decisionsKept: 1000 });
     }
@@ -612,7 +621,7 @@ async function replayAll() {
       s.sim >= event.startMs - 30 * MINUTE && s.sim < event.startMs
     );
     const first = r.sent.filter((s) => inFirst(s.sim));
-    const acted = r.decisions.filter((d) => d.outcome === "prewarmed").length;
+    const acted = r.decisions.filter((d) => d.outcome === "planned").length;
     const before = r.switches.filter((d) => d.at < event.startMs);
     const during = r.switches.filter((d) => inEvent(d.at));
     const moved = (list: DecisionRecord[]) => list.reduce((sum, d) => sum + (d.moved ?? 0), 0);
@@ -674,20 +683,15 @@ async function replayAll() {
   const withRun = results.find((r) => r.mode === "reactive_prewarm");
   for (
     const d of [...(withRun?.decisions ?? [])].reverse().filter((d) =>
-      d.plan?.action === "switched"
+      d.contract?.stagedVersion != null
     )
   ) {
     console.log(`job switch at simulated ${hhmm(d.at)}: ${d.reason}`);
   }
-  const firstAction = withRun?.decisions.findLast((d) => d.outcome === "prewarmed");
+  const firstAction = withRun?.decisions.findLast((d) => d.outcome === "planned");
   if (firstAction) {
     console.log(
-      `first pre-warm at simulated ${hhmm(firstAction.at)}: ${firstAction.reason}; warmed ${
-        firstAction.warmed.map((w) =>
-          `${w.backend} ${w.warmed.length}+${w.alreadyWarm.length} warm, ` +
-          `${w.skipped.length} skipped`
-        ).join("; ")
-      }`,
+      `first pre-warm at simulated ${hhmm(firstAction.at)}: ${firstAction.reason}`,
     );
   }
   // The job's own forecast check: predicted vs later-observed tokens/s per bucket.

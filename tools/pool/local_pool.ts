@@ -13,7 +13,9 @@
 import type { Config } from "../../shared/config.ts";
 import { routerTrust, routerUrl } from "../client/router_address.ts";
 import { createTrustedFetch, type TrustedFetch } from "../client/trusted_fetch.ts";
+import { serveLauncherControl } from "./launcher_control.ts";
 import { spawnEntry, waitReady } from "./processes.ts";
+import { ScalableBackends } from "./scalable_backends.ts";
 import { childHandle, Supervisor } from "./supervisor.ts";
 
 /** One child as the launcher reports it. */
@@ -45,6 +47,8 @@ export interface LocalPoolOptions {
   onChange?(status: PoolStatus): void;
   /** Seconds between "still loading" lines (default 5). */
   progressEveryS?: number;
+  /** Bench/test option: wait this long before spawning each backend started on request (ms). */
+  injectedColdStartMs?: number;
 }
 
 /** A supervised pool: `start()` once; `stop()` at any time, also while it starts. */
@@ -69,6 +73,29 @@ export function createLocalPool(options: LocalPoolOptions): LocalPool {
   let stopped = false;
   const backends: { supervisor: Supervisor; url: string }[] = [];
   let router: { supervisor: Supervisor; url: string } | undefined;
+  // The local scaler's backends and the control API it reaches them through.
+  const scalable = config.prewarm.scaler === "local"
+    ? new ScalableBackends({
+      basePort: config.pool.base_port + config.pool.backends,
+      spawn: (name, port) =>
+        childHandle(spawnEntry("gpu-backend/main.ts", {
+          env: {
+            ...options.env,
+            SWITCHYARD_BACKEND__HOST: "127.0.0.1",
+            SWITCHYARD_BACKEND__PORT: String(port),
+            SWITCHYARD_BACKEND__ID: name,
+          },
+          stdout: "inherit",
+        })),
+      ready: (backendUrl, child) => waitReady(backendUrl, child, { token: options.internalToken }),
+      log,
+      onChange: () => options.onChange?.(status()),
+      ...(options.injectedColdStartMs === undefined
+        ? {}
+        : { injectedColdStartMs: options.injectedColdStartMs }),
+    })
+    : undefined;
+  let control: { url: string; close(): Promise<void> } | undefined;
   const describe = ({ supervisor, url }: { supervisor: Supervisor; url: string }) => ({
     name: supervisor.name,
     url,
@@ -77,7 +104,11 @@ export function createLocalPool(options: LocalPoolOptions): LocalPool {
   });
   const status = (): PoolStatus => ({
     router: router ? describe(router) : { name: "router", url, pid: null, restarts: 0 },
-    backends: backends.map(describe),
+    backends: [
+      ...backends.map(describe),
+      ...(scalable?.supervisors().filter((s) => !backends.some((b) => b.url === s.url)) ?? [])
+        .map(describe),
+    ],
   });
   const supervise = (
     name: string,
@@ -101,7 +132,10 @@ export function createLocalPool(options: LocalPoolOptions): LocalPool {
   };
   const stop = async () => {
     stopped = true;
-    for (const child of [router, ...[...backends].reverse()]) await child?.supervisor.stop();
+    await router?.supervisor.stop();
+    await control?.close();
+    await scalable?.close();
+    for (const child of [...backends].reverse()) await child.supervisor.stop();
     probe?.close();
   };
   const start = async () => {
@@ -119,12 +153,18 @@ export function createLocalPool(options: LocalPoolOptions): LocalPool {
         })
       );
       await startWithProgress(backends.map((b) => b.supervisor), "loading the model", options);
+      if (scalable !== undefined) {
+        backends.forEach((b) => scalable.adopt(b.supervisor.name, b.url, b.supervisor));
+        control = serveLauncherControl(scalable, { token: options.internalToken });
+        log(`local scaler: the launcher's control API listens on ${control.url}`);
+      }
       // Step 2: the router in front of them.
       router = {
         url,
         supervisor: supervise("router", "router/main.ts", url, {
           SWITCHYARD_ROUTER__BACKENDS: JSON.stringify(backendUrls),
           SWITCHYARD_AUTH__ADMIN_TOKEN: options.adminToken,
+          ...(control ? { SWITCHYARD_PREWARM__LAUNCHER_URL: control.url } : {}),
         }),
       };
       await startWithProgress([router.supervisor], "waiting for its first health checks", options);

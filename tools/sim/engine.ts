@@ -38,7 +38,6 @@ import { greedyPlacement } from "../../router/control/balancer/eplb_greedy.ts";
 import {
   backendLoads,
   planFromPlacement,
-  predictedBalance,
   replicasMoved,
   slotsPerBackend,
 } from "../../router/control/balancer/plan_math.ts";
@@ -49,7 +48,7 @@ import {
 } from "../../router/control/balancer/evaluate_balance.ts";
 import type { BackendView } from "../../router/serve/pool/backend_view.ts";
 import { PrewarmJob } from "../../router/control/prewarm/prewarm_job.ts";
-import { parsePartKey } from "../../gpu-backend/server/load_report.ts";
+import { AdvisoryScaler } from "../../router/control/prewarm/scalers.ts";
 import type { PrewarmDeps, PrewarmEvent } from "../../router/control/prewarm/prewarm_types.ts";
 import { createPolicy, type PolicyName } from "../../router/serve/entry/create_policy.ts";
 import { silentLogger } from "../../shared/logger.ts";
@@ -135,7 +134,8 @@ export interface PrewarmKnobs {
   horizonMs: number;
   threshold: number;
   leadTimeMs: number;
-  maxBackends: number;
+  /** `prewarm.max_backends`; undefined: none. */
+  maxBackends?: number | undefined;
   /** Cadence of the job (production: every minute). */
   everyMs: number;
 }
@@ -698,13 +698,19 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     }
     return mix;
   };
+  // A version the pre-warm job staged ahead and activates later ("stage now, activate at
+  // the event"): its background loads are charged when staged; no balancer evaluation
+  // runs while it waits, as the router's ticks wait for a switch.
+  let deferred:
+    | { plan: PlacementPlan; readyAt: number; coldLoads: number; stallMs: number }
+    | null = null;
   const prewarmDeps: PrewarmDeps = {
     settings: {
       enabled: true,
       horizon: o.prewarm.horizonMs,
       threshold: o.prewarm.threshold,
       lead_time: o.prewarm.leadTimeMs,
-      max_backends: o.prewarm.maxBackends,
+      ...(o.prewarm.maxBackends === undefined ? {} : { max_backends: o.prewarm.maxBackends }),
     },
     traffic: {
       // Assumed: a perfect seasonal forecast of the diurnal curve (events excluded).
@@ -730,81 +736,83 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     events: { upcoming: (now) => Promise.resolve(scheduledEvents.filter((e) => e.end > now)) },
     balancer: {
       modelShape: () => model,
-      preview: (weight) => {
-        const proposed: PlacementPlan = {
-          ...proposePlacement(weight, {
-            model,
-            backends,
-            redundancy: o.balancer.redundancy,
-            reason: "preview",
-          }),
-          version: 0,
-          createdAt: virtualNow,
-        };
-        return Promise.resolve({
-          model: model.name,
-          current: { version: plan.version, balancedness: predictedBalance(plan, weight).pool },
-          proposed: {
-            phy2log: proposed.layers.map((layer) => layer.phy2log),
-            slotsPerBackend: proposed.slotsPerBackend,
-            balancedness: predictedBalance(proposed, weight).pool,
-          },
-          moved: replicasMoved(plan, proposed),
-        });
-      },
-      apply: ({ phy2log }) => {
-        const next = planFromPlacement({ phy2log }, {
-          model: model.name,
-          version: ++version,
-          backends,
-          reason: "prewarm",
-          now: virtualNow,
-        });
-        if (pending) return Promise.reject(new Error("a switch is staging"));
-        const moved = replicasMoved(plan, next);
+      activateStaged: (staged, options) => {
+        options.beforeClaim?.();
+        if (deferred === null || deferred.plan.version !== staged.version) {
+          return Promise.reject(new Error(`version ${staged.version} is not staged`));
+        }
         const previous = plan.version;
-        // `stage` schedules in simulator time; `virtualNow` is the uncompressed day clock.
-        stage(next, virtualNow / C, false);
+        const { coldLoads, stallMs } = deferred;
+        events.push(Math.max(virtualNow / C, deferred.readyAt), {
+          kind: "activate",
+          plan: staged,
+          coldLoads,
+          stallMs,
+        });
+        deferred = null;
         return Promise.resolve({
-          version: next.version,
+          version: staged.version,
           previous,
           reason: "prewarm",
-          moved,
+          moved: replicasMoved(plan, staged),
           predicted: { before: null, after: null },
           pendingActivation: [],
         });
       },
     },
-    warmer: {
-      // Background loads into free memory (weight traffic counted; their time is not on
-      // any critical path, and the lead time is far longer).
-      warm: (backend, parts) => {
-        const d = backends.findIndex((b) => b.id === backend.id);
-        // The job names routed experts only (`neededParts`): "L{layer}/E{expert}".
-        const keyOf = new Map(parts.flatMap((part) => {
-          const parsed = parsePartKey(part);
-          return parsed?.kind === "expert"
-            ? [[parsed.layer * E + parsed.expert, part] as const]
-            : [];
-        }));
-        const done = residency.warm(plan, d, [...keyOf.keys()]);
-        bytesMoved += done.loaded.length * o.device.expertBytes.value;
-        const names = (keys: number[]) => keys.map((key) => keyOf.get(key)!);
+    placement: {
+      propose: (weight, onBackends) =>
+        proposePlacement(weight, {
+          model,
+          backends: onBackends,
+          redundancy: o.balancer.redundancy,
+          reason: "prewarm",
+        }),
+      stage: (placement) => {
+        if (pending) return Promise.reject(new Error("a switch is staging"));
+        const next: PlacementPlan = { ...placement, version: ++version, createdAt: virtualNow };
+        // Background loads into free memory while the current plan serves.
+        const cost = residency.cost(plan, next, false);
+        bytesMoved += cost.bytes;
+        switches++;
+        pending = true;
+        deferred = {
+          plan: next,
+          readyAt: virtualNow / C + cost.backgroundMs,
+          coldLoads: cost.overflow.reduce((x, y) => x + y, 0),
+          stallMs: cost.activationMs,
+        };
         return Promise.resolve({
-          backend: backend.id,
-          requested: parts,
-          warmed: names(done.loaded),
-          alreadyWarm: names(done.already),
-          evicted: [],
-          skipped: names(done.skipped),
+          kind: "staged" as const,
+          plan: next,
+          results: backends.map((b) => ({
+            backend: b.id,
+            staged: next.version,
+            loaded: [],
+            ms: cost.backgroundMs,
+          })),
         });
       },
     },
-    scaler: {
-      name: "advisory",
-      publish: () => Promise.resolve({ scaler: "advisory", status: "reported" as const }),
+    // The simulated pool is fixed: the advisory scaler adds nothing (a contract that needs
+    // more escalates) and every accelerator is an active member.
+    scaler: new AdvisoryScaler(),
+    pool: {
+      views: () =>
+        backends.map((b) => ({
+          name: b.id,
+          url: b.url,
+          healthy: true,
+          role: "active" as const,
+          inFlight: 0,
+          models: [model.name],
+          details: { backend_id: b.id },
+        })),
+      add: () => false,
+      setRole: () => false,
+      remove: () => false,
+      admitAs: () => {},
     },
-    backends: () => backends,
     currentPlan: () => Promise.resolve(plan),
     poolLoad: () => {
       const windowMs = o.balancer.windowMs / C;
@@ -824,6 +832,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
     },
     topK: () => topK,
     observedExpertLoad: () => lastRoundAt === null ? null : loadsOf(detected, 1),
+    clock: { now: () => virtualNow, setTimeout: () => 0, clearTimeout: () => {} },
     logger: silentLogger,
   };
   // The production job: its runs, and the predicted load it holds for the balancer's ticks
@@ -936,6 +945,8 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
         // The router's balancer: one evaluation every evaluate_interval; none while a
         // switch stages (its ticks run one at a time with the switch).
         events.push(now + o.balancer.evaluateIntervalMs / C, { kind: "tick" });
+        // The pre-warm job's contract tracking (staging, activation at the event).
+        if (o.policy === "switchyard-prewarm") await prewarmJob.capacity.track(virtualNow);
         let outcome: EvaluationOutcome = "staging";
         let worst: number | null = null;
         let after: number | null = null;
@@ -1003,7 +1014,7 @@ export async function simulate(o: SimOptions): Promise<SimResult> {
         events.push(now + o.prewarm.everyMs / C, { kind: "prewarm" });
         {
           const d = await prewarmJob.run(virtualNow);
-          const key = `${d.trigger}: ${d.plan?.action ?? d.outcome}`;
+          const key = `${d.trigger}: ${d.contract?.status ?? d.outcome}`;
           prewarmRuns[key] = (prewarmRuns[key] ?? 0) + 1;
         }
         break;

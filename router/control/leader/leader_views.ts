@@ -1,7 +1,7 @@
 /**
  * @module What followers answer for the leader's state: the leader renders the read-only
- * bodies of `/api/alerts`, `/api/plan` and `/api/prewarm` through its own app after every
- * load round and keeps them in shared state (`["leader", "views", path]`, written only
+ * bodies of `/api/alerts`, `/api/plan`, `/api/prewarm` and `/api/prewarm/desired` through
+ * its own app after every load round and keeps them in shared state (`["leader", "views", path]`, written only
  * when they change); a follower's GET of those paths answers the stored body, so every
  * router answers the same. Before any leader published, or when a stored body is known to
  * be out of date (`stale`: a plan switch the dead leader never published), a follower
@@ -14,7 +14,12 @@ import type { Clock } from "../../runtime/clock.ts";
 import { withKvRetry } from "../state/kv_retry.ts";
 
 /** The paths followers answer from the leader's copy. */
-export const LEADER_VIEW_PATHS = ["/api/alerts", "/api/plan", "/api/prewarm"] as const;
+export const LEADER_VIEW_PATHS = [
+  "/api/alerts",
+  "/api/plan",
+  "/api/prewarm",
+  "/api/prewarm/desired",
+] as const;
 
 const PREFIX: Deno.KvKey = ["leader", "views"];
 

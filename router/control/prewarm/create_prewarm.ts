@@ -1,23 +1,37 @@
 /**
  * @module Wires the pre-warm job for `startRouter`: traffic from the KV series and the
- * forecasters, events from the given source, the router's balancer and plan store,
- * residency calls with the internal token, capacity from the load collector, and the
- * scaler `prewarm.scaler` names.
+ * forecasters, events from the given source, the router's balancer, plan store and plan
+ * calls (placement staged for a pool the job prepares), the backend pool (standby and
+ * draining members), capacity from the load collector, and the scaler `prewarm.scaler`
+ * names.
  */
 import type { Config } from "../../../shared/config.ts";
 import type { Logger } from "../../../shared/logger.ts";
 import type { PlanBackend } from "../../../shared/placement_plan.ts";
 import type { Balancer } from "../balancer/balancer.ts";
+import { BalancerError } from "../balancer/balancer_types.ts";
+import type { BackendBudget } from "../balancer/budget_slots.ts";
+import { limitSlots } from "../balancer/budget_slots.ts";
+import type { PlanClient } from "../balancer/plan_client.ts";
+import { slotsPerBackend } from "../balancer/plan_math.ts";
 import type { PlanStore } from "../balancer/plan_store.ts";
+import { stagePlan } from "../balancer/plan_switch.ts";
+import { proposePlacement } from "../balancer/rebalancer.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import type { FetchLike } from "../../runtime/fetch_like.ts";
 import { TrafficStore } from "../traffic/traffic_store.ts";
 import type { CapacitySignals } from "./capacity.ts";
-import { LocalScaler, processLauncher } from "./local_scaler.ts";
+import { DesiredReplicasScaler } from "./desired_scaler.ts";
+import { LauncherScaler } from "./local_scaler.ts";
 import { PrewarmJob } from "./prewarm_job.ts";
 import { storeTrafficSource } from "./prewarm_sources.ts";
-import type { EventSource, Scaler, TrafficSource } from "./prewarm_types.ts";
-import { ResidencyClient } from "./residency_client.ts";
+import type {
+  EventSource,
+  PlacementPort,
+  PoolPort,
+  Scaler,
+  TrafficSource,
+} from "./prewarm_types.ts";
 import { AdvisoryScaler, WebhookScaler } from "./scalers.ts";
 
 /** What {@linkcode createPrewarmJob} wires. */
@@ -25,8 +39,12 @@ export interface CreatePrewarmDeps {
   kv: Deno.Kv;
   balancer: Balancer;
   plans: PlanStore;
-  backends: () => PlanBackend[];
+  /** Plan calls to backends (stage). */
+  client: Pick<PlanClient, "stage" | "activate" | "release">;
+  pool: PoolPort;
   poolLoad: () => CapacitySignals | null;
+  /** Each backend's memory budget (load reports), for placements of a pool being prepared. */
+  budgets: () => ReadonlyMap<string, BackendBudget>;
   /** Top-k of the served model, when known. */
   topK: () => number | null;
   /** The per-expert load the balancer observes (its detection window), when known. */
@@ -38,14 +56,12 @@ export interface CreatePrewarmDeps {
   events?: EventSource;
   /** Traffic; default the KV traffic series at `traffic.bucket`. */
   traffic?: TrafficSource;
-  /** Adds a backend the `local` scaler started to the router's pool. */
-  addBackend?: (url: string) => void;
 }
 
 /** The scaler `config.prewarm.scaler` names. */
 export function createScaler(
   config: Config,
-  deps: { fetch: FetchLike; clock: Clock; addBackend?: (url: string) => void },
+  deps: { fetch: FetchLike; clock: Clock },
 ): Scaler {
   const { prewarm } = config;
   if (prewarm.scaler === "webhook") {
@@ -54,24 +70,68 @@ export function createScaler(
         "Cannot create the webhook scaler: prewarm.scaler_webhook must be set when prewarm.scaler is webhook",
       );
     }
-    return new WebhookScaler({ url: prewarm.scaler_webhook, fetch: deps.fetch, clock: deps.clock });
+    return new WebhookScaler({
+      url: prewarm.scaler_webhook,
+      fetch: deps.fetch,
+      clock: deps.clock,
+      timeoutMs: prewarm.scaler_timeout,
+    });
   }
   if (prewarm.scaler === "local") {
-    return new LocalScaler(
-      processLauncher({
-        root: new URL("../../../", import.meta.url).pathname,
-        basePort: config.pool.base_port + config.pool.backends,
-        env: {
-          SWITCHYARD_MODEL__DIR: config.model.dir,
-          ...(config.auth.internal_token
-            ? { SWITCHYARD_AUTH__INTERNAL_TOKEN: config.auth.internal_token }
-            : {}),
-        },
-      }),
-      deps.addBackend,
-    );
+    if (prewarm.launcher_url === undefined) {
+      throw new TypeError(
+        "Cannot create the local scaler: prewarm.launcher_url must be set (deno task start sets it)",
+      );
+    }
+    return new LauncherScaler({
+      url: prewarm.launcher_url,
+      fetch: deps.fetch,
+      clock: deps.clock,
+      token: config.auth.internal_token,
+      timeoutMs: prewarm.scaler_timeout,
+    });
   }
+  if (prewarm.scaler === "kubernetes") return new DesiredReplicasScaler();
   return new AdvisoryScaler();
+}
+
+/** The planner's placement over a given backend list within their budgets, and staging. */
+export function placementPort(
+  config: Config,
+  deps: Pick<CreatePrewarmDeps, "balancer" | "plans" | "client" | "budgets" | "clock" | "logger">,
+): PlacementPort {
+  return {
+    propose(load: number[][], backends: readonly PlanBackend[]) {
+      const model = deps.balancer.modelShape();
+      if (model === null) {
+        throw new BalancerError("unavailable", "Cannot plan placement: model shape not known yet");
+      }
+      const limit = limitSlots(
+        slotsPerBackend(model.experts, backends.length, config.expert_balancer.redundancy),
+        {
+          experts: model.experts,
+          layers: model.layers,
+          backends: backends.map((b) => b.id),
+          budgets: deps.budgets(),
+        },
+      );
+      if (!limit.ok) throw new BalancerError("conflict", `Cannot plan placement: ${limit.reason}`);
+      return proposePlacement(load, {
+        model,
+        backends,
+        redundancy: config.expert_balancer.redundancy,
+        slots: limit.slots,
+        reason: `prewarm: placement for ${backends.length} backends on the predicted load`,
+      });
+    },
+    stage: (placement) =>
+      stagePlan(placement, {
+        store: deps.plans,
+        client: deps.client,
+        clock: deps.clock,
+        logger: deps.logger,
+      }),
+  };
 }
 
 /** The pre-warm job of a router; see the module doc. */
@@ -89,17 +149,15 @@ export function createPrewarmJob(config: Config, deps: CreatePrewarmDeps): Prewa
     traffic,
     events: deps.events ?? { upcoming: () => Promise.resolve([]) },
     balancer: deps.balancer,
-    warmer: new ResidencyClient({
-      fetch: deps.fetch,
-      clock: deps.clock,
-      internalToken: config.auth.internal_token,
-    }),
+    placement: placementPort(config, deps),
     scaler: createScaler(config, deps),
-    backends: deps.backends,
+    pool: deps.pool,
     currentPlan: (model) => deps.plans.current(model),
     poolLoad: deps.poolLoad,
     topK: deps.topK,
     ...(deps.observedLoad ? { observedExpertLoad: deps.observedLoad } : {}),
+    floor: Math.max(1, config.router.backends.length),
+    clock: deps.clock,
     logger: deps.logger,
   }, { clock: deps.clock });
 }

@@ -1,123 +1,125 @@
 /**
- * @module The `local` scaler: starts extra backend processes on this machine when the
- * recommendation asks for more backends than the pool has (never stops any: scaling
- * down is left to the operator), hands each one to `join` (the router adds it to its
- * pool; once it has said its name the balancer sees a changed backend set and
- * re-plans), and reports their URLs. Started processes belong to the router process:
- * they live as long as it does (the launcher's Ctrl-C stops them with it).
+ * @module The `local` scaler: asks the launcher (`deno task start`, `tools/pool/`) to run
+ * `target` backend processes under its supervisor and to stop the drained ones it names.
+ * The launcher's control API (internal token, loopback):
+ *
+ * - `PUT {launcher_url}/v2/launcher/backends` `{target, remove, ready_by}` → starts the
+ *   missing backends (each supervised: restarted with backoff if it exits), stops those in
+ *   `remove` (SIGTERM; the router drained them first) and answers the list below;
+ * - `GET {launcher_url}/v2/launcher/backends` → `{target, backends: [{name, url, state,
+ *   requested_at, ready_at, scaled}]}`, `state` `starting`, `ready` or `stopping`.
+ *
+ * The job adds the backends the launcher reports ready to the pool ({@linkcode
+ * LauncherScaler.ready}) with the launcher's own request → ready time as their cold start.
+ * Failures (the launcher gone, a hang) are outcomes, never exceptions.
  */
-import type { Scaler, ScalerOutcome, ScalingRecommendation } from "./prewarm_types.ts";
+import { z } from "zod";
+import { callJson } from "../../runtime/call_json.ts";
+import type { Clock } from "../../runtime/clock.ts";
+import type { FetchLike } from "../../runtime/fetch_like.ts";
+import type { ScaledBackend, Scaler, ScaleRequest, ScalerOutcome } from "./prewarm_types.ts";
+import { changeOf } from "./scalers.ts";
 
-/** Starts one backend (the `index`-th extra one) and resolves with its URL once ready. */
-export type BackendLauncher = (index: number) => Promise<string>;
+/** One backend as the launcher lists it. */
+export const LauncherBackendSchema = z.object({
+  name: z.string(),
+  url: z.string(),
+  state: z.enum(["starting", "ready", "stopping"]),
+  /** When it was asked for / was ready (ms since the epoch, the launcher's clock). */
+  requested_at: z.number(),
+  ready_at: z.number().nullable(),
+  /** Started by a scale request (not one of the pool's first backends). */
+  scaled: z.boolean(),
+});
 
-/** Starts backends up to the recommended count; see the module doc. */
-export class LocalScaler implements Scaler {
+/** The launcher's answer to both calls. */
+export const LauncherBackendsSchema = z.object({
+  target: z.int().min(0),
+  backends: z.array(LauncherBackendSchema),
+});
+
+/** The launcher's list. */
+export type LauncherBackends = z.infer<typeof LauncherBackendsSchema>;
+
+/** Options of {@linkcode LauncherScaler}. */
+export interface LauncherScalerOptions {
+  /** The launcher's control URL (`prewarm.launcher_url`). */
+  url: string;
+  fetch: FetchLike;
+  clock: Clock;
+  /** Internal token the launcher requires. */
+  token?: string | undefined;
+  /** Limit of one call; default 5000 ms. */
+  timeoutMs?: number;
+}
+
+/** Starts and stops backend processes through the launcher; see the module doc. */
+export class LauncherScaler implements Scaler {
   readonly name = "local";
-  readonly #launch: BackendLauncher;
-  readonly #join: ((url: string) => void) | undefined;
-  readonly #started: string[] = [];
+  readonly acts = true;
+  readonly #options: LauncherScalerOptions;
+  readonly #seen = new Set<string>();
 
-  /**
-   * `join`: adds each started backend to the router's pool, so the recommendation's
-   * `current` already counts it; without `join` the scaler counts what it started.
-   */
-  constructor(launch: BackendLauncher, join?: (url: string) => void) {
-    this.#launch = launch;
-    this.#join = join;
+  constructor(options: LauncherScalerOptions) {
+    this.#options = options;
   }
 
-  /** URLs of every backend this scaler started. */
-  get started(): readonly string[] {
-    return this.#started;
-  }
-
-  async publish(recommendation: ScalingRecommendation): Promise<ScalerOutcome> {
-    const uncounted = this.#join ? 0 : this.#started.length;
-    const have = recommendation.current + uncounted;
-    const missing = recommendation.target - have;
-    if (missing <= 0) {
-      return {
-        scaler: this.name,
-        status: "unchanged",
-        detail: `${have} backends (pool ${recommendation.current} + started ${uncounted}) ` +
-          `≥ target ${recommendation.target}`,
-        started: [...this.#started],
-      };
+  async scale(request: ScaleRequest): Promise<ScalerOutcome> {
+    const answer = await this.#call("PUT", {
+      target: request.target,
+      remove: request.remove,
+      ready_by: request.readyBy,
+    });
+    if (!answer.ok) {
+      return { scaler: this.name, status: "failed", detail: `launcher: ${answer.reason}` };
     }
-    const urls: string[] = [];
-    try {
-      for (let i = 0; i < missing; i++) {
-        const url = await this.#launch(this.#started.length);
-        this.#started.push(url);
-        urls.push(url);
-        this.#join?.(url);
-      }
-    } catch (error) {
-      return {
-        scaler: this.name,
-        status: "failed",
-        detail: `started ${urls.length} of ${missing} backends: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
-        started: [...this.#started],
-      };
-    }
+    const started = answer.list.backends
+      .filter((b) => b.state === "starting" && !this.#seen.has(b.url))
+      .map((b) => b.url);
+    for (const backend of answer.list.backends) this.#seen.add(backend.url);
     return {
       scaler: this.name,
-      status: "started",
-      detail: `started ${urls.length} backends and added them to the pool`,
-      started: [...this.#started],
+      status: "requested",
+      detail: changeOf(request),
+      started,
+      removed: request.remove,
     };
   }
-}
 
-/** Options of {@linkcode processLauncher}. */
-export interface ProcessLauncherOptions {
-  /** Env of every process (model dir, internal token, …). */
-  env: Record<string, string>;
-  /** First port; the `i`-th extra backend listens on `basePort + i`. */
-  basePort: number;
-  /** Repository root holding `gpu-backend/main.ts`. */
-  root: string;
-  /** Readiness limit; default 60 000 ms. */
-  readyTimeoutMs?: number;
-}
+  /** Backends the launcher started on request and reports ready. */
+  async ready(): Promise<ScaledBackend[]> {
+    const answer = await this.#call("GET");
+    if (!answer.ok) return [];
+    return answer.list.backends.flatMap((b) =>
+      b.scaled && b.state === "ready" && b.ready_at !== null
+        ? [{ url: b.url, requestedAt: b.requested_at, readyAt: b.ready_at }]
+        : []
+    );
+  }
 
-/** Starts `gpu-backend/main.ts` as a child process and waits for `/v2/health/ready`. */
-export function processLauncher(options: ProcessLauncherOptions): BackendLauncher {
-  return async (index) => {
-    const port = options.basePort + index;
-    const url = `http://127.0.0.1:${port}`;
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "gpu-backend/main.ts"],
-      cwd: options.root,
-      env: {
-        ...options.env,
-        SWITCHYARD_BACKEND__PORT: String(port),
-        SWITCHYARD_BACKEND__ID: `backend-scaled-${index + 1}`,
+  async #call(
+    method: "GET" | "PUT",
+    body?: unknown,
+  ): Promise<{ ok: true; list: LauncherBackends } | { ok: false; reason: string }> {
+    const answer = await callJson(
+      this.#options,
+      `${this.#options.url.replace(/\/+$/, "")}/v2/launcher/backends`,
+      {
+        method,
+        token: this.#options.token,
+        ...(body === undefined ? {} : { body }),
+        timeoutMs: this.#options.timeoutMs ?? 5000,
       },
-      stdin: "null",
-      stdout: "null",
-      stderr: "inherit",
-    }).spawn();
-    let exited = false;
-    void child.status.then(() => exited = true);
-    const token = options.env["SWITCHYARD_AUTH__INTERNAL_TOKEN"];
-    const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
-    while (Date.now() < deadline && !exited) {
-      try {
-        const response = await fetch(`${url}/v2/health/ready`, {
-          headers: token ? { authorization: `Bearer ${token}` } : {},
-        });
-        await response.body?.cancel();
-        if (response.ok) return url;
-      } catch { /* not listening yet */ }
-      await new Promise((resolve) => setTimeout(resolve, 200));
+    );
+    if (!answer.ok) return answer;
+    const parsed = LauncherBackendsSchema.safeParse(answer.body);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      return {
+        ok: false,
+        reason: `bad answer: ${issue.path.join(".") || "body"}: ${issue.message}`,
+      };
     }
-    try {
-      child.kill("SIGKILL");
-    } catch { /* already gone */ }
-    throw new Error(`Cannot start backend on port ${port}: not ready (exited: ${exited})`);
-  };
+    return { ok: true, list: parsed.data };
+  }
 }

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { estimateCapacity } from "./capacity.ts";
-import { neededParts } from "./needed_parts.ts";
 import { mixAt, peakPoint, predictExpertLoad, predictVolume } from "./predict_load.ts";
 
 const HOUR = 3_600_000;
@@ -66,20 +65,4 @@ Deno.test("estimateCapacity() is the median of the load signal's capacity over f
     "saturated: measured, not extrapolated",
   );
   assert.equal(estimateCapacity(null), null);
-});
-
-Deno.test("neededParts() lists every replica of each needed expert, hottest first", () => {
-  const plan = {
-    model: "m",
-    version: 1,
-    createdAt: 0,
-    reason: "t",
-    backends: [{ id: "a", url: "http://a" }, { id: "b", url: "http://b" }],
-    slotsPerBackend: 3,
-    layers: [{ phy2log: [0, 1, 2, 3, 0, 1] }],
-  };
-  const parts = neededParts(plan, [[100, 10, 0, 0.1]], { minShare: 0.01 });
-  // E0 has two replicas (50 each), E1 two (5 each); E2 carries nothing, E3 < 1 %.
-  assert.deepEqual(parts.get("a"), ["L0/E0", "L0/E1"]);
-  assert.deepEqual(parts.get("b"), ["L0/E0", "L0/E1"]);
 });

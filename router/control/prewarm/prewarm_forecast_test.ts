@@ -10,7 +10,11 @@ import { MemoryLogger } from "../../../shared/logging/memory_logger.ts";
 import { ManualClock } from "../../../tests/_support/router/manual_clock.ts";
 import { TrafficRecorder } from "../traffic/traffic_recorder.ts";
 import { TrafficStore } from "../traffic/traffic_store.ts";
-import { prewarmFixture } from "../../../tests/_support/router/prewarm_fixture.ts";
+import {
+  poolLoad,
+  prewarmFixture,
+  SERVING,
+} from "../../../tests/_support/router/prewarm_fixture.ts";
 import { PrewarmJob } from "./prewarm_job.ts";
 import { predictVolume } from "./predict_load.ts";
 import { storeTrafficSource } from "./prewarm_sources.ts";
@@ -126,7 +130,7 @@ Deno.test("PrewarmJob: predictions over a steady 12 minutes are non-zero and wit
     assert.ok(d.check.observedTokensPerS > 30 && d.check.observedTokensPerS < 50);
     assert.ok(d.check.predictedTokensPerS > 0);
   }
-  job.stop();
+  await job.stop();
   await recorder.close();
 });
 
@@ -134,9 +138,10 @@ Deno.test("PrewarmJob runs at an event's lead-window start, not at the next minu
   await using p = await prewarmFixture();
   const clock = new ManualClock(T0);
   const job = new PrewarmJob(p.deps, { clock });
-  // Lead window (1 h default) starts 25 s after this run.
+  // Lead window (1 h configured: no cold start measured yet) starts 25 s after this run.
   const start = T0 + 25_000 + 3_600_000;
-  p.events.list = [{ name: "launch", start, end: start + 600_000, multiplier: 5 }];
+  p.events.list = [{ name: "launch", start, end: start + 600_000, multiplier: 10 }];
+  p.load.current = poolLoad(T0, SERVING, 100, 0.5); // 200 tokens/s per backend: 400 needs 3
   p.traffic.forecast = {
     model: "last_value",
     points: [{ at: T0 + MIN, tokensPerS: 40 }],
@@ -148,7 +153,7 @@ Deno.test("PrewarmJob runs at an event's lead-window start, not at the next minu
   const [latest] = job.decisions();
   assert.equal(latest!.at, T0 + 25_000);
   assert.equal(latest!.trigger, "event_lead");
-  job.stop();
+  await job.stop();
 });
 
 Deno.test("forecastVolume() blends the bucket in progress: a step shows on the minute, not a bucket later", async () => {

@@ -1,9 +1,12 @@
 /**
  * @module The pre-warm job adapter: runs {@linkcode runPrewarm} (one run at a time),
- * keeps the last decisions for `GET /api/prewarm`, remembers the capacity estimate, and
- * holds the predicted load a pre-warm planned for, so the balancer's own ticks plan on
- * it too (otherwise the next tick would re-place for the load observed *before* the
- * spike and undo the pre-warm). `registerPrewarmCron` schedules it every minute.
+ * keeps the last decisions for `GET /api/prewarm`, remembers the capacity estimate, owns
+ * the capacity controller that carries out its contracts (tracked every
+ * `prewarm.track_interval` between runs), and — once a contract's placement is active —
+ * lends its predicted load to the balancer's own ticks until the contract's traffic is
+ * over (otherwise the next tick would re-place for the load observed *before* the spike).
+ * Before activation nothing is lent: traffic before the event is balanced as it is.
+ * `registerPrewarmCron` schedules it every minute.
  *
  * Prediction check: each decision carries the forecast for the bucket it ran in; once
  * that bucket closed and settled (`settleMs`), the job fills in what it held, so the
@@ -16,6 +19,13 @@
 import type { Clock, TimerHandle } from "../../runtime/clock.ts";
 import type { Logger } from "../../../shared/logger.ts";
 import { blendLoads } from "./blend_load.ts";
+import {
+  type CapacityCondition,
+  CapacityController,
+  type ContractSummary,
+  type MemberCounts,
+} from "./capacity_controller.ts";
+import type { ColdStartSample, LeadTime } from "./lead_time.ts";
 import { type PrewarmMemory, runPrewarm } from "./run_prewarm.ts";
 import type { PredictionCheck, PrewarmDecision, PrewarmDeps } from "./prewarm_types.ts";
 
@@ -48,7 +58,7 @@ export class PrewarmJob {
   readonly #decisions: PrewarmDecision[] = [];
   readonly #memory: PrewarmMemory = { capacity: null };
   #queue: Promise<unknown> = Promise.resolve();
-  #planned: { model: string; load: number[][]; until: number } | undefined;
+  readonly #controller: CapacityController;
   readonly #options: PrewarmJobOptions;
   #leadTimer: { at: number; handle: TimerHandle } | undefined;
   #stopped = false;
@@ -57,18 +67,61 @@ export class PrewarmJob {
     this.#deps = deps;
     this.#kept = options.decisionsKept ?? 50;
     this.#options = options;
+    this.#controller = new CapacityController(deps);
   }
 
-  /** Lets runs schedule lead-window runs again (after {@linkcode PrewarmJob.stop}). */
+  /** Tracks contracts and lets runs schedule lead-window runs (again, after `stop()`). */
   start(): void {
     this.#stopped = false;
+    this.#controller.start();
   }
 
-  /** Cancels a scheduled lead-window run; later runs schedule none until `start()`. */
-  stop(): void {
+  /** Stops tracking and cancels a scheduled lead-window run until `start()`. */
+  async stop(): Promise<void> {
     this.#stopped = true;
     if (this.#leadTimer) this.#options.clock?.clearTimeout(this.#leadTimer.handle);
     this.#leadTimer = undefined;
+    await this.#controller.stop();
+  }
+
+  /** The capacity controller (contracts, members, cold starts). */
+  get capacity(): CapacityController {
+    return this.#controller;
+  }
+
+  /** The lead time planned with. */
+  lead(): LeadTime {
+    return this.#controller.lead();
+  }
+
+  /** Cold starts measured so far. */
+  coldStarts(): readonly ColdStartSample[] {
+    return this.#controller.coldStarts();
+  }
+
+  /** The open (or last) contract. */
+  contract(): ContractSummary | null {
+    return this.#controller.contract();
+  }
+
+  /** Members by role, pending requests, desired count. */
+  members(): MemberCounts {
+    return this.#controller.counts();
+  }
+
+  /** The desired backend count (what the scaler was last asked for). */
+  desired(): number {
+    return this.#controller.desired();
+  }
+
+  /** Alert conditions of the capacity contracts. */
+  conditions(): CapacityCondition[] {
+    return this.#controller.conditions();
+  }
+
+  /** Deadlines missed since start. */
+  get missed(): number {
+    return this.#controller.missed;
   }
 
   /** MAPE of the checked predictions kept; see {@linkcode PrewarmAccuracy}. */
@@ -98,17 +151,10 @@ export class PrewarmJob {
   /** Runs once at `now` (after any run in progress); never throws. */
   run(now: number): Promise<PrewarmDecision> {
     const work = async () => {
-      const decision = await runPrewarm(this.#deps, now, this.#memory);
+      const decision = await runPrewarm(this.#deps, this.#controller, now, this.#memory);
       await this.#observe(now);
       this.#decisions.push(decision);
       while (this.#decisions.length > this.#kept) this.#decisions.shift();
-      if (decision.outcome === "prewarmed" && decision.model !== null && decision.predicted) {
-        this.#planned = {
-          model: decision.model,
-          load: decision.predicted.expertLoad,
-          until: Math.max(now + this.#deps.settings.horizon, decision.predicted.peakAt),
-        };
-      }
       await this.#scheduleLead(now);
       return decision;
     };
@@ -151,8 +197,9 @@ export class PrewarmJob {
     } catch {
       return;
     }
+    const lead = this.#controller.lead().leadMs;
     const starts = events
-      .map((e) => e.start - (e.leadTimeMs ?? this.#deps.settings.lead_time))
+      .map((e) => e.start - (e.leadTimeMs ?? lead))
       .filter((at) => at > now && at <= now + lookahead);
     if (starts.length === 0) return;
     const at = Math.min(...starts);
@@ -171,13 +218,13 @@ export class PrewarmJob {
   }
 
   /**
-   * `observed` raised element-wise to the load the last pre-warm planned for, while that
-   * pre-warm is in force (until its horizon or peak passes); `observed` otherwise.
+   * `observed` raised element-wise to the load the active contract's placement was planned
+   * for, from its activation until its traffic is over; `observed` otherwise.
    */
   blendLoad(model: string, observed: number[][] | null, now: number): number[][] | null {
-    const planned = this.#planned;
-    if (planned === undefined || planned.model !== model || now >= planned.until) return observed;
-    return blendLoads(observed, planned.load);
+    const planned = this.#controller.plannedLoad(now);
+    if (planned === null || this.#deps.balancer.modelShape()?.name !== model) return observed;
+    return blendLoads(observed, planned);
   }
 }
 

@@ -1,16 +1,30 @@
 /**
- * @module `GET /api/prewarm` (read-only, no auth, like `GET /api/plan`): the job's
- * settings and its last decisions, newest first — predicted load, capacity, the plan
- * version staged, parts warmed per backend and the scaling recommendation — and the
- * forecast's accuracy: each decision's `check` (predicted vs later-observed tokens/s of
- * the bucket it ran in) and `accuracy` (MAPE over the checked decisions kept).
- * `?limit=N` (1–500) returns only the newest N.
+ * @module The pre-warm job's read-only routes (no auth, like `GET /api/plan`):
+ *
+ * - `GET /api/prewarm`: settings, the lead time and the cold starts it was measured from,
+ *   the open capacity contract, members by role, the desired backend count, the forecast's
+ *   accuracy (MAPE over the checked decisions) and the last decisions, newest first.
+ *   `?limit=N` (1–500) returns only the newest N.
+ * - `GET /api/prewarm/desired`: what an autoscaler reads — `desired_replicas` (KEDA's
+ *   metrics-api scaler: `valueLocation: desired_replicas`), the deadline and the members.
  */
 import type { Env, Hono } from "hono";
 import type { PrewarmJob } from "./prewarm_job.ts";
 
-/** Adds `GET /api/prewarm` to `app`. */
+/** Adds the pre-warm routes to `app`. */
 export function registerPrewarmRoutes<E extends Env>(app: Hono<E>, job: PrewarmJob): void {
+  app.get("/api/prewarm/desired", (c) => {
+    const contract = job.contract();
+    const open = contract !== null && contract.status !== "closed";
+    return c.json({
+      desired_replicas: job.desired(),
+      scaler: job.scaler,
+      ready_by: open ? new Date(contract.readyBy).toISOString() : null,
+      contract: open ? contract.id : null,
+      members: job.members(),
+      lead_s: Math.round(job.lead().leadMs / 1000),
+    });
+  });
   app.get("/api/prewarm", (c) => {
     const raw = c.req.query("limit");
     const limit = raw === undefined ? undefined : Number(raw);
@@ -28,8 +42,19 @@ export function registerPrewarmRoutes<E extends Env>(app: Hono<E>, job: PrewarmJ
         horizon_ms: settings.horizon,
         threshold: settings.threshold,
         lead_time_ms: settings.lead_time,
-        max_backends: settings.max_backends,
+        cold_start_percentile: settings.cold_start_percentile ?? 0.95,
+        lead_margin: settings.lead_margin ?? 0.25,
+        min_backends: job.capacity.floor(),
+        max_backends: settings.max_backends ?? null,
+        scale_down_hold_ms: settings.scale_down_hold ?? 600_000,
       },
+      // The lead planned with: the measured cold-start percentile × (1 + margin) + a run.
+      lead: job.lead(),
+      cold_starts: job.coldStarts(),
+      contract: job.contract(),
+      members: job.members(),
+      desired_backends: job.desired(),
+      deadlines_missed: job.missed,
       // Forecast error of the checked decisions (each decision's `check`): MAPE and the last.
       accuracy: job.accuracy(),
       decisions: job.decisions().slice(0, limit),

@@ -1,7 +1,7 @@
 /**
  * @module Types of the pre-warm job: the ports it reads (traffic forecast, request-type
- * mix and expert affinity, scheduled events, pool capacity), the balancer and residency
- * calls it makes, the scaler it publishes to, and the decision record it keeps.
+ * mix and expert affinity, scheduled events, pool capacity), the balancer, placement and
+ * pool calls it makes, the scalers it asks for capacity, and the decision record it keeps.
  *
  * The ports are deliberately small: `router/control/traffic/`, `router/control/forecast/` and
  * `router/control/events/` are adapted to them in `prewarm_sources.ts`, tests implement them with
@@ -9,9 +9,15 @@
  */
 import type { Logger } from "../../../shared/logger.ts";
 import type { PlacementPlan, PlanBackend } from "../../../shared/placement_plan.ts";
-import type { PlanPreview, SwitchResult } from "../balancer/balancer_types.ts";
-import type { ModelShape } from "../balancer/rebalancer.ts";
+import type { Clock } from "../../runtime/clock.ts";
+import type { BackendRole } from "../../serve/pool/backend_view.ts";
+import type { SwitchResult } from "../balancer/balancer_types.ts";
+import type { StageOutcome } from "../balancer/plan_switch.ts";
+import type { ModelShape, UnversionedPlan } from "../balancer/rebalancer.ts";
 import type { CapacitySignals } from "./capacity.ts";
+import type { CapacityPlan } from "./capacity_plan.ts";
+import type { ContractSummary, MemberCounts } from "./capacity_controller.ts";
+import type { LeadTime } from "./lead_time.ts";
 
 /** One point of a volume forecast: router tokens/s expected at `at` (ms since the epoch). */
 export interface VolumePoint {
@@ -82,57 +88,104 @@ export interface EventSource {
 /** The balancer calls the job makes (the real `Balancer` fits). */
 export interface PrewarmBalancer {
   modelShape(): ModelShape | null;
-  preview(weight: number[][]): Promise<PlanPreview>;
-  apply(request: { phy2log: number[][] }, trigger: "prewarm"): Promise<SwitchResult>;
+  /** Activates a version staged earlier; `beforeClaim` runs first, in turn with ticks. */
+  activateStaged(
+    plan: PlacementPlan,
+    options: { trigger?: "prewarm"; beforeClaim?: () => void },
+  ): Promise<SwitchResult>;
 }
 
-/** What one backend answered to `POST /v2/residency/warm`. */
-export interface WarmResult {
-  backend: string;
-  /** Parts asked for, in the order sent (hottest first). */
-  requested: string[];
-  warmed: string[];
-  alreadyWarm: string[];
-  evicted: string[];
-  skipped: string[];
-  /** Why the call failed; the other lists are then empty. */
-  error?: string;
+/** Placement for a pool the job is preparing (the balancer's planner and plan switch). */
+export interface PlacementPort {
+  /**
+   * The planner's placement of `load` (`[layer][expert]` tokens/s) over `backends`
+   * within their memory budgets; throws a `BalancerError` when it cannot.
+   */
+  propose(load: number[][], backends: readonly PlanBackend[]): UnversionedPlan;
+  /** Saves a new version and stages it on its backends, not current (`stagePlan()`). */
+  stage(placement: UnversionedPlan): Promise<StageOutcome>;
 }
 
-/** Warms parts on backends; never throws (failures are per backend results). */
-export interface ResidencyWarmer {
-  warm(backend: PlanBackend, parts: string[]): Promise<WarmResult>;
+/** A backend as the job sees the pool (`BackendView` fits). */
+export interface PoolMember {
+  /** The backend's own id (`name`), as plans name it. */
+  name: string;
+  url: string;
+  healthy: boolean;
+  role?: BackendRole | undefined;
+  inFlight: number;
+  /** Models it serves; empty until described. */
+  models: readonly string[];
+  details: Readonly<Record<string, unknown>> | undefined;
 }
 
-/** A scaling recommendation. */
-export interface ScalingRecommendation {
+/** The pool calls the job makes (`BackendPool` fits). */
+export interface PoolPort {
+  views(): readonly PoolMember[];
+  add(url: string, options: { role?: BackendRole }): boolean;
+  setRole(url: string, role: BackendRole): boolean;
+  remove(url: string): boolean;
+  /** The role of members added without one (discovery's); undefined: active. */
+  admitAs(rule: ((url: string) => BackendRole) | undefined): void;
+}
+
+/** What the job asks a scaler for: `target` backends, ready by `readyBy`. */
+export interface ScaleRequest {
   model: string | null;
-  /** Backends in the pool now. */
+  /** The contract this belongs to (`c1`, …), or null (a scale-down outside one). */
+  contract: string | null;
+  /** Backends the pool has or was promised before this request. */
   current: number;
-  /** `ceil(predicted / (capacity · threshold))`, clamped to `[1, max_backends]`. */
+  /** Backends wanted. */
   target: number;
-  /** Router tokens/s predicted at the peak of the horizon. */
-  predictedTokensPerS: number;
-  /** Estimated tokens/s one backend sustains. */
-  capacityPerBackend: number;
+  /** When they must be ready (ms since the epoch); null: no deadline (scaling down). */
+  readyBy: number | null;
+  /** URLs of drained backends to stop (scaling down); empty otherwise. */
+  remove: string[];
+  /** Router tokens/s the target is sized for, and per backend; null when unknown. */
+  predictedTokensPerS: number | null;
+  capacityPerBackend: number | null;
   threshold: number;
   reason: string;
 }
 
-/** What a scaler did with a recommendation. */
+/** What a scaler did with a request. */
 export interface ScalerOutcome {
   scaler: string;
-  /** `reported` (advisory), `sent`, `started`, `unchanged`, or `failed`. */
-  status: "reported" | "sent" | "started" | "unchanged" | "failed";
+  /**
+   * `reported` (advisory: nothing done), `published` (the desired count is readable),
+   * `sent` (webhook accepted), `requested` (the launcher starts or stops backends),
+   * `unchanged`, or `failed`.
+   */
+  status: "reported" | "published" | "sent" | "requested" | "unchanged" | "failed";
   detail?: string;
-  /** URLs of backends the local scaler started. */
+  /** URLs of backends started for this request (scalers that know them). */
   started?: string[];
+  /** URLs stopped. */
+  removed?: string[];
 }
 
-/** A pluggable scaler; `publish` never throws. */
+/** A backend a scaler started and reports ready, with its own start times. */
+export interface ScaledBackend {
+  url: string;
+  /** When it was asked for, and when it was ready (ms since the epoch). */
+  requestedAt: number;
+  readyAt: number;
+}
+
+/** A pluggable scaler; no method throws (failures are outcomes). */
 export interface Scaler {
   readonly name: string;
-  publish(recommendation: ScalingRecommendation): Promise<ScalerOutcome>;
+  /** Whether it adds and removes backends; the advisory scaler does not. */
+  readonly acts: boolean;
+  scale(request: ScaleRequest): Promise<ScalerOutcome>;
+  /**
+   * Backends it started that are ready now (scalers that start them: `local`); the job
+   * adds them to the pool. Absent: new backends join through discovery.
+   */
+  ready?(): Promise<ScaledBackend[]>;
+  /** The desired backend count it publishes (`kubernetes`), if it publishes one. */
+  desired?(): number | null;
 }
 
 /** The `prewarm` settings the job reads (the resolved config block fits). */
@@ -141,9 +194,18 @@ export interface PrewarmSettings {
   /** ms. */
   horizon: number;
   threshold: number;
-  /** Default event lead time (ms). */
+  /** Lead time before any cold start was measured (ms). */
   lead_time: number;
-  max_backends: number;
+  cold_start_percentile?: number;
+  lead_margin?: number;
+  min_backends?: number | undefined;
+  max_backends?: number | undefined;
+  /** ms; default 15 min. */
+  ready_timeout?: number;
+  /** ms; default 10 min. */
+  scale_down_hold?: number;
+  /** ms; default 5 s. */
+  track_interval?: number;
 }
 
 /** Everything {@linkcode runPrewarm} reads and calls. */
@@ -152,29 +214,29 @@ export interface PrewarmDeps {
   traffic: TrafficSource;
   events: EventSource;
   balancer: PrewarmBalancer;
-  warmer: ResidencyWarmer;
+  placement: PlacementPort;
   scaler: Scaler;
-  /** Pool members in slot order (configured, healthy or not). */
-  backends: () => PlanBackend[];
+  pool: PoolPort;
   /** The current plan of `model`, or null. */
   currentPlan: (model: string) => Promise<PlacementPlan | null>;
   /** The pool's load now (capacity signals), or null when unknown. */
   poolLoad: () => CapacitySignals | null;
   /**
    * The per-expert load the balancer observes for `model` (its detection window), or null.
-   * When given, the job plans its placement on max(observed, predicted) per expert — the
-   * load the balancer's ticks judge while the pre-warm is in force — so the two loops agree
-   * on one placement instead of undoing each other's. Absent: planned on the prediction.
+   * A contract's placement is planned on max(observed, predicted) per expert.
    */
   observedExpertLoad?: (model: string) => number[][] | null;
   /** Top-k of the served model (expert tokens per routed token per layer); default 1. */
   topK?: () => number | null;
   /** Per-backend tokens/s used when no report allows an estimate. */
   capacityFallback?: number | undefined;
+  /** Fewest backends when `settings.min_backends` is unset; default the active members at start. */
+  floor?: number;
+  clock: Clock;
   logger: Logger;
 }
 
-/** Why the job acted (or did not). */
+/** What set the capacity plan: an event, the forecast (more than the pool), or neither. */
 export type PrewarmTrigger = "overload" | "event_lead" | "none";
 
 /** One run of the job, as `GET /api/prewarm` lists it. */
@@ -182,37 +244,39 @@ export interface PrewarmDecision {
   at: number;
   model: string | null;
   trigger: PrewarmTrigger;
-  /** `prewarmed`, `kept` (nothing to do), `skipped` (cannot predict), or `error`. */
-  outcome: "prewarmed" | "kept" | "skipped" | "error";
+  /**
+   * `planned` (a contract asks for capacity), `kept` (the pool fits the prediction),
+   * `skipped` (cannot predict), or `error`.
+   */
+  outcome: "planned" | "kept" | "skipped" | "error";
   reason: string;
   predicted: {
-    /** Peak router tokens/s over the horizon, events included. */
+    /** Peak router tokens/s within the lead time, events included. */
     tokensPerS: number;
     /** When the peak is expected. */
     peakAt: number;
     forecaster: string | null;
-    /** Events active or in their lead time. */
+    /** Events active or within the lead time. */
     events: string[];
     /** Request-type mix at the peak (shares summing to 1). */
     mix: Record<string, number>;
-    /** `[layer][expert]` expert tokens/s at the peak. */
+    /** `[layer][expert]` expert tokens/s at the peak (empty when not needed). */
     expertLoad: number[][];
   } | null;
   capacity: {
     perBackendTokensPerS: number | null;
+    /** Active backends. */
     backends: number;
     source: "reports" | "remembered" | "configured" | "unknown";
   };
-  plan: {
-    /** Version staged for the predicted load (or the current one that already fits it). */
-    version: number | null;
-    action: "switched" | "kept_current" | "failed";
-    moved: number | null;
-    error?: string;
-  } | null;
-  /** Per backend: parts asked for and what the backend did. */
-  warmed: WarmResult[];
-  recommendation: ScalingRecommendation | null;
+  /** The lead time planned with: measured cold starts, else the configured one. */
+  lead: LeadTime;
+  /** What the prediction calls for: N backends by T. */
+  capacityPlan: CapacityPlan | null;
+  /** The contract carrying it out, after this run. */
+  contract: ContractSummary | null;
+  /** Members by role and requests pending, after this run. */
+  members: MemberCounts;
   scaler: ScalerOutcome | null;
   /**
    * The prediction for the bucket this run falls in, and what that bucket later held

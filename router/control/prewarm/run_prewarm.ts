@@ -1,30 +1,29 @@
 /**
  * @module One run of the pre-warm job — the `Deno.cron` handler's body, a plain function
- * of its ports and the time, so tests drive it on a manual clock.
+ * of its ports, the capacity controller and the time, so tests drive it on a manual clock.
  *
  * Steps:
  *   1. capacity per backend: the load signal's estimate (saturation.ts), else the last
- *      estimate, else the configured fallback;
- *   2. predicted volume over `horizon`: the forecast with events applied, plus events
- *      whose lead time has begun; the peak and its request-type mix;
- *   3. trigger: overload (peak > capacity · backends · threshold) or an event's lead time;
- *      without one the run keeps everything as it is;
- *   4. per-expert load at the peak (volume × mix × affinity) → a placement through the
- *      balancer (preview on max(observed, predicted) per expert — what the balancer's
- *      ticks judge while the pre-warm is in force; apply it unless the current plan already
- *      balances it as well) → warm exactly the parts each backend holds that the
- *      prediction needs (`POST /v2/residency/warm`, hottest first);
- *   5. scaling recommendation → the scaler (when it asks for a change or the job acts).
+ *      estimate, else the configured fallback; the lead time from measured cold starts;
+ *   2. predicted volume over max(horizon, lead + hold): the forecast with events applied,
+ *      plus events whose lead time has begun;
+ *   3. capacity plan: N backends by T (`capacity_plan.ts`): the most any point within one
+ *      lead time needs, the deadline of the first shortfall, what to keep after a peak;
+ *   4. for a scale-up, the per-expert load at the peak (volume × mix × affinity, raised to
+ *      what the balancer observes) — the placement the contract stages for the target
+ *      pool — and the traffic level at which it activates early (the ramp);
+ *   5. the controller carries it out (scaler requests, staging, activation at the event,
+ *      scale-down after the hold) and one tracking step runs.
  * Every run returns a decision and logs it as `prewarm` with its reason. It never throws.
  */
-import type { PlacementPlan } from "../../../shared/placement_plan.ts";
 import { blendLoads } from "./blend_load.ts";
 import { estimateCapacity, observedTokensPerS } from "./capacity.ts";
-import { neededParts } from "./needed_parts.ts";
+import type { CapacityController, ContractInput } from "./capacity_controller.ts";
+import { type CapacityPlan, planCapacity } from "./capacity_plan.ts";
 import {
-  inLeadWindow,
   mixAt,
   peakPoint,
+  type PredictedPoint,
   predictExpertLoad,
   predictVolume,
 } from "./predict_load.ts";
@@ -32,30 +31,25 @@ import type {
   PredictionCheck,
   PrewarmDecision,
   PrewarmDeps,
-  ScalingRecommendation,
-  WarmResult,
+  PrewarmTrigger,
 } from "./prewarm_types.ts";
-import { decideTrigger, targetBackends } from "./recommend.ts";
 
 /** State kept between runs (the last capacity estimate). */
 export interface PrewarmMemory {
   capacity: number | null;
 }
 
-/**
- * A plan already in force counts as fitting when it balances within this of the proposal
- * (assumed: the balancer's hysteresis band width; at 0.02 the job re-placed 17 times in the
- * simulated event's lead hour, on nothing but noise in the observed load).
- */
-const KEEP_MARGIN = 0.05;
+/** Share of the way from today's traffic to the event's at which the event counts as arrived. */
+export const RAMP_SHARE = 0.5;
 
 /** Runs the job once at `now`; see the module doc. */
 export async function runPrewarm(
   deps: PrewarmDeps,
+  controller: CapacityController,
   now: number,
   memory: PrewarmMemory = { capacity: null },
 ): Promise<PrewarmDecision> {
-  const decision = await decide(deps, now, memory).catch((error): PrewarmDecision => ({
+  const decision = await decide(deps, controller, now, memory).catch((error): PrewarmDecision => ({
     at: now,
     model: deps.balancer.modelShape()?.name ?? null,
     trigger: "none",
@@ -63,9 +57,10 @@ export async function runPrewarm(
     reason: "pre-warm run failed",
     predicted: null,
     capacity: { perBackendTokensPerS: memory.capacity, backends: 0, source: "unknown" },
-    plan: null,
-    warmed: [],
-    recommendation: null,
+    lead: controller.lead(),
+    capacityPlan: null,
+    contract: controller.contract(),
+    members: controller.counts(),
     scaler: null,
     error: error instanceof Error ? error.message : String(error),
   }));
@@ -75,20 +70,21 @@ export async function runPrewarm(
 
 async function decide(
   deps: PrewarmDeps,
+  controller: CapacityController,
   now: number,
   memory: PrewarmMemory,
 ): Promise<PrewarmDecision> {
   const { settings } = deps;
   const model = deps.balancer.modelShape();
-  const backends = deps.backends();
-  // Step 1: capacity per backend.
+  const serving = deps.pool.views().filter((m) => (m.role ?? "active") === "active").length;
+  // Step 1: capacity per backend, lead time.
   const load = deps.poolLoad();
   const estimate = estimateCapacity(load);
   if (estimate !== null) memory.capacity = estimate;
   const perBackend = estimate ?? memory.capacity ?? deps.capacityFallback ?? null;
   const capacity: PrewarmDecision["capacity"] = {
     perBackendTokensPerS: perBackend,
-    backends: backends.length,
+    backends: serving,
     source: estimate !== null
       ? "reports"
       : memory.capacity !== null
@@ -97,128 +93,157 @@ async function decide(
       ? "configured"
       : "unknown",
   };
-  const base = {
-    at: now,
-    model: model?.name ?? null,
-    capacity,
-    plan: null,
-    warmed: [],
-    scaler: null,
+  const lead = controller.lead();
+  const base = { at: now, model: model?.name ?? null, capacity, lead };
+  const done = async (
+    rest: Omit<PrewarmDecision, keyof typeof base | "contract" | "members">,
+  ): Promise<PrewarmDecision> => {
+    await controller.track(now);
+    return { ...base, ...rest, contract: controller.contract(), members: controller.counts() };
   };
+  const none = { trigger: "none" as const, capacityPlan: null, scaler: null };
   if (model === null) {
-    return {
-      ...base,
-      trigger: "none",
+    return await done({
+      ...none,
       outcome: "skipped",
       reason: "model shape not known yet",
       predicted: null,
-      recommendation: null,
-    };
+    });
   }
-  // Step 2: volume over the horizon, events applied.
+  // Step 2: volume far enough ahead to cover one lead time and the scale-down hold.
+  const holdMs = settings.scale_down_hold ?? 600_000;
+  const horizonMs = Math.max(settings.horizon, lead.leadMs + holdMs);
   const events = await deps.events.upcoming(now);
-  const forecast = await deps.traffic.forecastVolume(now, settings.horizon, events);
-  const relevant = events.filter((e) =>
-    inLeadWindow(e, now, settings.lead_time) || (e.start < now + settings.horizon && e.end > now)
-  );
-  const leading = relevant.filter((e) => inLeadWindow(e, now, settings.lead_time));
+  const forecast = await deps.traffic.forecastVolume(now, horizonMs, events);
+  const relevant = events.filter((e) => e.start < now + horizonMs && e.end > now);
   const observed = observedTokensPerS(load);
   const points = predictVolume(forecast?.points ?? [], relevant, {
     now,
-    defaultLeadMs: settings.lead_time,
+    defaultLeadMs: lead.leadMs,
     ...(observed === null ? {} : { fallbackTokensPerS: observed }),
   });
-  const peak = peakPoint(points);
   const check = predictionCheck(points, forecast?.bucketMs, now);
-  if (peak === null) {
-    return {
-      ...base,
-      trigger: "none",
+  if (points.length === 0) {
+    return await done({
+      ...none,
       outcome: "skipped",
-      reason: "no prediction: the forecast has no points yet and no event is leading",
+      reason: "no prediction: the forecast has no points yet and no event is near",
       predicted: null,
-      recommendation: null,
       check,
-    };
+    });
   }
-  const mix = mixAt(peak, await deps.traffic.observedMix(now));
-  // Step 3: trigger and recommendation.
-  const { trigger, reason } = decideTrigger({
-    predictedTokensPerS: peak.tokensPerS,
-    capacityPerBackend: perBackend,
-    backends: backends.length,
-    threshold: settings.threshold,
-    leadingEvents: leading.map((e) => e.name),
-  });
-  const recommendation: ScalingRecommendation | null = perBackend === null ? null : {
-    model: model.name,
-    current: backends.length,
-    target: targetBackends(peak.tokensPerS, perBackend, settings.threshold, settings.max_backends),
-    predictedTokensPerS: peak.tokensPerS,
-    capacityPerBackend: perBackend,
-    threshold: settings.threshold,
-    reason,
-  };
-  const predictedBase = {
-    tokensPerS: peak.tokensPerS,
-    peakAt: peak.at,
+  const soon = points.filter((p) => p.at <= now + lead.leadMs);
+  const shown = peakPoint(soon.length > 0 ? soon : points)!;
+  const predictedAt = async (point: PredictedPoint, expertLoad: number[][] | null) => ({
+    tokensPerS: point.tokensPerS,
+    peakAt: point.at,
     forecaster: forecast?.model ?? null,
     events: relevant.map((e) => e.name),
-    mix,
-  };
-  const publish = async () =>
-    recommendation !== null &&
-      (trigger !== "none" || recommendation.target !== recommendation.current)
-      ? await deps.scaler.publish(recommendation)
-      : null;
-  if (trigger === "none") {
-    return {
-      ...base,
-      trigger,
-      outcome: "kept",
-      reason,
-      predicted: { ...predictedBase, expertLoad: [] },
-      recommendation,
-      scaler: await publish(),
+    mix: mixAt(point, await deps.traffic.observedMix(now)),
+    expertLoad: expertLoad ?? [],
+  });
+  if (perBackend === null) {
+    return await done({
+      ...none,
+      outcome: "skipped",
+      reason: "capacity per backend unknown: no load report allows an estimate yet",
+      predicted: await predictedAt(shown, null),
       check,
-    };
+    });
   }
-  // Step 4: per-expert load at the peak → placement → warm.
+  // Step 3: N backends by T.
+  const plan = planCapacity({
+    now,
+    points,
+    capacityPerBackend: perBackend,
+    threshold: settings.threshold,
+    leadMs: lead.leadMs,
+    serving,
+    floor: controller.floor(),
+    ceiling: settings.max_backends ?? null,
+    holdMs,
+    ...(forecast?.bucketMs === undefined ? {} : { bucketMs: forecast.bucketMs }),
+  });
+  const peak = points.find((p) => p.at === plan.peak?.at) ?? shown;
+  const mix = mixAt(peak, await deps.traffic.observedMix(now));
+  const trigger: PrewarmTrigger = plan.readyBy === null
+    ? "none"
+    : plan.source === "event"
+    ? "event_lead"
+    : "overload";
+  // Step 4: the contract's placement load and ramp.
+  const expertLoad = plan.readyBy === null
+    ? null
+    : await placementLoad(deps, model, peak, mix, now);
+  const predicted = await predictedAt(peak, expertLoad);
+  const input: ContractInput = {
+    plan,
+    model: model.name,
+    capacityPerBackend: perBackend,
+    threshold: settings.threshold,
+    until: peak.event?.end ?? peak.at,
+    load: expertLoad,
+    rampTokensPerS: rampOf(plan, peak, points, observed, perBackend * serving * settings.threshold),
+  };
+  // Step 5: carry it out.
+  const scaler = await controller.plan(now, input);
+  const capped = plan.capped
+    ? `; capped at prewarm.max_backends ${settings.max_backends}: ${plan.needed} needed`
+    : "";
+  if (plan.capped) {
+    deps.logger.warn("capacity plan capped", {
+      event: "prewarm",
+      needed: plan.needed,
+      max_backends: settings.max_backends,
+      reason: plan.reason,
+    });
+  }
+  return await done({
+    trigger,
+    outcome: plan.readyBy === null ? "kept" : "planned",
+    reason: `${plan.reason}${capped}; lead ${Math.round(lead.leadMs / 1000)} s (${lead.source})`,
+    predicted,
+    capacityPlan: plan,
+    scaler,
+    check,
+  });
+}
+
+/** `[layer][expert]` tokens/s at the peak, raised to what the balancer observes; null when unknown. */
+async function placementLoad(
+  deps: PrewarmDeps,
+  model: { name: string; layers: number; experts: number },
+  peak: PredictedPoint,
+  mix: Record<string, number>,
+  now: number,
+): Promise<number[][] | null> {
   const affinity = await deps.traffic.affinity(model.name, now);
-  const expertLoad = affinity === null ? null : predictExpertLoad(peak.tokensPerS, mix, affinity, {
+  const predicted = affinity === null ? null : predictExpertLoad(peak.tokensPerS, mix, affinity, {
     layers: model.layers,
     experts: model.experts,
     topK: deps.topK?.() ?? 1,
   });
-  if (expertLoad === null) {
-    return {
-      ...base,
-      trigger,
-      outcome: "skipped",
-      reason: `${reason}; no request-type → expert affinity of the model's shape observed yet, ` +
-        "nothing staged",
-      predicted: { ...predictedBase, expertLoad: [] },
-      recommendation,
-      scaler: await publish(),
-      check,
-    };
-  }
-  const observedLoad = deps.observedExpertLoad?.(model.name) ?? null;
-  const planLoad = observedLoad === null ? expertLoad : blendLoads(observedLoad, expertLoad);
-  const staged = await stagePlacement(deps, model.name, planLoad);
-  const warmed = staged.plan === null ? [] : await warmNeeded(deps, staged.plan, expertLoad);
-  return {
-    ...base,
-    trigger,
-    outcome: "prewarmed",
-    reason: `${reason}; ${staged.note}`,
-    predicted: { ...predictedBase, expertLoad },
-    plan: staged.record,
-    warmed,
-    recommendation,
-    scaler: await publish(),
-    check,
-  };
+  const observed = deps.observedExpertLoad?.(model.name) ?? null;
+  if (predicted === null) return observed;
+  return observed === null ? predicted : blendLoads(observed, predicted);
+}
+
+/**
+ * Router tokens/s at which the contract's traffic counts as arrived: for an event, the
+ * traffic now plus {@linkcode RAMP_SHARE} of the way to its peak; for the forecast, what
+ * the serving pool takes at the threshold. Null when the peak is not above today's.
+ */
+function rampOf(
+  plan: CapacityPlan,
+  peak: PredictedPoint,
+  points: readonly PredictedPoint[],
+  observed: number | null,
+  servingCapacity: number,
+): number | null {
+  if (plan.readyBy === null) return null;
+  if (plan.source !== "event") return servingCapacity;
+  const today = observed ?? points.find((p) => p.event === null)?.tokensPerS ?? 0;
+  return peak.tokensPerS > today ? today + RAMP_SHARE * (peak.tokensPerS - today) : null;
 }
 
 /**
@@ -244,61 +269,6 @@ export function predictionCheck(
   };
 }
 
-/** Applies the planner's placement for `expertLoad`, unless the current plan fits it as well. */
-async function stagePlacement(
-  deps: PrewarmDeps,
-  model: string,
-  expertLoad: number[][],
-): Promise<{ plan: PlacementPlan | null; record: PrewarmDecision["plan"]; note: string }> {
-  try {
-    const preview = await deps.balancer.preview(expertLoad);
-    const current = preview.current;
-    if (
-      current.version !== null && current.balancedness !== null &&
-      current.balancedness >= preview.proposed.balancedness - KEEP_MARGIN
-    ) {
-      return {
-        plan: await deps.currentPlan(model),
-        record: { version: current.version, action: "kept_current", moved: 0 },
-        note: `plan version ${current.version} already balances the predicted load (${
-          current.balancedness.toFixed(3)
-        } vs ${preview.proposed.balancedness.toFixed(3)})`,
-      };
-    }
-    const switched = await deps.balancer.apply({ phy2log: preview.proposed.phy2log }, "prewarm");
-    return {
-      plan: await deps.currentPlan(model),
-      record: { version: switched.version, action: "switched", moved: switched.moved },
-      note: `staged plan version ${switched.version} for the predicted load (balancedness ${
-        preview.proposed.balancedness.toFixed(3)
-      }, ${switched.moved} replicas moved)`,
-    };
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    const plan = await deps.currentPlan(model).catch(() => null);
-    return {
-      plan,
-      record: { version: plan?.version ?? null, action: "failed", moved: null, error: message },
-      note: `placement not changed (${message}); warming under version ${plan?.version ?? "none"}`,
-    };
-  }
-}
-
-/** Warms, on every backend of `plan`, the parts the predicted load needs there. */
-function warmNeeded(
-  deps: PrewarmDeps,
-  plan: PlacementPlan,
-  expertLoad: number[][],
-): Promise<WarmResult[]> {
-  const parts = neededParts(plan, expertLoad);
-  return Promise.all(
-    plan.backends.flatMap((backend) => {
-      const list = parts.get(backend.id) ?? [];
-      return list.length === 0 ? [] : [deps.warmer.warm(backend, list)];
-    }),
-  );
-}
-
 /** The decision as a log line: everything but the per-expert matrix. */
 function summary(decision: PrewarmDecision): Record<string, unknown> {
   const { predicted, ...rest } = decision;
@@ -306,14 +276,5 @@ function summary(decision: PrewarmDecision): Record<string, unknown> {
     event: "prewarm",
     ...rest,
     predicted: predicted === null ? null : { ...predicted, expertLoad: undefined },
-    warmed: decision.warmed.map((w) => ({
-      backend: w.backend,
-      requested: w.requested.length,
-      warmed: w.warmed.length,
-      already_warm: w.alreadyWarm.length,
-      evicted: w.evicted.length,
-      skipped: w.skipped.length,
-      ...(w.error === undefined ? {} : { error: w.error }),
-    })),
   };
 }

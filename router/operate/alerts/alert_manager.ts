@@ -13,7 +13,7 @@ import type { PoolLoad } from "../../control/load/pool_load.ts";
 import type { BackendView } from "../../serve/pool/backend_view.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import type { FetchLike } from "../../runtime/fetch_like.ts";
-import { type LatencyReading, observeConditions } from "./alert_conditions.ts";
+import { type AlertCondition, type LatencyReading, observeConditions } from "./alert_conditions.ts";
 import { type AlertState, evaluateAlerts } from "./alert_evaluator.ts";
 import type { AlertSettings } from "./alert_settings.ts";
 import type { AlertStore } from "./alert_store.ts";
@@ -28,6 +28,8 @@ export interface AlertManagerOptions {
   views: () => readonly BackendView[];
   /** The router's recent request latency (the SLO rule); none: no latency alert. */
   latency?: (now: number) => LatencyReading | undefined;
+  /** Conditions other parts of the router hold (capacity contracts); evaluated with the rules. */
+  conditions?: () => readonly AlertCondition[];
   clock: Clock;
   logger: Logger;
   /** Where records are kept; none: memory only. */
@@ -141,12 +143,10 @@ export class AlertManager implements AlertSource {
   #evaluate(load: PoolLoad): void {
     const { settings, clock } = this.#options;
     const now = clock.now();
-    const conditions = observeConditions(
-      load,
-      this.#options.views(),
-      settings,
-      this.#options.latency?.(now),
-    );
+    const conditions = [
+      ...observeConditions(load, this.#options.views(), settings, this.#options.latency?.(now)),
+      ...(this.#options.conditions?.() ?? []),
+    ];
     const round = evaluateAlerts(this.#state, conditions, {
       now,
       raiseAfter: settings.raiseAfter,

@@ -16,7 +16,9 @@ export type AlertKind =
   /** Backends refuse more than `alerts.shed_ratio` of requests. */
   | "shedding"
   /** The pool's saturation is at or above `alerts.saturation`. */
-  | "saturation";
+  | "saturation"
+  /** A capacity contract will miss (or missed) its deadline, or the scaler fails. */
+  | "capacity";
 
 /** One alert, firing or resolved. */
 export interface Alert {

@@ -19,6 +19,7 @@ export const ALERT_KINDS: readonly AlertKind[] = [
   "latency_slo",
   "shedding",
   "saturation",
+  "capacity",
 ];
 
 /** Log pipeline counters (`LogPipelineStats` of `shared/logging/service_logger.ts` fits). */

@@ -4,6 +4,7 @@
  * about the pool, load, plans, alerts and log shipping. Every metric is listed in
  * `docs/METRICS.md`.
  */
+import { type PrewarmCapacitySource, prewarmMetrics } from "./prewarm_metrics.ts";
 import { Registry } from "prom-client";
 import type { AlertSource } from "../alerts/alert_types.ts";
 import type { PoolLoad } from "../../control/load/pool_load.ts";
@@ -40,8 +41,8 @@ export interface RouterMetricsDeps {
   alerts?: AlertSource | undefined;
   /** Log pipeline counters; absent while no log pipeline runs. */
   logShipping?: (() => LogShippingCounts) | undefined;
-  /** The pre-warm job's forecast accuracy; absent when pre-warm is off. */
-  prewarm?: () => PrewarmAccuracySource | undefined;
+  /** The pre-warm job (forecast accuracy, capacity contracts); absent when pre-warm is off. */
+  prewarm?: () => (PrewarmAccuracySource & PrewarmCapacitySource) | undefined;
   /** Process memory; default `Deno.memoryUsage()`. */
   memory?: () => ProcessMemory;
   /** Bodies that never arrived whole (`switchyard_input_faults_total`). */
@@ -84,6 +85,7 @@ export class RouterMetrics implements MetricsEndpoint {
         }
         : {}),
     });
+    if (prewarm) prewarmMetrics(registry, prewarm);
     if (deps.overload !== undefined) overloadMetrics(registry, deps.overload);
     const observerErrors = deps.observerErrors;
     if (observerErrors !== undefined) {

@@ -2,7 +2,7 @@
  * @module Test fixture: a {@linkcode Balancer} over fake plan backends, an in-memory KV,
  * a manual clock and a memory logger, with the load it sees settable by the test.
  */
-import type { PlacementPlan } from "../../../shared/placement_plan.ts";
+import type { PlacementPlan, PlanBackend } from "../../../shared/placement_plan.ts";
 import { MemoryLogger } from "../../../shared/logging/memory_logger.ts";
 import { ManualClock } from "./manual_clock.ts";
 import { Balancer } from "../../../router/control/balancer/balancer.ts";
@@ -29,6 +29,8 @@ export const HOT = [[10, 10, 100, 10, 10, 10, 10, 10], [10, 10, 100, 10, 10, 10,
 /** What a test drives. */
 export interface BalancerFixture {
   balancer: Balancer;
+  /** The plan calls the balancer makes (stage, activate, release) to the fake backends. */
+  planClient: PlanClient;
   reconciler: PlanReconciler;
   backends: FakePlanBackends;
   store: PlanStore;
@@ -48,6 +50,8 @@ export async function balancerFixture(
     backends?: string[];
     decisionsKept?: number;
     budgets?: ReadonlyMap<string, { budgetBytes: number | null; expertBytes: number }>;
+    /** The pool the balancer plans over; default every fake backend. */
+    members?: () => PlanBackend[];
   } = {},
 ): Promise<BalancerFixture> {
   const kv = await Deno.openKv(":memory:");
@@ -77,13 +81,14 @@ export async function balancerFixture(
       ...settings,
     },
     loadSource: (model) => model === MODEL.name ? load.current : null,
-    backends: () => backends.backends(),
+    backends: options.members ?? (() => backends.backends()),
     modelShape: () => MODEL,
     ...(options.decisionsKept === undefined ? {} : { decisionsKept: options.decisionsKept }),
     ...(options.budgets === undefined ? {} : { budgets: () => options.budgets! }),
   });
   return {
     balancer,
+    planClient: client,
     reconciler,
     backends,
     store,

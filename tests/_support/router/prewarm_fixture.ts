@@ -1,36 +1,176 @@
 /**
- * @module Test fixture: {@linkcode PrewarmDeps} over a real `Balancer` (fake plan
- * backends, in-memory KV, manual clock) with settable traffic, events and pool load, a
- * recording residency warmer and a recording scaler.
+ * @module Test fixture: {@linkcode PrewarmDeps} over a real `Balancer` (fake plan backends,
+ * in-memory KV, manual clock) with settable traffic, events and pool load, a fake pool
+ * whose members the test makes ready, and a recording scaler that "starts" the spare
+ * backends (as the launcher would) when it acts.
  */
 import type { PlanBackend } from "../../../shared/placement_plan.ts";
-import { type BalancerFixture, balancerFixture } from "./balancer_fixture.ts";
+import type { BackendRole } from "../../../router/serve/pool/backend_view.ts";
+import { stagePlan } from "../../../router/control/balancer/plan_switch.ts";
+import { proposePlacement } from "../../../router/control/balancer/rebalancer.ts";
+import { type BalancerFixture, balancerFixture, MODEL } from "./balancer_fixture.ts";
 import type { CapacitySignals } from "../../../router/control/prewarm/capacity.ts";
 import type {
   ExpertAffinity,
+  PoolMember,
+  PoolPort,
   PrewarmDeps,
   PrewarmEvent,
   PrewarmSettings,
+  ScaledBackend,
   Scaler,
+  ScaleRequest,
   ScalerOutcome,
-  ScalingRecommendation,
   VolumeForecast,
-  WarmResult,
 } from "../../../router/control/prewarm/prewarm_types.ts";
+
+/** The fixture's backends: two serve, two are spares a scaler can start. */
+export const SERVING = ["127.0.0.1:9001", "127.0.0.1:9002"];
+export const SPARES = ["127.0.0.1:9003", "127.0.0.1:9004"];
+
+/** An in-memory pool: members, roles, readiness the test sets, in-flight counts. */
+export class FakePool implements PoolPort {
+  readonly members: (PoolMember & { role: BackendRole })[] = [];
+  #admitAs: ((url: string) => BackendRole) | undefined;
+
+  constructor(ids: readonly string[]) {
+    for (const id of ids) this.#push(`http://${id}`, "active", true);
+  }
+
+  views(): readonly PoolMember[] {
+    return this.members.map((m) => ({ ...m }));
+  }
+
+  add(url: string, options: { role?: BackendRole }): boolean {
+    if (this.members.some((m) => m.url === url)) return false;
+    this.#push(url, options.role ?? this.#admitAs?.(url) ?? "active", false);
+    return true;
+  }
+
+  setRole(url: string, role: BackendRole): boolean {
+    const member = this.members.find((m) => m.url === url);
+    if (member === undefined) return false;
+    member.role = role;
+    return true;
+  }
+
+  remove(url: string): boolean {
+    const index = this.members.findIndex((m) => m.url === url);
+    if (index < 0) return false;
+    this.members.splice(index, 1);
+    return true;
+  }
+
+  admitAs(rule: ((url: string) => BackendRole) | undefined): void {
+    this.#admitAs = rule;
+  }
+
+  /** Marks `url` as passing its checks and describing the model (a health round). */
+  ready(url: string): void {
+    const member = this.members.find((m) => m.url === url);
+    if (member === undefined) throw new Error(`no member ${url}`);
+    member.healthy = true;
+    member.models = ["m"];
+    member.details = { backend_id: member.name };
+  }
+
+  /** Active members as a plan names them. */
+  active(): PlanBackend[] {
+    return this.members.filter((m) => m.role === "active").map((m) => ({ id: m.name, url: m.url }));
+  }
+
+  role(id: string): BackendRole | undefined {
+    return this.members.find((m) => m.name === id)?.role;
+  }
+
+  #push(url: string, role: BackendRole, ready: boolean): void {
+    const name = new URL(url).host;
+    this.members.push({
+      name,
+      url,
+      role,
+      healthy: ready,
+      inFlight: 0,
+      models: ready ? ["m"] : [],
+      details: ready ? { backend_id: name } : undefined,
+    });
+  }
+}
+
+/** A scaler recording requests; acting, it "starts" spares and reports those the test readies. */
+export class RecordingScaler implements Scaler {
+  readonly name = "recording";
+  readonly requests: ScaleRequest[] = [];
+  readonly #spares: string[];
+  readonly #started: { url: string; at: number }[] = [];
+  readonly #ready = new Map<string, number>();
+  readonly #running = new Set<string>();
+  /** Outcome status; `failed` simulates a scaler that fails. */
+  status: ScalerOutcome["status"] = "requested";
+
+  constructor(readonly acts: boolean, spares: readonly string[], readonly now: () => number) {
+    this.#spares = spares.map((id) => `http://${id}`);
+  }
+
+  scale(request: ScaleRequest): Promise<ScalerOutcome> {
+    this.requests.push(request);
+    if (!this.acts || this.status === "failed") {
+      return Promise.resolve({ scaler: this.name, status: this.acts ? "failed" : "reported" });
+    }
+    for (const url of request.remove) this.#running.delete(url);
+    const started: string[] = [];
+    while (SERVING.length + this.#running.size < request.target && this.#spares.length > 0) {
+      const url = this.#spares.shift()!;
+      this.#started.push({ url, at: this.now() });
+      this.#running.add(url);
+      started.push(url);
+    }
+    return Promise.resolve({
+      scaler: this.name,
+      status: this.status,
+      started,
+      removed: request.remove,
+    });
+  }
+
+  /** URLs it runs now (started, not removed). */
+  get running(): string[] {
+    return [...this.#running];
+  }
+
+  /** URLs started so far. */
+  get started(): string[] {
+    return this.#started.map((s) => s.url);
+  }
+
+  /** The launcher says `url` is ready now. */
+  markReady(url: string): void {
+    this.#ready.set(url, this.now());
+  }
+
+  ready(): Promise<ScaledBackend[]> {
+    return Promise.resolve(this.#started.flatMap((s) => {
+      const readyAt = this.#ready.get(s.url);
+      return readyAt === undefined || !this.#running.has(s.url)
+        ? []
+        : [{ url: s.url, requestedAt: s.at, readyAt }];
+    }));
+  }
+}
 
 /** What a test sets and reads. */
 export interface PrewarmFixture {
   deps: PrewarmDeps;
   f: BalancerFixture;
+  pool: FakePool;
+  scaler: RecordingScaler;
   traffic: {
     forecast: VolumeForecast | null;
     mix: Record<string, number> | null;
     affinity: ExpertAffinity | null;
   };
   events: { list: PrewarmEvent[] };
-  pool: { load: CapacitySignals | null };
-  warmCalls: { backend: string; parts: string[] }[];
-  published: ScalingRecommendation[];
+  load: { current: CapacitySignals | null };
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -42,12 +182,7 @@ export function poolLoad(
   utilisation: number,
 ): CapacitySignals {
   return {
-    backends: backends.map((id) => ({
-      id,
-      stale: false,
-      utilisation,
-      tokensPerS,
-    })),
+    backends: backends.map((id) => ({ id, stale: false, utilisation, tokensPerS })),
   };
 }
 
@@ -55,29 +190,28 @@ export function poolLoad(
 export function flatForecast(now: number, horizonMs: number, tokensPerS: number): VolumeForecast {
   const points = [];
   for (let at = now + 60_000; at <= now + horizonMs; at += 60_000) points.push({ at, tokensPerS });
-  return { points, model: "seasonal_naive" };
+  return { points, model: "seasonal_naive", bucketMs: 60_000 };
 }
 
 /** Pre-warm deps over a balancer fixture whose static plan is in place. */
 export async function prewarmFixture(
   settings: Partial<PrewarmSettings> = {},
+  options: { acts?: boolean } = {},
 ): Promise<PrewarmFixture> {
-  const f = await balancerFixture();
-  await f.balancer.tick(); // the static plan
-  const fixture: Omit<PrewarmFixture, "deps" | typeof Symbol.asyncDispose> = {
+  const pool = new FakePool(SERVING);
+  const f = await balancerFixture({}, {
+    backends: [...SERVING, ...SPARES],
+    members: () => pool.active(),
+  });
+  await f.balancer.tick(); // the static plan over the serving pair
+  const scaler = new RecordingScaler(options.acts ?? true, SPARES, () => f.clock.now());
+  const fixture = {
     f,
-    traffic: { forecast: null, mix: null, affinity: null },
-    events: { list: [] },
-    pool: { load: null },
-    warmCalls: [],
-    published: [],
-  };
-  const scaler: Scaler = {
-    name: "recording",
-    publish(recommendation): Promise<ScalerOutcome> {
-      fixture.published.push(recommendation);
-      return Promise.resolve({ scaler: "recording", status: "reported" });
-    },
+    pool,
+    scaler,
+    traffic: { forecast: null, mix: null, affinity: null } as PrewarmFixture["traffic"],
+    events: { list: [] as PrewarmEvent[] },
+    load: { current: null as CapacitySignals | null },
   };
   const deps: PrewarmDeps = {
     settings: {
@@ -85,7 +219,9 @@ export async function prewarmFixture(
       horizon: 15 * 60_000,
       threshold: 0.8,
       lead_time: 3_600_000,
-      max_backends: 8,
+      scale_down_hold: 10 * 60_000,
+      ready_timeout: 15 * 60_000,
+      track_interval: 5_000,
       ...settings,
     },
     traffic: {
@@ -97,24 +233,23 @@ export async function prewarmFixture(
       upcoming: (now) => Promise.resolve(fixture.events.list.filter((e) => e.end > now)),
     },
     balancer: f.balancer,
-    warmer: {
-      warm(backend: PlanBackend, parts: string[]): Promise<WarmResult> {
-        fixture.warmCalls.push({ backend: backend.id, parts });
-        return Promise.resolve({
-          backend: backend.id,
-          requested: parts,
-          warmed: parts,
-          alreadyWarm: [],
-          evicted: [],
-          skipped: [],
-        });
-      },
+    placement: {
+      propose: (load, backends) =>
+        proposePlacement(load, { model: MODEL, backends, redundancy: 0.25, reason: "prewarm" }),
+      stage: (placement) =>
+        stagePlan(placement, {
+          store: f.store,
+          client: f.planClient,
+          clock: f.clock,
+          logger: f.logger,
+        }),
     },
     scaler,
-    backends: () => f.backends.backends(),
+    pool,
     currentPlan: (model) => f.store.current(model),
-    poolLoad: () => fixture.pool.load,
+    poolLoad: () => fixture.load.current,
     topK: () => 2,
+    clock: f.clock,
     logger: f.logger,
   };
   return {
