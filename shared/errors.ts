@@ -14,6 +14,8 @@ export const ERROR_STATUS = {
   request_timeout: 408,
   conflict: 409,
   payload_too_large: 413,
+  /** Well-formed, but not something the system can do (an event beyond the pool's maximum). */
+  unprocessable: 422,
   unsupported_media_type: 415,
   /** The client went away mid-request (nginx's 499): nobody reads it, logs and metrics do. */
   client_closed_request: 499,

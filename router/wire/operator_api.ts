@@ -4,6 +4,7 @@
  * dashboard. Read-only unless the route says otherwise (admin token for changes and
  * for sensitive reads: logs, events).
  */
+import type { PrewarmJob } from "../control/prewarm/prewarm_job.ts";
 import type { Env, Hono } from "hono";
 import type { Config } from "../../shared/config.ts";
 import type { Logger } from "../../shared/logger.ts";
@@ -38,6 +39,8 @@ export interface OperatorApiDeps {
   load: () => PoolLoad;
   series: RouterSeries;
   balancer: Balancer | undefined;
+  /** The pre-warm job (event checks, the lead events are prepared with), when enabled. */
+  prewarm?: PrewarmJob | undefined;
   alerts: AlertManager;
   timeline: LoadTimeline;
   requests: RequestWindow;
@@ -70,13 +73,15 @@ export function registerOperatorApi<E extends Env>(
       adminToken,
       logger,
       clock,
-      defaultLeadTimeMs: config.prewarm.lead_time,
+      leadMs: () => deps.prewarm?.lead().leadMs ?? config.prewarm.lead_time,
+      ...(deps.prewarm ? { capacityProblem: (event) => deps.prewarm!.eventProblem(event) } : {}),
       maxBodyBytes: config.limits.max_body_bytes,
     });
     registerForecastRoutes(app, {
       forecasts: new ForecastService({ traffic: series.traffic, events: series.events, clock }),
       traffic: series.traffic,
       defaultHorizonMs: config.prewarm.horizon,
+      leadMs: () => deps.prewarm?.lead().leadMs ?? config.prewarm.lead_time,
     });
   }
   registerDoctorRoutes(app, {

@@ -319,6 +319,7 @@ export async function buildRouter(
     load: loadNow,
     series,
     balancer: balancing?.balancer,
+    prewarm: balancing?.prewarm,
     alerts,
     timeline,
     requests,

@@ -6,6 +6,13 @@
  * - `GET /api/events`, `GET /api/events/:id`: list and read.
  * - `POST /api/events`, `DELETE /api/events/:id`: each logged as an audit line, never
  *   with the token.
+ *
+ * Bad input gets a 4xx naming why, never a silent skip: a malformed body 400 (the field);
+ * an event that ended already 400; one overlapping another event of the same model 409
+ * (naming it); a multiplier the pool cannot reach within `prewarm.max_backends` 422 (when
+ * the pre-warm job knows the capacity per backend; else it is accepted and the job caps,
+ * logs and alerts). An event whose start has passed is accepted with a `warning`: the job
+ * plans it now and its contract reports the missed deadline.
  */
 import type { Env, Hono } from "hono";
 import { ApiError, errorResponse } from "../../../shared/errors.ts";
@@ -14,7 +21,13 @@ import type { Clock } from "../../runtime/clock.ts";
 import { readJsonBody } from "../../../shared/json_body.ts";
 import { requireAdmin } from "../../serve/http/require_admin.ts";
 import type { EventStore } from "./event_store.ts";
-import { eventBody, EventBodySchema, toScheduledEvent } from "./scheduled_event.ts";
+import {
+  eventBody,
+  EventBodySchema,
+  overlaps,
+  type ScheduledEvent,
+  toScheduledEvent,
+} from "./scheduled_event.ts";
 
 /** What the event routes need. */
 export interface EventRoutesDeps {
@@ -23,8 +36,13 @@ export interface EventRoutesDeps {
   adminToken: string | undefined;
   logger: Logger;
   clock: Pick<Clock, "now">;
-  /** `prewarm.lead_time` (ms): lead time of events that give none. */
-  defaultLeadTimeMs: number;
+  /** The pre-warm job's lead now (ms): when events that set no lead are prepared for. */
+  leadMs: () => number;
+  /**
+   * Why the pool cannot serve `event` within its maximum (a 422), or null when it can or
+   * it is not known; absent: not checked.
+   */
+  capacityProblem?: (event: ScheduledEvent) => string | null;
   /** Body limit; default 1 MiB. */
   maxBodyBytes?: number;
 }
@@ -43,7 +61,10 @@ export function registerEventRoutes<E extends Env>(app: Hono<E>, deps: EventRout
     wrap(async () => {
       requireAdmin(c.req.raw.headers, deps.adminToken, "read events");
       const events = await store.list();
-      return c.json({ events: events.sort((a, b) => a.startMs - b.startMs).map(eventBody) });
+      const lead = deps.leadMs();
+      return c.json({
+        events: events.sort((a, b) => a.startMs - b.startMs).map((e) => eventBody(e, lead)),
+      });
     }));
 
   app.get("/api/events/:id", (c) =>
@@ -53,7 +74,7 @@ export function registerEventRoutes<E extends Env>(app: Hono<E>, deps: EventRout
       if (event === null) {
         throw new ApiError("not_found", `Cannot find event "${c.req.param("id")}"`);
       }
-      return c.json(eventBody(event));
+      return c.json(eventBody(event, deps.leadMs()));
     }));
 
   app.post("/api/events", (c) =>
@@ -61,11 +82,29 @@ export function registerEventRoutes<E extends Env>(app: Hono<E>, deps: EventRout
       requireAdmin(c.req.raw.headers, deps.adminToken);
       const body = await readJsonBody(c.req.raw, maxBytes, EventBodySchema, "create event");
       const createdAt = deps.clock.now();
-      const event = toScheduledEvent(body, {
-        id: store.newId(createdAt),
-        createdAt,
-        defaultLeadTimeMs: deps.defaultLeadTimeMs,
-      });
+      const event = toScheduledEvent(body, { id: store.newId(createdAt), createdAt });
+      // Bad input the schema cannot see: the past, overlaps, beyond the pool's maximum.
+      if (event.endMs <= createdAt) {
+        throw new ApiError(
+          "bad_request",
+          `Cannot create event: end "${body.end}" is in the past; nothing to prepare for`,
+        );
+      }
+      const other = (await store.list()).find((e) => overlaps(e, event));
+      if (other !== undefined) {
+        throw new ApiError(
+          "conflict",
+          `Cannot create event: it overlaps event "${other.name}" (id "${other.id}", ${
+            new Date(other.startMs).toISOString()
+          } to ${
+            new Date(other.endMs).toISOString()
+          }) of the same model; change or delete one (overlapping multipliers would multiply)`,
+        );
+      }
+      const problem = deps.capacityProblem?.(event) ?? null;
+      if (problem !== null) {
+        throw new ApiError("unprocessable", `Cannot create event: ${problem}`);
+      }
       if (!await store.create(event)) {
         throw new ApiError("conflict", `Cannot create event: id "${event.id}" exists, retry`);
       }
@@ -78,7 +117,16 @@ export function registerEventRoutes<E extends Env>(app: Hono<E>, deps: EventRout
         end: new Date(event.endMs).toISOString(),
         multiplier: event.multiplier,
       });
-      return c.json(eventBody(event), 201);
+      const started = event.startMs <= createdAt;
+      return c.json({
+        ...eventBody(event, deps.leadMs()),
+        ...(started
+          ? {
+            warning: `start "${body.start}" has passed: capacity cannot be ready by it; ` +
+              "the pre-warm job plans it now and reports the missed deadline",
+          }
+          : {}),
+      }, 201);
     }));
 
   app.delete("/api/events/:id", (c) =>
@@ -94,6 +142,6 @@ export function registerEventRoutes<E extends Env>(app: Hono<E>, deps: EventRout
         id: deleted.id,
         name: deleted.name,
       });
-      return c.json({ deleted: eventBody(deleted) });
+      return c.json({ deleted: eventBody(deleted, deps.leadMs()) });
     }));
 }

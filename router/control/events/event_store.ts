@@ -79,7 +79,8 @@ export interface PrewarmEventView {
   end: number;
   multiplier: number;
   mix?: Record<string, number> | undefined;
-  leadTimeMs: number;
+  /** At least this lead; absent: the job's measured lead. */
+  leadTimeMs?: number | undefined;
 }
 
 /** The store as the pre-warm job's event source: `upcoming(now)` in its shape. */
@@ -94,7 +95,7 @@ export function prewarmEventSource(
         end: e.endMs,
         multiplier: e.multiplier,
         ...(e.mix === undefined ? {} : { mix: e.mix }),
-        leadTimeMs: e.leadTimeMs,
+        ...(e.leadTimeMs === undefined ? {} : { leadTimeMs: e.leadTimeMs }),
       })),
   };
 }

@@ -3,10 +3,12 @@
  * different request mix): the request schema, the stored form and pure helpers.
  *
  * During [start, end) an event multiplies the forecast volume of its model (of every
- * model when `model` is absent) by `multiplier`; overlapping events multiply. With a
- * `mix`, per-request-type forecasts use the event's shares instead of the observed
- * ones (the latest-starting active event with a mix wins). Pre-warming starts
- * `lead_time` before `start`.
+ * model when `model` is absent) by `multiplier`. With a `mix`, per-request-type forecasts
+ * use the event's shares instead of the observed ones. The API refuses an event that
+ * overlaps another of the same model (the stored math still multiplies overlapping ones,
+ * the latest-starting active event with a mix wins). Capacity for it is asked for one
+ * lead time before `start`: the measured cold start (see the pre-warm job), or `lead_time`
+ * when the event sets a longer one.
  */
 import { z } from "zod";
 import { DurationSchema } from "../../../shared/config.ts";
@@ -50,8 +52,8 @@ export interface ScheduledEvent {
   multiplier: number;
   /** Request type → share (sums to 1); absent: the observed mix. */
   mix?: Record<string, number>;
-  /** Pre-warming begins at `startMs − leadTimeMs`. */
-  leadTimeMs: number;
+  /** At least this lead (ms); absent: the pre-warm job's measured lead. */
+  leadTimeMs?: number;
   /** Absent: every model. */
   model?: string;
   createdAt: number;
@@ -60,7 +62,7 @@ export interface ScheduledEvent {
 /** The stored form of a validated body. */
 export function toScheduledEvent(
   body: EventBody,
-  options: { id: string; createdAt: number; defaultLeadTimeMs: number },
+  options: { id: string; createdAt: number },
 ): ScheduledEvent {
   return {
     id: options.id,
@@ -69,14 +71,14 @@ export function toScheduledEvent(
     endMs: Date.parse(body.end),
     multiplier: body.multiplier,
     ...(body.mix === undefined ? {} : { mix: body.mix }),
-    leadTimeMs: body.lead_time ?? options.defaultLeadTimeMs,
+    ...(body.lead_time === undefined ? {} : { leadTimeMs: body.lead_time }),
     ...(body.model === undefined ? {} : { model: body.model }),
     createdAt: options.createdAt,
   };
 }
 
-/** The API form (ISO times, snake_case). */
-export function eventBody(event: ScheduledEvent) {
+/** The API form (ISO times, snake_case); `leadMs`: the lead of events that set none. */
+export function eventBody(event: ScheduledEvent, leadMs: number) {
   return {
     id: event.id,
     name: event.name,
@@ -84,8 +86,8 @@ export function eventBody(event: ScheduledEvent) {
     end: new Date(event.endMs).toISOString(),
     multiplier: event.multiplier,
     mix: event.mix ?? null,
-    lead_time_ms: event.leadTimeMs,
-    prewarm_at: new Date(event.startMs - event.leadTimeMs).toISOString(),
+    lead_time_ms: event.leadTimeMs ?? null,
+    prewarm_at: new Date(event.startMs - Math.max(leadMs, event.leadTimeMs ?? 0)).toISOString(),
     model: event.model ?? null,
     created_at: new Date(event.createdAt).toISOString(),
   };
@@ -107,14 +109,20 @@ export function eventsActiveAt(
     .sort((a, b) => a.startMs - b.startMs);
 }
 
-/** Events whose pre-warm window [start − lead, end) contains `at`, for `model` when given. */
+/**
+ * Events whose pre-warm window [start − lead, end) contains `at`, for `model` when given;
+ * `leadMs` is the lead of events that set none.
+ */
 export function eventsInLeadAt(
   events: readonly ScheduledEvent[],
   at: number,
   model?: string,
+  leadMs = 0,
 ): ScheduledEvent[] {
   return events
-    .filter((e) => e.startMs - e.leadTimeMs <= at && at < e.endMs && concerns(e, model))
+    .filter((e) =>
+      e.startMs - Math.max(leadMs, e.leadTimeMs ?? 0) <= at && at < e.endMs && concerns(e, model)
+    )
     .sort((a, b) => a.startMs - b.startMs);
 }
 
@@ -134,4 +142,10 @@ export function eventMixAt(
   model?: string,
 ): Record<string, number> | undefined {
   return eventsActiveAt(events, at, model).findLast((e) => e.mix !== undefined)?.mix;
+}
+
+/** Whether two events apply to a common model at a common instant. */
+export function overlaps(a: ScheduledEvent, b: ScheduledEvent): boolean {
+  const sameScope = a.model === undefined || b.model === undefined || a.model === b.model;
+  return sameScope && a.startMs < b.endMs && b.startMs < a.endMs;
 }

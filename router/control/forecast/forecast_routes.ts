@@ -21,6 +21,8 @@ export interface ForecastRoutesDeps {
   traffic: TrafficStore;
   /** Horizon when the query gives none (ms), `prewarm.horizon`. */
   defaultHorizonMs: number;
+  /** The pre-warm lead of events that set none (their `prewarm_at`); default 0. */
+  leadMs?: () => number;
 }
 
 const WEEK_MS = 7 * 86_400_000;
@@ -101,7 +103,7 @@ export function registerForecastRoutes<E extends Env>(
           upper: round(p.upper),
         })),
         backtest,
-        events: result.events.map(eventBody),
+        events: result.events.map((e) => eventBody(e, deps.leadMs?.() ?? 0)),
       });
     } catch (error) {
       if (error instanceof ApiError) return errorResponse(error);

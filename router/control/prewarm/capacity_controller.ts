@@ -229,7 +229,7 @@ export class CapacityController {
     return c !== null && c.activatedAt !== null && now < c.until ? c.load : null;
   }
 
-  /** Alert conditions: a contract at risk or missed, a scaler failing. */
+  /** Alert conditions: a contract at risk or missed, a plan capped by the maximum, a scaler failing. */
   conditions(): CapacityCondition[] {
     const out: CapacityCondition[] = [];
     const c = this.#contract;
@@ -242,6 +242,17 @@ export class CapacityController {
         value: this.counts().ready,
         threshold: c.target,
         message: c.assessment!.message,
+      });
+    }
+    const plan = this.#lastInput?.plan;
+    if (plan?.capped) {
+      out.push({
+        id: "capacity:capped",
+        kind: "capacity",
+        subject: plan.event ?? "forecast",
+        value: plan.target,
+        threshold: plan.needed,
+        message: `${plan.reason}: prewarm.max_backends caps the pool below what is needed`,
       });
     }
     if (this.#scalerFailure !== null) {

@@ -4,7 +4,8 @@
  * Design.
  * - Need at a point: `ceil(tokens/s ÷ (capacity per backend · threshold))`, never below the
  *   floor (the pool's own size unless configured).
- * - Scale up: the most any point up to `now + lead` needs. Capacity asked for now is ready
+ * - Scale up: the most any point up to `now + lead` needs (an event's own `lead_time`, when
+ *   longer, counts for its points). Capacity asked for now is ready
  *   at `now + lead` at the measured percentile, so that is as far as a request made now
  *   can matter; a need further out is planned by a later run. The deadline `readyBy` is the
  *   start of the first point that needs more than the pool serves with (an event's start
@@ -78,9 +79,10 @@ export function planCapacity(input: CapacityPlanInput): CapacityPlan {
   const bucketMs = input.bucketMs ?? 0;
   const need = (p: PredictedPoint) =>
     Math.max(floor, backendsFor(p.tokensPerS, input.capacityPerBackend, input.threshold));
-  const upTo = (until: number) => input.points.filter((p) => p.at <= until);
-  const soon = upTo(now + input.leadMs);
-  const keepWindow = upTo(now + input.leadMs + input.holdMs);
+  // An event's own lead_time is a minimum: its points count that far ahead too.
+  const leadOf = (p: PredictedPoint) => Math.max(input.leadMs, p.event?.leadTimeMs ?? 0);
+  const soon = input.points.filter((p) => p.at <= now + leadOf(p));
+  const keepWindow = input.points.filter((p) => p.at <= now + leadOf(p) + input.holdMs);
   // Step 1: the most any point within one lead time needs, and the point that needs it.
   const peak = soon.reduce<PredictedPoint | null>(
     (best, p) => best === null || need(p) > need(best) ? p : best,

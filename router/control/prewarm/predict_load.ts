@@ -31,9 +31,12 @@ export interface PredictVolumeOptions {
   fallbackTokensPerS?: number;
 }
 
-/** Whether `event`'s lead time has begun at `now` and it has not ended. */
+/**
+ * Whether `event`'s lead time (the job's lead, or the event's own when longer) has begun at
+ * `now` and it has not ended.
+ */
 export function inLeadWindow(event: PrewarmEvent, now: number, defaultLeadMs: number): boolean {
-  const lead = event.leadTimeMs ?? defaultLeadMs;
+  const lead = Math.max(defaultLeadMs, event.leadTimeMs ?? 0);
   return now >= event.start - lead && now < event.end;
 }
 

@@ -19,6 +19,8 @@
 import type { Clock, TimerHandle } from "../../runtime/clock.ts";
 import type { Logger } from "../../../shared/logger.ts";
 import { blendLoads } from "./blend_load.ts";
+import { observedTokensPerS } from "./capacity.ts";
+import { backendsFor } from "./capacity_plan.ts";
 import {
   type CapacityCondition,
   CapacityController,
@@ -124,6 +126,24 @@ export class PrewarmJob {
     return this.#controller.missed;
   }
 
+  /**
+   * Why the pool cannot serve an event of `multiplier` within `prewarm.max_backends`: the
+   * traffic now × multiplier at the last capacity estimate needs more backends; null when
+   * it fits, or when there is no maximum, estimate or traffic to judge by.
+   */
+  eventProblem(event: { multiplier: number }): string | null {
+    const max = this.#deps.settings.max_backends;
+    const perBackend = this.#memory.capacity ?? this.#deps.capacityFallback ?? null;
+    const today = observedTokensPerS(this.#deps.poolLoad());
+    if (max === undefined || perBackend === null || today === null || !(today > 0)) return null;
+    const threshold = this.#deps.settings.threshold;
+    const needed = backendsFor(today * event.multiplier, perBackend, threshold);
+    if (needed <= max) return null;
+    return `multiplier ${event.multiplier} on today's ${today.toFixed(1)} tokens/s needs ` +
+      `${needed} backends at ${perBackend.toFixed(1)} tokens/s each (threshold ${threshold}), ` +
+      `beyond prewarm.max_backends ${max}`;
+  }
+
   /** MAPE of the checked predictions kept; see {@linkcode PrewarmAccuracy}. */
   accuracy(): PrewarmAccuracy {
     const checked = this.#decisions.flatMap((d) =>
@@ -199,7 +219,7 @@ export class PrewarmJob {
     }
     const lead = this.#controller.lead().leadMs;
     const starts = events
-      .map((e) => e.start - (e.leadTimeMs ?? lead))
+      .map((e) => e.start - Math.max(lead, e.leadTimeMs ?? 0))
       .filter((at) => at > now && at <= now + lookahead);
     if (starts.length === 0) return;
     const at = Math.min(...starts);

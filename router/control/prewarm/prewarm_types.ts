@@ -45,7 +45,7 @@ export interface PrewarmEvent {
   multiplier: number;
   /** Request-type mix while active (shares, any scale); absent: the observed mix. */
   mix?: Record<string, number> | undefined;
-  /** Pre-warm this long before `start` (ms); absent: `prewarm.lead_time`. */
+  /** At least this lead before `start` (ms); absent: the job's (measured) lead. */
   leadTimeMs?: number | undefined;
 }
 

@@ -96,6 +96,7 @@ Deno.test("runPrewarm() caps at prewarm.max_backends, logs a warning and says so
   );
   assert.match(decision.reason, /capped at prewarm\.max_backends 3: 7 needed/);
   assert.equal(t.p.f.logger.find("capacity plan capped")[0]!.level, "warn");
+  assert.ok(t.controller.conditions().some((c) => c.id === "capacity:capped"), "alerted");
 });
 
 Deno.test("runPrewarm() never throws: a failing source is an error decision, logged", async () => {
