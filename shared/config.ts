@@ -345,6 +345,11 @@ export const ConfigSchema = z.object({
     scaler_timeout: DurationSchema.default(5000),
     /** The launcher's control URL (`local` scaler; `deno task start` sets it). */
     launcher_url: HttpUrl.optional(),
+    /**
+     * Tokens/s one backend serves at full use, when known (a benchmark); unset: estimated
+     * from the backends' load reports (the saturation signal).
+     */
+    capacity_per_backend: z.number().positive().optional(),
     /** Fewest backends; default the pool's configured size. */
     min_backends: z.int().min(1).max(1024).optional(),
     /** Most backends; default none (the pool's size never clamps a plan). */

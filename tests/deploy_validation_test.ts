@@ -120,11 +120,11 @@ function checkCommon(objects: KubeObject[]): void {
     }
   }
   // Every config file inside parses with Switchyard's own schema.
-  for (const map of objects.filter((o) => o.kind === "ConfigMap")) {
+  for (const map of objects.filter((o) => o.kind === "ConfigMap" && o.data?.["switchyard.yaml"])) {
     const config = resolveConfig({ fileText: map.data["switchyard.yaml"] });
     assert.match(config.state.kv, /^http:\/\/switchyard-kv:4512$/);
   }
-  const hpa = byKind(objects, "HorizontalPodAutoscaler");
+  const hpa = byKind(objects, "HorizontalPodAutoscaler", "switchyard-router");
   assert.equal(
     hpa.spec.scaleTargetRef.name,
     byKind(objects, "Deployment", "switchyard-router").metadata!.name,
@@ -170,6 +170,83 @@ Deno.test("deploy/kubernetes: the gpu overlay requests one GPU per backend", asy
     e.name === "SWITCHYARD_BACKEND__EXECUTION_PROVIDERS"
   );
   assert.deepEqual(JSON.parse(providers.value), ["cuda", "cpu"]);
+});
+
+/** The routers' pre-warm settings in the rendered router Deployment's env. */
+function routerPrewarm(objects: KubeObject[]): Record<string, string> {
+  const router = byKind(objects, "Deployment", "switchyard-router");
+  const env: { name: string; value?: string }[] = router.spec.template.spec.containers[0].env;
+  return Object.fromEntries(
+    env.filter((e) => e.name.startsWith("SWITCHYARD_PREWARM__") && e.value !== undefined)
+      .map((e) => [e.name, e.value!]),
+  );
+}
+
+Deno.test("deploy/kubernetes: KEDA scales the backends on the desired count the routers publish", async (t) => {
+  const objects = await render(t, "autoscaling/keda");
+  if (objects === undefined) return;
+  checkCommon(objects);
+  checkStatefulBackends(objects);
+  const scaled = byKind(objects, "ScaledObject", "switchyard-backend");
+  assert.deepEqual(scaled.spec.scaleTargetRef, {
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    name: byKind(objects, "StatefulSet", "switchyard-backend").metadata!.name,
+  });
+  const [trigger] = scaled.spec.triggers;
+  assert.equal(trigger.type, "metrics-api");
+  const url = new URL(trigger.metadata.url);
+  const service = byKind(objects, "Service", "switchyard-router");
+  assert.equal(url.hostname.split(".")[0], service.metadata!.name);
+  assert.equal(Number(url.port || 80), service.spec.ports[0].port);
+  // The route and field the router serves (router/control/prewarm/prewarm_routes.ts).
+  assert.equal(url.pathname, "/api/prewarm/desired");
+  assert.equal(trigger.metadata.valueLocation, "desired_replicas");
+  assert.equal(trigger.metadata.targetValue, "1");
+  const prewarm = routerPrewarm(objects);
+  assert.equal(prewarm["SWITCHYARD_PREWARM__SCALER"], "kubernetes");
+  assert.equal(Number(prewarm["SWITCHYARD_PREWARM__MIN_BACKENDS"]), scaled.spec.minReplicaCount);
+  assert.equal(Number(prewarm["SWITCHYARD_PREWARM__MAX_BACKENDS"]), scaled.spec.maxReplicaCount);
+  assert.equal(
+    objects.filter((o) =>
+      o.metadata?.name === "switchyard-backend" && o.kind === "HorizontalPodAutoscaler"
+    ).length,
+    0,
+  );
+});
+
+Deno.test("deploy/kubernetes: an HPA scales the backends on the external metric the routers export", async (t) => {
+  const objects = await render(t, "autoscaling/hpa");
+  if (objects === undefined) return;
+  checkCommon(objects);
+  checkStatefulBackends(objects);
+  const hpa = byKind(objects, "HorizontalPodAutoscaler", "switchyard-backend");
+  assert.deepEqual(hpa.spec.scaleTargetRef, {
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    name: "switchyard-backend",
+  });
+  const [metric] = hpa.spec.metrics;
+  assert.equal(metric.type, "External");
+  assert.deepEqual(metric.external.target, { type: "AverageValue", averageValue: "1" });
+  // A gauge the router registers (router/operate/metrics/prewarm_metrics.ts) …
+  const source = await Deno.readTextFile(`${ROOT}router/operate/metrics/prewarm_metrics.ts`);
+  assert.ok(source.includes(`"${metric.external.metric.name}"`), metric.external.metric.name);
+  // … that prometheus-adapter's rule serves as an external metric.
+  const rules = parse(
+    byKind(objects, "ConfigMap", "switchyard-prometheus-adapter-rules").data["config.yaml"],
+  );
+  assert.equal(rules.externalRules[0].name.as, metric.external.metric.name);
+  const prewarm = routerPrewarm(objects);
+  assert.equal(prewarm["SWITCHYARD_PREWARM__SCALER"], "kubernetes");
+  assert.equal(Number(prewarm["SWITCHYARD_PREWARM__MIN_BACKENDS"]), hpa.spec.minReplicas);
+  assert.equal(Number(prewarm["SWITCHYARD_PREWARM__MAX_BACKENDS"]), hpa.spec.maxReplicas);
+  // The router accepts those settings.
+  const config = resolveConfig({
+    env: Object.fromEntries(Object.entries(prewarm)),
+    fileText: objects.find((o) => o.data?.["switchyard.yaml"])!.data["switchyard.yaml"],
+  });
+  assert.equal(config.prewarm.scaler, "kubernetes");
 });
 
 Deno.test("deploy/kubernetes: the KServe variant pairs a ServingRuntime and an InferenceService", async (t) => {

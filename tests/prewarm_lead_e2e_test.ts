@@ -2,8 +2,9 @@
  * The pre-warm lead window on real processes: with skewed traffic flowing through a router
  * and two backends, an operator schedules a 5× event whose lead window has already begun;
  * the router's own cron (`Deno.cron`, every minute, leader only) runs the pre-warm job,
- * which names the event as its trigger, predicts the event's volume, and places for the
- * event's request mix (a plan version staged or kept, recorded in the decision).
+ * which names the event as its trigger, predicts the event's volume for the event's
+ * request mix, and opens a capacity contract for it (the advisory scaler adds nothing, so
+ * the contract reports that its deadline will be missed).
  *
  * Waits for the cron (up to about three minutes on a busy machine); asserts no timing.
  */
@@ -21,7 +22,8 @@ interface Decision {
   outcome: string;
   reason: string;
   predicted: { tokensPerS: number; events: string[]; mix: Record<string, number> } | null;
-  plan: { version: number | null; action: string } | null;
+  capacityPlan: { target: number; readyBy: number | null } | null;
+  contract: { status: string; target: number } | null;
 }
 
 Deno.test("a scheduled event's lead window makes the router's cron pre-warm for it", async () => {
@@ -30,7 +32,12 @@ Deno.test("a scheduled event's lead window makes the router's cron pre-warm for 
   const pool = await startPool({
     modelDir,
     backends: 2,
-    env: { SWITCHYARD_AUTH__ADMIN_TOKEN: ADMIN, SWITCHYARD_LOG__REQUESTS: "false" },
+    env: {
+      SWITCHYARD_AUTH__ADMIN_TOKEN: ADMIN,
+      SWITCHYARD_LOG__REQUESTS: "false",
+      // Known capacity (as from a benchmark), so the run does not wait for a load estimate.
+      SWITCHYARD_PREWARM__CAPACITY_PER_BACKEND: "40",
+    },
   });
   const url = pool.router.url;
   let running = true;
@@ -72,16 +79,18 @@ Deno.test("a scheduled event's lead window makes the router's cron pre-warm for 
       await new Promise((resolve) => setTimeout(resolve, 2000));
       const body = await (await fetch(`${url}/api/prewarm`)).json();
       decisions = body.decisions;
-      found = decisions.find((d) => d.trigger === "event_lead" && d.outcome === "prewarmed");
+      found = decisions.find((d) => d.trigger === "event_lead" && d.outcome === "planned");
     }
     // On failure, what the job decided instead (outcome, trigger, reason of each run).
     const seen = decisions.map(({ outcome, trigger, reason }) => ({ outcome, trigger, reason }));
     assert.ok(found, `no pre-warm run for the event's lead window: ${JSON.stringify(seen)}`);
-    assert.match(found.reason, /lead time of event "promo" has begun/);
+    assert.match(found.reason, /event "promo" needs \d+ backends/);
     assert.deepEqual(found.predicted!.events, ["promo"]);
-    assert.deepEqual(found.predicted!.mix, { code: 1 }, "placed for the event's mix");
+    assert.deepEqual(found.predicted!.mix, { code: 1 }, "planned for the event's mix");
     assert.ok(found.predicted!.tokensPerS > 0);
-    assert.ok(found.plan !== null && found.plan.version !== null, JSON.stringify(found.plan));
+    assert.equal(found.capacityPlan!.readyBy, start);
+    assert.ok(found.capacityPlan!.target > 2, JSON.stringify(found.capacityPlan));
+    assert.equal(found.contract?.status, "at_risk", "the advisory scaler adds nothing");
   } finally {
     running = false;
     const failed = await load;

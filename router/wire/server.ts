@@ -104,6 +104,8 @@ export interface RunningRouter {
   alerts: AlertManager;
   /** The balancer, when Deno KV is available (plans live there). */
   balancer: Balancer | undefined;
+  /** Runs the pre-warm job once (its cron's handler), for tests and benchmarks. */
+  runCron(now?: number): Promise<"ran" | "follower" | "disabled">;
   /** Stops health checks and shuts the server down gracefully (idempotent). */
   close(): Promise<void>;
   /** Settles when the server has stopped. */
@@ -451,6 +453,7 @@ export async function startRouter(
     load: router.load,
     alerts: router.alerts,
     balancer: router.balancer,
+    runCron: router.runCron,
     finished: server.finished,
     close: () =>
       closing ??= (async () => {

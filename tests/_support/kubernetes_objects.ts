@@ -1,8 +1,8 @@
 /**
  * @module Test support: checks rendered Kubernetes objects. Core kinds are validated
  * against the Kubernetes OpenAPI schemas (`npm:kubernetes-models`); KServe's custom
- * resources, which those schemas do not cover, get the required-field checks of their
- * CRDs written out here. Each check returns problems as strings (empty: valid).
+ * and KEDA's custom resources, which those schemas do not cover, get the required-field
+ * checks of their CRDs written out here. Each check returns problems as strings (empty: valid).
  */
 import { ConfigMap, PersistentVolumeClaim, Service } from "kubernetes-models/v1";
 import { Deployment, StatefulSet } from "kubernetes-models/apps/v1";
@@ -70,7 +70,36 @@ function inferenceServiceProblems(object: KubeObject): string[] {
   return problems;
 }
 
+/** KEDA `ScaledObject` (keda.sh/v1alpha1): a target and triggers, each with a type and metadata. */
+function scaledObjectProblems(object: KubeObject): string[] {
+  const problems: string[] = [];
+  const spec = object.spec ?? {};
+  need(problems, spec.scaleTargetRef?.name, "spec.scaleTargetRef.name");
+  need(problems, spec.triggers, "spec.triggers");
+  for (const [i, trigger] of (spec.triggers ?? []).entries()) {
+    need(problems, trigger.type, `spec.triggers[${i}].type`);
+    need(problems, trigger.metadata, `spec.triggers[${i}].metadata`);
+    for (const [key, value] of Object.entries(trigger.metadata ?? {})) {
+      // KEDA's trigger metadata is map[string]string: a number here fails admission.
+      if (typeof value !== "string") {
+        problems.push(`spec.triggers[${i}].metadata.${key}: not a string`);
+      }
+    }
+  }
+  for (const field of ["minReplicaCount", "maxReplicaCount", "pollingInterval", "cooldownPeriod"]) {
+    const value = spec[field];
+    if (value !== undefined && !(Number.isInteger(value) && value >= 0)) {
+      problems.push(`spec.${field}: must be an integer ≥ 0`);
+    }
+  }
+  if ((spec.minReplicaCount ?? 0) > (spec.maxReplicaCount ?? 100)) {
+    problems.push("spec.minReplicaCount: above maxReplicaCount");
+  }
+  return problems;
+}
+
 const CUSTOM: Record<string, (object: KubeObject) => string[]> = {
+  "keda.sh/v1alpha1/ScaledObject": scaledObjectProblems,
   "serving.kserve.io/v1alpha1/ServingRuntime": servingRuntimeProblems,
   "serving.kserve.io/v1beta1/InferenceService": inferenceServiceProblems,
 };

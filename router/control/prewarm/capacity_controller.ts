@@ -76,6 +76,8 @@ export interface ContractSummary {
   ready: number;
   pending: number;
   stagedVersion: number | null;
+  /** The backends (ids) the staged version places experts on. */
+  stagedBackends: string[];
   activatedAt: number | null;
   expectedReadyAt: number | null;
   message: string;
@@ -217,6 +219,7 @@ export class CapacityController {
       ready: this.counts().ready,
       pending: this.#pending.length,
       stagedVersion: c.staged?.version ?? null,
+      stagedBackends: c.staged?.backends ?? [],
       activatedAt: c.activatedAt,
       expectedReadyAt: a?.expectedReadyAt ?? null,
       message: a?.message ?? c.reason,
@@ -326,7 +329,9 @@ export class CapacityController {
     const same = c !== null && c.source === plan.source && c.event === plan.event;
     if (same) {
       Object.assign(c, {
-        target: Math.max(plan.target, c.activatedAt !== null ? c.target : 0),
+        // A contract's target only grows: what was asked for stays asked for (a smaller
+        // need is given back after the contract, with the hold), and staging does not churn.
+        target: Math.max(plan.target, c.target),
         readyBy: c.activatedAt !== null ? c.readyBy : plan.readyBy!,
         until: Math.max(c.until, input.until),
         load: input.load ?? c.load,

@@ -198,6 +198,8 @@ export interface PrewarmSettings {
   lead_time: number;
   cold_start_percentile?: number;
   lead_margin?: number;
+  /** Tokens/s per backend when known; unset: estimated from load reports. */
+  capacity_per_backend?: number | undefined;
   min_backends?: number | undefined;
   max_backends?: number | undefined;
   /** ms; default 15 min. */

@@ -3,10 +3,11 @@
  * of its ports, the capacity controller and the time, so tests drive it on a manual clock.
  *
  * Steps:
- *   1. capacity per backend: the load signal's estimate (saturation.ts), else the last
- *      estimate, else the configured fallback; the lead time from measured cold starts;
- *   2. predicted volume over max(horizon, lead + hold): the forecast with events applied,
- *      plus events whose lead time has begun;
+ *   1. capacity per backend: `prewarm.capacity_per_backend` when set, else the load
+ *      signal's estimate (saturation.ts), else the last estimate; the lead time from
+ *      measured cold starts;
+ *   2. predicted volume over max(horizon, lead + hold): the forecast (without one yet, the
+ *      traffic now) with events applied, plus events whose lead time has begun;
  *   3. capacity plan: N backends by T (`capacity_plan.ts`): the most any point within one
  *      lead time needs, the deadline of the first shortfall, what to keep after a peak;
  *   4. for a scale-up, the per-expert load at the peak (volume × mix × affinity, raised to
@@ -81,11 +82,14 @@ async function decide(
   const load = deps.poolLoad();
   const estimate = estimateCapacity(load);
   if (estimate !== null) memory.capacity = estimate;
-  const perBackend = estimate ?? memory.capacity ?? deps.capacityFallback ?? null;
+  const configured = settings.capacity_per_backend;
+  const perBackend = configured ?? estimate ?? memory.capacity ?? deps.capacityFallback ?? null;
   const capacity: PrewarmDecision["capacity"] = {
     perBackendTokensPerS: perBackend,
     backends: serving,
-    source: estimate !== null
+    source: configured !== undefined
+      ? "configured"
+      : estimate !== null
       ? "reports"
       : memory.capacity !== null
       ? "remembered"
@@ -117,7 +121,13 @@ async function decide(
   const forecast = await deps.traffic.forecastVolume(now, horizonMs, events);
   const relevant = events.filter((e) => e.start < now + horizonMs && e.end > now);
   const observed = observedTokensPerS(load);
-  const points = predictVolume(forecast?.points ?? [], relevant, {
+  // Without a forecast yet, the traffic now is the prediction of last resort.
+  const forecastPoints = forecast?.points.length
+    ? forecast.points
+    : observed === null
+    ? []
+    : [{ at: now, tokensPerS: observed }];
+  const points = predictVolume(forecastPoints, relevant, {
     now,
     defaultLeadMs: lead.leadMs,
     ...(observed === null ? {} : { fallbackTokensPerS: observed }),

@@ -19,9 +19,8 @@ async function setUp(settings = {}) {
   return { p, controller, run, [Symbol.asyncDispose]: () => p[Symbol.asyncDispose]() };
 }
 
-Deno.test("runPrewarm() without a forecast or event does nothing, and says why", async () => {
+Deno.test("runPrewarm() without a forecast, traffic or event does nothing, and says why", async () => {
   await using t = await setUp();
-  t.p.load.current = poolLoad(0, SERVING, 100, 0.5);
   const decision = await t.run();
   assert.equal(decision.outcome, "skipped");
   assert.equal(decision.trigger, "none");
@@ -106,4 +105,18 @@ Deno.test("runPrewarm() never throws: a failing source is an error decision, log
   assert.equal(decision.outcome, "error");
   assert.equal(decision.error, "KV unavailable");
   assert.equal(t.p.f.logger.find("prewarm")[0]!.level, "error");
+});
+
+Deno.test("runPrewarm() without a forecast yet plans on the traffic now, and on an event ahead", async () => {
+  await using t = await setUp({ capacity_per_backend: 100 });
+  const now = t.p.f.clock.now();
+  t.p.load.current = poolLoad(now, SERVING, 20, 0.1); // 40 tokens/s observed
+  t.p.events.list = [{ name: "promo", start: now + 10 * MIN, end: now + 20 * MIN, multiplier: 5 }];
+  const decision = await t.run();
+  assert.equal(decision.capacity.source, "configured");
+  // 40 × 5 = 200 tokens/s at 100 × 0.8 per backend: 3 backends by the event's start.
+  assert.deepEqual(
+    [decision.capacityPlan?.target, decision.capacityPlan?.readyBy],
+    [3, now + 10 * MIN],
+  );
 });
