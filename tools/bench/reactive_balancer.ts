@@ -106,8 +106,9 @@ export async function startReactiveBalancer(
       const observed = observe(model);
       return options.blend ? options.blend(model, observed, clock.now()) : observed;
     },
+    // Active members only: standby ones join with the plan the pre-warm job activates.
     backends: () => {
-      const views = router.pool.views();
+      const views = router.pool.views().filter((view) => (view.role ?? "active") === "active");
       if (views.some((view) => typeof view.details?.["backend_id"] !== "string")) return [];
       return views.map(({ name, url }) => ({ id: name, url }));
     },

@@ -36,7 +36,7 @@ import {
   type ContractAssessment,
 } from "./capacity_contract.ts";
 import type { CapacityPlan } from "./capacity_plan.ts";
-import { ColdStartBook, type LeadTime, leadTime } from "./lead_time.ts";
+import { ColdStartBook, type ColdStartSample, type LeadTime, leadTime } from "./lead_time.ts";
 import type { PrewarmDeps, ScaleRequest, ScalerOutcome } from "./prewarm_types.ts";
 
 /** What the controller needs of the job's deps. */
@@ -173,6 +173,11 @@ export class CapacityController {
   /** The cold-start samples kept. */
   coldStarts() {
     return this.#book.samples();
+  }
+
+  /** Adds a cold start measured elsewhere (a benchmark's warm-up, an earlier leader's). */
+  recordColdStart(sample: ColdStartSample): void {
+    this.#book.record(sample);
   }
 
   /** What the scaler was last asked for (the Kubernetes desired-replicas value). */
