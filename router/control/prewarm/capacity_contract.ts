@@ -13,6 +13,8 @@
  * - A request older than `readyTimeoutMs` that never became ready is `stuck`: a scaler
  *   that never reports ready is named, not waited for silently.
  */
+import type { PlacementPlan } from "../../../shared/placement_plan.ts";
+import type { CapacityPlan } from "./capacity_plan.ts";
 
 /** How a contract stands. */
 export type ContractStatus =
@@ -130,4 +132,70 @@ export function assessContract(
       new Date(expectedReadyAt).toISOString()
     } (deadline ${by})`,
   };
+}
+
+/** A contract with what was done for it. */
+export interface ContractState extends CapacityContract {
+  assessment: ContractAssessment | null;
+  /** The version staged for it, and on which backends (ids). */
+  staged: { plan: PlacementPlan; version: number; backends: string[]; at: number } | null;
+  activatedAt: number | null;
+  /** Statuses already escalated (each logged once). */
+  escalated: string[];
+}
+
+/** The job's view of a contract (`GET /api/prewarm`). */
+export interface ContractSummary {
+  id: string;
+  source: "event" | "forecast";
+  event: string | null;
+  target: number;
+  readyBy: number;
+  until: number;
+  status: ContractAssessment["status"] | "activated" | "closed";
+  ready: number;
+  pending: number;
+  stagedVersion: number | null;
+  /** The backends (ids) the staged version places experts on. */
+  stagedBackends: string[];
+  activatedAt: number | null;
+  expectedReadyAt: number | null;
+  message: string;
+}
+
+/** Backends by role, and requests pending (the timeline's columns). */
+export interface MemberCounts {
+  active: number;
+  standby: number;
+  draining: number;
+  /** Active and standby members that passed their checks and described the model. */
+  ready: number;
+  /** Requested from the scaler, not in the pool ready yet. */
+  pending: number;
+  /** What the scaler was last asked for. */
+  desired: number;
+}
+
+/** An alert condition the router's alert manager adds to its own. */
+export interface CapacityCondition {
+  id: string;
+  kind: "capacity";
+  subject: string;
+  value: number;
+  threshold: number;
+  message: string;
+}
+
+/** What a job run hands the controller. */
+export interface ContractInput {
+  plan: CapacityPlan;
+  model: string | null;
+  capacityPerBackend: number | null;
+  threshold: number;
+  /** Until when the planned traffic lasts (event end, or the forecast peak). */
+  until: number;
+  /** `[layer][expert]` tokens/s at the peak, for the contract's placement. */
+  load: number[][] | null;
+  /** Router tokens/s from which the contract's traffic counts as arrived. */
+  rampTokensPerS: number | null;
 }

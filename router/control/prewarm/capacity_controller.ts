@@ -32,9 +32,13 @@ import type { StageOutcome } from "../balancer/plan_switch.ts";
 import { observedTokensPerS } from "./capacity.ts";
 import {
   assessContract,
-  type CapacityContract,
-  type ContractAssessment,
+  type CapacityCondition,
+  type ContractInput,
+  type ContractState,
+  type ContractSummary,
+  type MemberCounts,
 } from "./capacity_contract.ts";
+import { isActive, isDraining, isReady, sameIds } from "./_members.ts";
 import type { CapacityPlan } from "./capacity_plan.ts";
 import { ColdStartBook, type ColdStartSample, type LeadTime, leadTime } from "./lead_time.ts";
 import type { PrewarmDeps, ScaleRequest, ScalerOutcome } from "./prewarm_types.ts";
@@ -53,58 +57,6 @@ export type CapacityControllerDeps = Pick<
   | "logger"
   | "floor"
 >;
-
-/** A contract with what was done for it. */
-export interface ContractState extends CapacityContract {
-  assessment: ContractAssessment | null;
-  /** The version staged for it, and on which backends (ids). */
-  staged: { plan: PlacementPlan; version: number; backends: string[]; at: number } | null;
-  activatedAt: number | null;
-  /** Statuses already escalated (each logged once). */
-  escalated: string[];
-}
-
-/** The job's view of a contract (`GET /api/prewarm`). */
-export interface ContractSummary {
-  id: string;
-  source: "event" | "forecast";
-  event: string | null;
-  target: number;
-  readyBy: number;
-  until: number;
-  status: ContractAssessment["status"] | "activated" | "closed";
-  ready: number;
-  pending: number;
-  stagedVersion: number | null;
-  /** The backends (ids) the staged version places experts on. */
-  stagedBackends: string[];
-  activatedAt: number | null;
-  expectedReadyAt: number | null;
-  message: string;
-}
-
-/** Backends by role, and requests pending (the timeline's columns). */
-export interface MemberCounts {
-  active: number;
-  standby: number;
-  draining: number;
-  /** Active and standby members that passed their checks and described the model. */
-  ready: number;
-  /** Requested from the scaler, not in the pool ready yet. */
-  pending: number;
-  /** What the scaler was last asked for. */
-  desired: number;
-}
-
-/** An alert condition the router's alert manager adds to its own. */
-export interface CapacityCondition {
-  id: string;
-  kind: "capacity";
-  subject: string;
-  value: number;
-  threshold: number;
-  message: string;
-}
 
 interface Pending {
   at: number;
@@ -723,36 +675,4 @@ export class CapacityController {
     this.#queue = run.then(() => undefined, () => undefined);
     return run;
   }
-}
-
-/** What a job run hands the controller. */
-export interface ContractInput {
-  plan: CapacityPlan;
-  model: string | null;
-  capacityPerBackend: number | null;
-  threshold: number;
-  /** Until when the planned traffic lasts (event end, or the forecast peak). */
-  until: number;
-  /** `[layer][expert]` tokens/s at the peak, for the contract's placement. */
-  load: number[][] | null;
-  /** Router tokens/s from which the contract's traffic counts as arrived. */
-  rampTokensPerS: number | null;
-}
-
-function isActive(m: { role?: BackendRole | undefined }): boolean {
-  return (m.role ?? "active") === "active";
-}
-
-function isDraining(m: { role?: BackendRole | undefined }): boolean {
-  return m.role === "draining";
-}
-
-/** Passed its checks, said its name and described a model. */
-function isReady(m: { healthy: boolean; models: readonly string[]; details?: unknown }): boolean {
-  const details = m.details as Record<string, unknown> | undefined;
-  return m.healthy && m.models.length > 0 && typeof details?.["backend_id"] === "string";
-}
-
-function sameIds(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((id, i) => id === b[i]);
 }

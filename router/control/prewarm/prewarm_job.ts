@@ -21,12 +21,8 @@ import type { Logger } from "../../../shared/logger.ts";
 import { blendLoads } from "./blend_load.ts";
 import { observedTokensPerS } from "./capacity.ts";
 import { backendsFor } from "./capacity_plan.ts";
-import {
-  type CapacityCondition,
-  CapacityController,
-  type ContractSummary,
-  type MemberCounts,
-} from "./capacity_controller.ts";
+import { CapacityController } from "./capacity_controller.ts";
+import type { CapacityCondition, ContractSummary, MemberCounts } from "./capacity_contract.ts";
 import type { ColdStartSample, LeadTime } from "./lead_time.ts";
 import { type PrewarmMemory, runPrewarm } from "./run_prewarm.ts";
 import type { PredictionCheck, PrewarmDecision, PrewarmDeps } from "./prewarm_types.ts";

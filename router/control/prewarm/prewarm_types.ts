@@ -16,7 +16,7 @@ import type { StageOutcome } from "../balancer/plan_switch.ts";
 import type { ModelShape, UnversionedPlan } from "../balancer/rebalancer.ts";
 import type { CapacitySignals } from "./capacity.ts";
 import type { CapacityPlan } from "./capacity_plan.ts";
-import type { ContractSummary, MemberCounts } from "./capacity_controller.ts";
+import type { ContractSummary, MemberCounts } from "./capacity_contract.ts";
 import type { LeadTime } from "./lead_time.ts";
 
 /** One point of a volume forecast: router tokens/s expected at `at` (ms since the epoch). */

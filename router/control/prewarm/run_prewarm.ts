@@ -19,7 +19,8 @@
  */
 import { blendLoads } from "./blend_load.ts";
 import { estimateCapacity, observedTokensPerS } from "./capacity.ts";
-import type { CapacityController, ContractInput } from "./capacity_controller.ts";
+import type { CapacityController } from "./capacity_controller.ts";
+import type { ContractInput } from "./capacity_contract.ts";
 import { type CapacityPlan, planCapacity } from "./capacity_plan.ts";
 import {
   mixAt,
