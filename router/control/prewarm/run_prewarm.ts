@@ -10,14 +10,13 @@
  *      traffic now) with events applied, plus events whose lead time has begun;
  *   3. capacity plan: N backends by T (`capacity_plan.ts`): the most any point within one
  *      lead time needs, the deadline of the first shortfall, what to keep after a peak;
- *   4. for a scale-up, the per-expert load at the peak (volume × mix × affinity, raised to
- *      what the balancer observes) — the placement the contract stages for the target
- *      pool — and the traffic level at which it activates early (the ramp);
+ *   4. for a scale-up, the per-expert load at the peak (volume × mix × affinity) — the
+ *      placement the contract stages for the target pool — and the traffic level at which
+ *      it activates early (the ramp);
  *   5. the controller carries it out (scaler requests, staging, activation at the event,
  *      scale-down after the hold) and one tracking step runs.
  * Every run returns a decision and logs it as `prewarm` with its reason. It never throws.
  */
-import { blendLoads } from "./blend_load.ts";
 import { estimateCapacity, observedTokensPerS } from "./capacity.ts";
 import type { CapacityController } from "./capacity_controller.ts";
 import type { ContractInput } from "./capacity_contract.ts";
@@ -220,7 +219,13 @@ async function decide(
   });
 }
 
-/** `[layer][expert]` tokens/s at the peak, raised to what the balancer observes; null when unknown. */
+/**
+ * `[layer][expert]` tokens/s at the peak — the contract's placement is planned for the peak's
+ * own traffic (its volume, mix and affinity), not raised to today's: a placement for
+ * max(pre-event, event) load serves the event worse (in the simulator its hour ran at
+ * balancedness 0.73 vs 0.97). Without an affinity profile, what the balancer observes; null
+ * when neither is known.
+ */
 async function placementLoad(
   deps: PrewarmDeps,
   model: { name: string; layers: number; experts: number },
@@ -234,9 +239,7 @@ async function placementLoad(
     experts: model.experts,
     topK: deps.topK?.() ?? 1,
   });
-  const observed = deps.observedExpertLoad?.(model.name) ?? null;
-  if (predicted === null) return observed;
-  return observed === null ? predicted : blendLoads(observed, predicted);
+  return predicted ?? deps.observedExpertLoad?.(model.name) ?? null;
 }
 
 /**
