@@ -211,6 +211,7 @@ export async function buildRouter(
       return { shed: full, admitted: Math.max(0, admitted) };
     },
     onRound: async (load) => {
+      balancing?.costs.record(load);
       alerts.onRound(load);
       timeline.record(load);
       utilisation.record(load);
