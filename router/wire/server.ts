@@ -252,6 +252,11 @@ export async function buildRouter(
     alerts,
     logShipping: options.logShipping,
     prewarm: () => balancing?.prewarm,
+    eplb: state && {
+      balancer: () => balancing?.balancer,
+      costs: () => balancing?.costs,
+      now: () => clock.now(),
+    },
     overload: {
       ejections: () => pool.outlier.ejections(),
       excused: () => pool.outlier.excused,
