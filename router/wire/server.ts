@@ -175,6 +175,11 @@ export async function buildRouter(
     settings: alertSettingsFromConfig(config),
     views: () => pool.views(),
     latency: (now) => requests.latency(now, config.alerts.latency_window),
+    rebalance: () => {
+      const balancer = balancing?.balancer;
+      const model = balancer?.modelShape()?.name;
+      return balancer && model ? { model, health: balancer.health() } : undefined;
+    },
     clock,
     logger,
     store: alertStore,
