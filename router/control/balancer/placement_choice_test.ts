@@ -337,3 +337,11 @@ Deno.test("no plan the balancer proposes exceeds any backend's memory budget (pr
     { numRuns: 300 },
   );
 });
+
+Deno.test("decideRebalance() running full replication compares it with the static expert-parallel plan", () => {
+  const full = versioned(fullReplicationPlan(model, two, "full"));
+  const kept = decideRebalance(rebalance({ current: full, loads: even }));
+  assert.equal(kept.placement?.expertParallel.slotsPerBackend, 3);
+  assert.equal(kept.placement?.current?.kind, "full_replication");
+  assert.ok(kept.placement!.gain! > 0);
+});

@@ -351,7 +351,8 @@ function decide(
   const interval = input.adjustIntervalMs ?? 0;
   const held = since !== undefined && since !== null && since < interval;
   if (choice !== undefined && input.strategy === "dynamic") {
-    const analysis = analyse(plan, plan);
+    // Compared with the plan in force, or (running full replication) the static placement.
+    const analysis = analyse(plan, isFullReplication(plan, model.experts) ? fixed() : plan);
     if (analysis.choice === "full_replication") {
       if (analysis.action !== "switch") return none(analysis.reason, score(plan));
       if (held) {
