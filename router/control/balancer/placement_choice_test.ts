@@ -345,3 +345,89 @@ Deno.test("decideRebalance() running full replication compares it with the stati
   assert.equal(kept.placement?.current?.kind, "full_replication");
   assert.ok(kept.placement!.gain! > 0);
 });
+
+/** The project's two models (docs/MODEL_FORMAT.md: expert file sizes). */
+const DEMO = { name: "demo-moe", layers: 2, experts: 32, groups: 4 };
+const DEMO_EXPERT_BYTES = 2_102_737;
+const BENCH = { name: "bench-moe", layers: 3, experts: 256, groups: 8 };
+const BENCH_EXPERT_BYTES = 264_144;
+
+function pool(count: number) {
+  return Array.from({ length: count }, (_, i) => ({
+    id: `backend-${i + 1}`,
+    url: `http://127.0.0.1:${9001 + i}`,
+  }));
+}
+
+Deno.test("the demo model on 2 backends without a budget: full replication, first and over a running static plan", () => {
+  const backends = pool(2);
+  const budgets = new Map(
+    backends.map((b) => [b.id, { budgetBytes: null, expertBytes: DEMO_EXPERT_BYTES }]),
+  );
+  const settings = { mode: "auto" as const, costs: assumedCosts() };
+  const first = decideRebalance({
+    ...rebalance({}),
+    model: DEMO,
+    backends,
+    budgets,
+    placement: settings,
+  });
+  assert.equal(first.action, "initial");
+  assert.ok(isFullReplication(first.plan!, 32));
+  assert.equal(first.placement?.inputs.load, "even");
+  // Over the static blocks (16 + 4 spare per backend) at 125 rows/s per expert (4,000 a layer).
+  const fixed = versioned(
+    staticPlan({ model: DEMO.name, layers: 2, experts: 32, backends, slotsPerBackend: 20 }),
+  );
+  const running = decideRebalance({
+    ...rebalance({}),
+    model: DEMO,
+    backends,
+    budgets,
+    current: fixed,
+    loads: [new Array(32).fill(125), new Array(32).fill(125)],
+    placement: settings,
+  });
+  assert.equal(running.action, "rebalance");
+  assert.ok(isFullReplication(running.plan!, 32));
+  const analysis = running.placement!;
+  // backend-1 lacks 16 of 32 experts, backend-2 12 (its spares repeat 4–7): with even
+  // entry (16 + 12) ÷ 32 ÷ 2 = 43.75 % of rows cross.
+  assert.equal(analysis.expertParallel.remoteShare, 0.4375);
+  assert.ok(analysis.gain! > 0.3, String(analysis.gain));
+  assert.equal(analysis.move!.experts, (16 + 12) * 2);
+  assert.ok(analysis.move!.paybackS! < 1, String(analysis.move!.paybackS));
+});
+
+Deno.test("the bench model on 4 backends at 77.1 MiB: expert parallelism within the budget", () => {
+  const backends = pool(4);
+  const budgetBytes = Math.floor(77.1 * MIB);
+  const budgets = new Map(
+    backends.map((b) => [b.id, { budgetBytes, expertBytes: BENCH_EXPERT_BYTES }]),
+  );
+  const decision = decideRebalance({
+    ...rebalance({}),
+    model: BENCH,
+    backends,
+    budgets,
+    placement: { mode: "auto", costs: costs(5) },
+  });
+  assert.equal(decision.action, "initial");
+  assert.equal(decision.placement?.choice, "expert_parallel");
+  assert.equal(
+    decision.placement?.fits.reason,
+    "the memory budget of backend-1 (77.1 MiB) holds 102 of 256 experts per layer " +
+      "(3 layers × 0.3 MiB each)",
+  );
+  // The planner's sizing, 64 × 1.25 = 80 slots, is within the budget's 102.
+  assert.equal(decision.plan!.slotsPerBackend, 80);
+  // Even asked for, full replication does not happen where it does not fit.
+  const forced = decideRebalance({
+    ...rebalance({}),
+    model: BENCH,
+    backends,
+    budgets,
+    placement: { mode: "full_replication", costs: costs(5) },
+  });
+  assert.equal(forced.plan!.slotsPerBackend, 80);
+});

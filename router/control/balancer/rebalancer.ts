@@ -309,6 +309,8 @@ function decide(
       if (analysis.choice === "full_replication") {
         kind = analysis.reason;
         initial = fullReplicationPlan(model, input.backends, "full replication");
+      } else {
+        kind = `static placement (${analysis.reason})`;
       }
     }
     return {
