@@ -135,11 +135,9 @@ const ROUTER_LAYERS = ["runtime", "serve", "control", "operate", "wire", "entry"
  */
 const KNOWN_FOLDER_LOOPS = [
   "gpu-backend/batching → gpu-backend/moe",
-  "gpu-backend/metrics → gpu-backend/server",
   "gpu-backend/moe → gpu-backend/advice",
   "gpu-backend/moe → gpu-backend/layer",
   "gpu-backend/residency → gpu-backend/placement",
-  "gpu-backend/residency → gpu-backend/server",
   "gpu-backend/timing → gpu-backend/metrics",
 ];
 
