@@ -43,7 +43,7 @@ import {
 } from "./layer_dispatch_parts.ts";
 import type { LayerBatcher } from "./layer_batcher.ts";
 import type { LayerExecutable, LayerExecutables } from "./layer_executables.ts";
-import type { LayerObserver, LayerPath } from "./layer_forward.ts";
+import type { LayerObserver, LayerPath } from "./layer_path.ts";
 
 /** Options of {@linkcode LayerDispatcher}. */
 export interface LayerDispatcherOptions {

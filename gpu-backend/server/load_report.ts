@@ -23,7 +23,7 @@ import {
 } from "../../shared/model_manifest.ts";
 import type { PartBatchStats } from "../batching/micro_batcher.ts";
 import type { ExecutorStats } from "../execution/executor.ts";
-import type { EngineStats } from "../moe/engine.ts";
+import type { EngineStats } from "../engine/engine.ts";
 
 /** Memory readings of the backend process (from `Deno.memoryUsage()`). */
 export interface MemoryReading {

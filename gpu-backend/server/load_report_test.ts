@@ -7,7 +7,7 @@ import type { PartBatchStats } from "../batching/micro_batcher.ts";
 import { MicroBatcher } from "../batching/micro_batcher.ts";
 import { fixedDelayPolicy } from "../batching/policies.ts";
 import type { Execution, ExecutorStats, ExpertExecutor } from "../execution/executor.ts";
-import { MoeEngine } from "../moe/engine.ts";
+import { MoeEngine } from "../engine/engine.ts";
 import { createBackendApp } from "./app.ts";
 import { PlacementState } from "../placement/placement_state.ts";
 import { PeerRegistry } from "../peer/peer_registry.ts";

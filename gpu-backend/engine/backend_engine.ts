@@ -16,7 +16,7 @@ import { LayerBatcher } from "../layer/layer_batcher.ts";
 import { LayerDispatcher } from "../layer/layer_dispatcher.ts";
 import { LayerExecutables } from "../layer/layer_executables.ts";
 import { mergePartStats } from "../layer/merge_part_stats.ts";
-import { MoeEngine } from "../moe/engine.ts";
+import { MoeEngine } from "./engine.ts";
 import type { PeerClient } from "../peer/peer_client.ts";
 import type { OverlapMode } from "../layer/layer_dispatcher.ts";
 import { ExpertDispatcher } from "../placement/expert_dispatcher.ts";
