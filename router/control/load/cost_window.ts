@@ -172,7 +172,10 @@ export class PlacementCostWindow {
         ms: remote.ms,
         source: "measured",
         detail: `measured over ${Math.round(remote.rows)} remote rows in the last ${seconds} s: ` +
-          `exposed ${ms(remote.exposedMs)} + send CPU ${ms(remote.sendCpuMs)} + serve CPU ` +
+          `exposed beyond peer serving ${ms(remote.exposedMs)} + send CPU ${
+            ms(remote.sendCpuMs)
+          } + ` +
+          `serve CPU ` +
           `${ms(remote.serveCpuMs)} ms per row`,
         at: now,
         parts: {

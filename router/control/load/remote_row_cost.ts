@@ -5,16 +5,19 @@
  * placement planner (`control/balancer/placement_cost.ts`) weighs hops against imbalance
  * with them.
  *
- * Estimator "exposed + host CPU per remote row" ({@linkcode remoteRowCost}):
- * `(Σ exposedMs + Σ sendCpuMs + Σ serveCpuMs) ÷ Σ rowsSent` —
- * - `exposedMs`: hop time requests waited on with none of their own work running (what
- *   overlap could not hide: latency the request pays, capacity a closed loop loses);
+ * Estimator "exposed transport + host CPU per remote row" ({@linkcode remoteRowCost}):
+ * `(max(0, Σ exposedMs − Σ peerServeMs) + Σ sendCpuMs + Σ serveCpuMs) ÷ Σ rowsSent` —
+ * - exposed transport: hop time requests waited on with none of their own work running
+ *   (what overlap could not hide: latency the request pays, capacity a closed loop loses)
+ *   beyond the peers' own serving time — that is the rows' queueing and execution on the
+ *   peer, which they would spend on the entry backend too and the planner prices as
+ *   execution; counting it here would price every hop as a second execution. Taken over
+ *   sums, not per hop: a hop partly hidden under local work lends its slack to others, so
+ *   this errs low when overlap is partial;
  * - `sendCpuMs`: the entry side's host-thread ms packing frames and reading answers;
  * - `serveCpuMs`: the peer side's host-thread ms decoding and answering.
- * Not counted: the peer's execution of the rows (`peerServeMs`: the rows run somewhere in
- * any plan, the device term prices them) and the covered part of the hop (hidden under
- * computation). A row is a token sent to one peer once, with all its assignments to that
- * peer's experts.
+ * The covered part of a hop (hidden under computation) costs nothing but that CPU. A row is
+ * a token sent to one peer once, with all its assignments to that peer's experts.
  *
  * Estimator "device ms per expert row" ({@linkcode expertRowCost}): Σ device-busy ms ÷ Σ
  * routed-expert rows run — gates, shared experts and each execution's fixed part included,
@@ -56,6 +59,7 @@ export function addPeer(a: Readonly<PeerReport>, b: Readonly<PeerReport>): PeerR
 export interface RemoteRowCost {
   /** `exposed + sendCpu + serveCpu`: what the planner charges per remote row. */
   ms: number;
+  /** Exposed hop time beyond the peers' serving, per row. */
   exposedMs: number;
   sendCpuMs: number;
   serveCpuMs: number;
@@ -63,14 +67,14 @@ export interface RemoteRowCost {
   rows: number;
 }
 
-/** "Exposed + host CPU per remote row" over `totals`; null below `minRows` rows. */
+/** "Exposed transport + host CPU per remote row" over `totals`; null below `minRows` rows. */
 export function remoteRowCost(
   totals: Readonly<PeerReport>,
   minRows: number = MIN_REMOTE_ROWS,
 ): RemoteRowCost | null {
   const rows = totals.rowsSent;
   if (!(rows >= minRows) || rows <= 0) return null;
-  const exposedMs = totals.exposedMs / rows;
+  const exposedMs = Math.max(0, totals.exposedMs - totals.peerServeMs) / rows;
   const sendCpuMs = totals.sendCpuMs / rows;
   const serveCpuMs = totals.serveCpuMs / rows;
   return { ms: exposedMs + sendCpuMs + serveCpuMs, exposedMs, sendCpuMs, serveCpuMs, rows };

@@ -13,12 +13,13 @@ function peer(fields: Partial<PeerReport>): PeerReport {
   return { ...NO_PEER, ...fields };
 }
 
-Deno.test("remoteRowCost() is exposed hop time plus both sides' host CPU per remote row", () => {
-  // 200 rows: 30 ms exposed, 8 ms packing, 12 ms serving → 0.15 + 0.04 + 0.06 = 0.25 ms.
+Deno.test("remoteRowCost() is exposed transport time plus both sides' host CPU per remote row", () => {
+  // 200 rows: 70 ms exposed, of it 40 ms the peers' own serving → 30 ms of transport;
+  // 8 ms packing, 12 ms serving → 0.15 + 0.04 + 0.06 = 0.25 ms.
   const cost = remoteRowCost(
     peer({
       rowsSent: 200,
-      exposedMs: 30,
+      exposedMs: 70,
       sendCpuMs: 8,
       serveCpuMs: 12,
       hopMs: 90,
@@ -30,6 +31,12 @@ Deno.test("remoteRowCost() is exposed hop time plus both sides' host CPU per rem
   assert.equal(cost.sendCpuMs, 0.04);
   assert.equal(cost.serveCpuMs, 0.06);
   assert.ok(Math.abs(cost.ms - 0.25) < 1e-12, String(cost.ms));
+  // A hop hidden under local work exposes less than the peer served: only the CPU counts.
+  const hidden = remoteRowCost(
+    peer({ rowsSent: 100, exposedMs: 5, peerServeMs: 40, sendCpuMs: 3 }),
+  )!;
+  assert.equal(hidden.exposedMs, 0);
+  assert.equal(hidden.ms, 0.03);
 });
 
 Deno.test("remoteRowCost() and expertRowCost() say nothing from too few rows", () => {

@@ -155,7 +155,8 @@ export function eplbMetrics(registry: Registry, source: EplbMetricsSource): void
   collectedGauge(registry, {
     name: "switchyard_eplb_remote_row_cost_seconds",
     help: "The cost of a row crossing to a peer the placement planner weighs (exposed hop " +
-      "time + both sides' host CPU per row), by source: measured, or assumed before any.",
+      "time beyond the peers' serving + both sides' host CPU, per row), by source: measured, " +
+      "or assumed before any.",
     labelNames: ["source"],
     read: () => {
       const costs = source.costs();
