@@ -85,6 +85,7 @@ Deno.test({
           "capacity",
           "expert_hot",
           "latency_slo",
+          "rebalance_stalled",
           "saturation",
           "shedding",
         ],

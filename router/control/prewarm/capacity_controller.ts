@@ -25,7 +25,7 @@
  *      through the scaler. Nothing in flight is ever cut.
  * - Lead time = the measured cold start percentile (`lead_time.ts`).
  */
-import type { PlacementPlan, PlanBackend } from "../../../shared/placement_plan.ts";
+import type { PlanBackend } from "../../../shared/placement_plan.ts";
 import type { TimerHandle } from "../../runtime/clock.ts";
 import type { BackendRole } from "../../serve/pool/backend_view.ts";
 import type { StageOutcome } from "../balancer/plan_switch.ts";

@@ -17,6 +17,8 @@ export type AlertKind =
   | "shedding"
   /** The pool's saturation is at or above `alerts.saturation`. */
   | "saturation"
+  /** A rebalance has been due for more than 3 × `adjust_interval` without a switch. */
+  | "rebalance_stalled"
   /** A capacity contract will miss (or missed) its deadline, or the scaler fails. */
   | "capacity";
 

@@ -13,6 +13,7 @@ import { PlanAdoption } from "../../../router/control/balancer/plan_adoption.ts"
 import { PlanReconciler } from "../../../router/control/balancer/plan_reconciler.ts";
 import { PlanStore } from "../../../router/control/balancer/plan_store.ts";
 import type { ModelShape } from "../../../router/control/balancer/rebalancer.ts";
+import type { PlacementCosts } from "../../../router/control/load/cost_window.ts";
 
 /** The internal token the fixture's backends require. */
 export const INTERNAL_TOKEN = "internal-token-0123456789";
@@ -52,6 +53,7 @@ export async function balancerFixture(
     budgets?: ReadonlyMap<string, { budgetBytes: number | null; expertBytes: number }>;
     /** The pool the balancer plans over; default every fake backend. */
     members?: () => PlanBackend[];
+    costs?: () => PlacementCosts;
   } = {},
 ): Promise<BalancerFixture> {
   const kv = await Deno.openKv(":memory:");
@@ -78,6 +80,8 @@ export async function balancerFixture(
       threshold: 0.75,
       adjust_interval: 60_000,
       redundancy: 0.25,
+      // These tests exercise expert parallelism; full replication has its own.
+      placement: "expert_parallel",
       ...settings,
     },
     loadSource: (model) => model === MODEL.name ? load.current : null,
@@ -85,6 +89,7 @@ export async function balancerFixture(
     modelShape: () => MODEL,
     ...(options.decisionsKept === undefined ? {} : { decisionsKept: options.decisionsKept }),
     ...(options.budgets === undefined ? {} : { budgets: () => options.budgets! }),
+    ...(options.costs === undefined ? {} : { costs: options.costs }),
   });
   return {
     balancer,
