@@ -70,6 +70,8 @@ export interface CapacityControllerOptions {
   rampShare?: number;
   /** Staging retries wait this long after a failure (ms); default 30 s. */
   stageRetryMs?: number;
+  /** How long after activation the balancer plans on the contract's load (ms); default 2 min. */
+  activationGraceMs?: number;
 }
 
 /** Carries out contracts; see the module doc. */
@@ -183,10 +185,17 @@ export class CapacityController {
     };
   }
 
-  /** The contract's planned load while it is in force (activated, traffic not over). */
+  /**
+   * The contract's planned load for a grace period after its activation (default 2 min: two
+   * windows of the balancer's 60 s load EWMA), while what the balancer observes still lags
+   * behind the traffic that just arrived; null otherwise.
+   */
   plannedLoad(now: number): number[][] | null {
     const c = this.#contract;
-    return c !== null && c.activatedAt !== null && now < c.until ? c.load : null;
+    const grace = this.#options.activationGraceMs ?? 120_000;
+    return c !== null && c.activatedAt !== null && now < Math.min(c.until, c.activatedAt + grace)
+      ? c.load
+      : null;
   }
 
   /** Alert conditions: a contract at risk or missed, a plan capped by the maximum, a scaler failing. */
