@@ -23,13 +23,11 @@
  *   5. draining members leave once the current plan no longer places experts on them and
  *      their requests in flight have finished: removed from the pool, then stopped
  *      through the scaler. Nothing in flight is ever cut.
- * - Lead time = the measured cold start percentile (`lead_time.ts`).
+ * - Lead time = the measured cold start percentile (`lead_time.ts`). Steps 3 and 4 are
+ *   `contract_steps.ts`.
  */
-import type { PlanBackend } from "../../../shared/placement_plan.ts";
 import type { TimerHandle } from "../../runtime/clock.ts";
 import type { BackendRole } from "../../serve/pool/backend_view.ts";
-import type { StageOutcome } from "../balancer/plan_switch.ts";
-import { observedTokensPerS } from "./capacity.ts";
 import {
   assessContract,
   type CapacityCondition,
@@ -38,7 +36,8 @@ import {
   type ContractSummary,
   type MemberCounts,
 } from "./capacity_contract.ts";
-import { isActive, isDraining, isReady, sameIds } from "./_members.ts";
+import { isActive, isDraining, isReady } from "./_members.ts";
+import { activateContract, stageContract } from "./contract_steps.ts";
 import type { CapacityPlan } from "./capacity_plan.ts";
 import { ColdStartBook, type ColdStartSample, type LeadTime, leadTime } from "./lead_time.ts";
 import type { PrewarmDeps, ScaleRequest, ScalerOutcome } from "./prewarm_types.ts";
@@ -534,96 +533,21 @@ export class CapacityController {
   async #stage(now: number): Promise<void> {
     const c = this.#contract;
     if (c === null || c.activatedAt !== null || c.load === null || now < this.#stageRetryAt) return;
-    const members = this.#members().filter((m) => !isDraining(m) && isReady(m));
-    const ready = [...members.filter(isActive), ...members.filter((m) => !isActive(m))]
-      .slice(0, c.target);
-    const lead = this.lead();
-    // Staging on what is there waits until shortly before T: twice the measured expert load
-    // time (assumed 30 s before any), plus a tracking step.
-    const stageLead = (lead.expertLoadMs ?? 30_000) * 2 +
-      (this.#deps.settings.track_interval ?? 5000);
-    const complete = ready.length >= c.target;
-    const noMoreInTime = c.assessment?.status === "at_risk" && now >= c.readyBy - stageLead;
-    if (!complete && !noMoreInTime) return;
-    const ids = ready.map((m) => m.name).sort();
-    if (c.staged !== null && sameIds(c.staged.backends, ids)) return;
-    const backends: PlanBackend[] = ready.map((m) => ({ id: m.name, url: m.url }));
-    let outcome: StageOutcome;
-    try {
-      outcome = await this.#deps.placement.stage(this.#deps.placement.propose(c.load, backends));
-    } catch (error) {
-      this.#stageFailed(now, c, error instanceof Error ? error.message : String(error));
-      return;
-    }
-    if (outcome.kind === "stage_failed") {
-      this.#stageFailed(now, c, outcome.error.message);
-      return;
-    }
-    c.staged = { plan: outcome.plan, version: outcome.plan.version, backends: ids, at: now };
-    for (const result of outcome.results) {
-      const member = ready.find((m) => m.name === result.backend);
-      if (member !== undefined && this.#added.includes(member.url)) {
-        this.#book.expertLoad(member.url, result.ms);
-      }
-    }
-    this.#deps.logger.info("capacity contract staged", {
-      event: "prewarm",
-      contract: c.id,
-      version: outcome.plan.version,
-      backends: ids.length,
-      target: c.target,
-      loaded: outcome.results.reduce((sum, r) => sum + r.loaded.length, 0),
-      stage_ms: Math.max(0, ...outcome.results.map((r) => r.ms)),
+    const result = await stageContract(c, now, {
+      deps: this.#deps,
+      members: this.#members(),
+      lead: this.lead(),
+      added: this.#added,
+      expertLoad: (url, ms) => this.#book.expertLoad(url, ms),
     });
-  }
-
-  #stageFailed(now: number, c: ContractState, message: string): void {
-    this.#stageRetryAt = now + (this.#options.stageRetryMs ?? 30_000);
-    this.#deps.logger.warn("capacity contract staging failed", {
-      event: "prewarm",
-      contract: c.id,
-      error: message,
-    });
+    if (result === "failed") this.#stageRetryAt = now + (this.#options.stageRetryMs ?? 30_000);
   }
 
   /** Step 4: activate at `readyBy` or when the contract's traffic arrives. */
   async #activate(now: number): Promise<void> {
     const c = this.#contract;
     if (c === null || c.activatedAt !== null) return;
-    const observed = observedTokensPerS(this.#deps.poolLoad());
-    const ramped = c.rampTokensPerS !== null && observed !== null && observed >= c.rampTokensPerS;
-    if (now < c.readyBy && !ramped) return;
-    const standby = this.#members().filter((m) => (m.role ?? "active") === "standby");
-    const promote = (names: readonly string[] | null) => {
-      for (const m of standby) {
-        if (names === null || names.includes(m.name)) this.#deps.pool.setRole(m.url, "active");
-      }
-    };
-    let how = "no placement staged: standby backends promoted, the balancer re-plans";
-    if (c.staged !== null) {
-      const { plan, backends: names } = c.staged;
-      try {
-        const result = await this.#deps.balancer.activateStaged(plan, {
-          trigger: "prewarm",
-          beforeClaim: () => promote(names),
-        });
-        how = `version ${result.version} activated (${result.moved} replicas moved)`;
-      } catch (error) {
-        how = `activating version ${plan.version} failed (${
-          error instanceof Error ? error.message : String(error)
-        }): standby backends promoted, the balancer re-plans`;
-      }
-    }
-    promote(null);
-    c.activatedAt = now;
-    this.#deps.logger.info("capacity contract activated", {
-      event: "prewarm",
-      contract: c.id,
-      why: ramped && now < c.readyBy ? "traffic arrived" : "deadline",
-      ready: this.counts().ready,
-      target: c.target,
-      how,
-    });
+    await activateContract(c, now, { deps: this.#deps, members: this.#members() });
   }
 
   /** Step 5: drained members leave (pool first, then the scaler stops them). */
