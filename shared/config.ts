@@ -222,6 +222,12 @@ export const ConfigSchema = z.object({
      * readiness answers 503 saying why.
      */
     required: z.boolean().default(true),
+    /**
+     * The id of the pool this state steers, sent with every plan call: backends follow one
+     * pool's plans and refuse another's (409). Default: generated once and kept in
+     * `state.kv`, so routers sharing the KV share it (with `:memory:` a new one per start).
+     */
+    pool_id: z.string().min(1).max(200).optional(),
   }).prefault({}),
   /** One router among many runs the control loops, elected by a lease in `state.kv`. */
   leader: LeaderSchema,

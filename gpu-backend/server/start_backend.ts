@@ -204,6 +204,7 @@ export async function startBackend(
       plan: {
         active: placement.active?.version ?? null,
         staged: placement.staged?.version ?? null,
+        owner: placement.owner.owner,
       },
       ...(layers ? { peer: peerReport(layers.dispatcher.counters, peers.channels(), served) } : {}),
     });
@@ -224,6 +225,8 @@ export async function startBackend(
         active: placement.active?.version ?? null,
         staged: placement.staged?.version ?? null,
         coldStarts: placement.coldStarts,
+        owner: placement.owner.owner,
+        refused: placement.owner.refusals(),
       },
     }),
   });

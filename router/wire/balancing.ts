@@ -28,6 +28,7 @@ import {
 import type { Clock } from "../runtime/clock.ts";
 import type { FetchLike } from "../runtime/fetch_like.ts";
 import { modelParameter } from "./served_model.ts";
+import type { PlanOwner } from "../../shared/plan_owner.ts";
 
 /** What {@linkcode wireBalancing} reads. */
 export interface BalancingDeps {
@@ -42,6 +43,8 @@ export interface BalancingDeps {
   logger: Logger;
   /** The leader lease's fence for plan switches; default none (one router). */
   fence?: () => Promise<PlanFence | null>;
+  /** Pool id and leader term every plan call carries; null while not leading. Default: unfenced. */
+  owner?: () => PlanOwner | null;
 }
 
 /** The wired balancer, its plan store and what must run with the router. */
@@ -52,6 +55,8 @@ export interface Balancing {
   prewarm: PrewarmJob | undefined;
   /** Repairs backends off the current plan (its counters feed metrics). */
   reconciler: PlanReconciler;
+  /** Plan calls backends refused as coming from another pool or an older term (metrics). */
+  refusedPlanCalls(): number;
   /** After every load round: reconcile backends' plans, push replica weights. */
   onRound(load: PoolLoad): Promise<void>;
   start(): void;
@@ -85,7 +90,26 @@ export function wireBalancing<E extends Env>(
   const recent = new ShortWindowLoad(config.expert_balancer.detect_window);
   const observedNow = (model: string) =>
     recent.load(model) ?? observedLoad(model, deps.load(), deps.history);
-  const client = new PlanClient({ fetch, clock, ...(internalToken ? { internalToken } : {}) });
+  const owner = deps.owner ? { owner: deps.owner } : {};
+  // A backend that follows another pool refuses our plans: never silent, never a storm.
+  const refusals = { count: 0, loggedAt: -Infinity };
+  const client = new PlanClient({
+    fetch,
+    clock,
+    ...(internalToken ? { internalToken } : {}),
+    ...owner,
+    onRefused: (backend, reason) => {
+      refusals.count++;
+      if (clock.now() - refusals.loggedAt < 30_000) return;
+      refusals.loggedAt = clock.now();
+      logger.error("plan refused: another controller steers this pool", {
+        event: "plan_owner",
+        backend,
+        reason,
+        refused_total: refusals.count,
+      });
+    },
+  });
   const reconciler = new PlanReconciler({ store, client, clock, logger });
   const balancer = new Balancer({
     store,
@@ -122,7 +146,14 @@ export function wireBalancing<E extends Env>(
         ),
       ),
   });
-  const weights = new ReplicaWeightsPusher({ store, fetch, clock, logger, internalToken });
+  const weights = new ReplicaWeightsPusher({
+    store,
+    fetch,
+    clock,
+    logger,
+    internalToken,
+    ...owner,
+  });
   registerPlanRoutes(app, {
     balancer,
     store,
@@ -154,6 +185,7 @@ export function wireBalancing<E extends Env>(
     store,
     prewarm,
     reconciler,
+    refusedPlanCalls: () => refusals.count,
     onRound: (load) => {
       recent.record(load);
       // Backends off the current plan (a restart) are repaired in the background.

@@ -38,6 +38,7 @@ import { registerOperatorApi } from "./operator_api.ts";
 import { createFleet, type Fleet } from "./fleet.ts";
 import { createRouterSeries } from "./series.ts";
 import { openStateKv, StateHealth } from "./state_kv.ts";
+import { resolvePoolId } from "../control/leader/pool_id.ts";
 import { InputFaults } from "../../shared/input_faults.ts";
 import { closeWhenAsked, serveErrorHandler } from "../../shared/serve_hooks.ts";
 import { publicHost, readTls } from "./tls.ts";
@@ -138,8 +139,11 @@ export async function buildRouter(
   // Assigned once the app exists (it registers routes); rounds and metrics use it then.
   // deno-lint-ignore prefer-const
   let balancing: Balancing | undefined;
-  // One router among many: the lease picks the one running the control loops.
+  // One router among many: the lease picks the one running the control loops; plan calls
+  // carry the pool id (shared through the KV) and the lease's term.
+  const poolId = await resolvePoolId(state?.kv, config.state.pool_id);
   const fleet = createFleet(config, {
+    poolId,
     kv: state?.kv,
     pool,
     clock,
@@ -249,6 +253,10 @@ export async function buildRouter(
       reconciliations: () => balancing?.reconciler.counts ?? { reconciled: 0, failed: 0 },
     },
     alerts,
+    leadership: {
+      leadership: () => fleet.leadership(),
+      refusedPlanCalls: () => balancing?.refusedPlanCalls() ?? 0,
+    },
     logShipping: options.logShipping,
     prewarm: () => balancing?.prewarm,
     overload: {
@@ -310,6 +318,7 @@ export async function buildRouter(
     clock,
     logger,
     ...(fleet.fence ? { fence: fleet.fence } : {}),
+    owner: () => fleet.owner(),
   });
   operatorApi = registerOperatorApi(app, config, {
     kv: state?.kv,

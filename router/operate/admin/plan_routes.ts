@@ -23,6 +23,7 @@ import { hostedExperts, type PlacementPlan } from "../../../shared/placement_pla
 import type { Balancer } from "../../control/balancer/balancer.ts";
 import { BalancerError, type DecisionRecord } from "../../control/balancer/balancer_types.ts";
 import { PlanCallError } from "../../control/balancer/plan_client.ts";
+import { isOwnerRefusal } from "../../../shared/plan_owner.ts";
 import { predictedBalance } from "../../control/balancer/plan_math.ts";
 import { type PlanMoves, planMoves } from "./plan_moves.ts";
 import type { PlanStore } from "../../control/balancer/plan_store.ts";
@@ -145,7 +146,13 @@ function asApiError(error: unknown): ApiError | undefined {
     return new ApiError(code, error.message);
   }
   if (error instanceof PlanCallError) {
-    return new ApiError("backend_error", `${error.message}; the current plan is unchanged`);
+    // Backends that follow another pool (or a newer term) refused: a conflict, not a fault.
+    const refused = error.failures.length > 0 &&
+      error.failures.every((failure) => isOwnerRefusal(failure.reason));
+    return new ApiError(
+      refused ? "conflict" : "backend_error",
+      `${error.message}; the current plan is unchanged`,
+    );
   }
   return undefined;
 }

@@ -23,6 +23,7 @@ import type { InputFaults } from "../../../shared/input_faults.ts";
 import { inputFaultMetrics } from "../../../shared/metrics/input_fault_metrics.ts";
 import { type PrewarmAccuracySource, signalMetrics } from "./signal_metrics.ts";
 import { overloadMetrics, type OverloadSource } from "./overload_metrics.ts";
+import { leaderMetrics, type LeadershipSource } from "./leader_metrics.ts";
 
 /** What {@linkcode RouterMetrics} reads. */
 export interface RouterMetricsDeps {
@@ -50,6 +51,8 @@ export interface RouterMetricsDeps {
   overload?: OverloadSource | undefined;
   /** Request observer failures by kind (`ObserverFailures.counts`); absent: not exported. */
   observerErrors?: (() => ReadonlyMap<string, number>) | undefined;
+  /** The leader lease as this router sees it; absent: no leader metrics. */
+  leadership?: LeadershipSource | undefined;
 }
 
 /** A `/metrics` body source: the text and its content type. */
@@ -85,6 +88,7 @@ export class RouterMetrics implements MetricsEndpoint {
         : {}),
     });
     if (deps.overload !== undefined) overloadMetrics(registry, deps.overload);
+    if (deps.leadership !== undefined) leaderMetrics(registry, deps.leadership);
     const observerErrors = deps.observerErrors;
     if (observerErrors !== undefined) {
       collectedCounter(registry, {
