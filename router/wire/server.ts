@@ -87,7 +87,9 @@ export interface BuiltRouter {
   fleet: Fleet;
   /** Starts discovery, the lease, health checks, load polling, series and the balancer. */
   start(): Promise<void>;
-  /** Stops everything started (idempotent). */
+  /** Ends the dashboard's live streams, so an HTTP server can finish its requests and stop. */
+  closeStreams(): Promise<void>;
+  /** Stops everything started (idempotent); flushes the series. */
   stop(): Promise<void>;
   /** The scheduled job's body (`Deno.cron` handler): the pre-warm run, on the leader only. */
   runCron(now?: number): Promise<"ran" | "follower" | "disabled">;
@@ -161,11 +163,13 @@ export async function buildRouter(
     },
   });
   const loadIntervalMs = options.loadIntervalMs ?? 1000;
+  const fence = fleet.fence;
   const series = createRouterSeries(state?.kv, config, {
     clock,
     logger,
     loadIntervalMs,
     shard: fleet.id,
+    ...(fence ? { fence: async () => (await fence())?.check ?? null } : {}),
   });
   // The dashboard's recent minutes and the doctor's utilisation, fed by every round.
   const timeline = new LoadTimeline();
@@ -221,7 +225,7 @@ export async function buildRouter(
       operatorApi?.onRound(load);
       // Pool-wide series, replica weights and the views followers read: the leader's.
       if (!fleet.isLeader()) return;
-      await series.recordRound(load);
+      await series.recordRound(load, collector.latestReports());
       await balancing?.onRound(load);
       const served = app;
       if (served) await fleet.views?.publish((path) => Promise.resolve(served.request(path)));
@@ -367,6 +371,7 @@ export async function buildRouter(
     balancer: balancing?.balancer,
     fleet,
     runCron,
+    closeStreams: () => operatorApi.close(),
     stop,
     async start() {
       lag.start();
@@ -377,8 +382,12 @@ export async function buildRouter(
       // The balancer ticks on the leader only; a new leader continues the alerts it finds.
       fleet.whileLeader(async () => {
         if (alertStore) alerts.resume(await alertStore.list());
+        await series.lead();
         balancing?.start();
-      }, () => balancing?.stop());
+      }, () => {
+        series.follow();
+        return balancing?.stop();
+      });
       if (prewarm && options.registerCron !== false) {
         stopCron = registerPrewarmCron({ run: (now) => runCron(now) }, {
           now: () => clock.now(),
@@ -460,8 +469,10 @@ export async function startRouter(
     finished: server.finished,
     close: () =>
       closing ??= (async () => {
-        await router.stop();
+        // Requests in flight finish (and are counted) before the series flush and close.
+        await router.closeStreams();
         await server.shutdown();
+        await router.stop();
         logger.info("router stopped", { event: "stop", url });
       })(),
   };

@@ -119,6 +119,14 @@ export class LoadCollector {
     };
   }
 
+  /** The latest report of every pool backend whose last poll answered. */
+  latestReports(): LoadReport[] {
+    return this.#pool.views().flatMap((view) => {
+      const state = this.#states.get(view.id);
+      return state?.current !== undefined && state.error === undefined ? [state.current] : [];
+    });
+  }
+
   /** The latest reports of backend `id` (at most two, oldest first). */
   reports(id: string): LoadReport[] {
     const state = this.#states.get(id);
