@@ -20,6 +20,7 @@ import type { RouterDiscovery } from "../control/discovery/create_discovery.ts";
 import type { DiscoveredPool } from "../control/discovery/discovery.ts";
 import { KvLeaseStore, LeaderElector } from "../control/leader/mod.ts";
 import { LeaderViews } from "../control/leader/leader_views.ts";
+import { withKvRetry } from "../control/state/kv_retry.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { PlanOwner } from "../../shared/plan_owner.ts";
 
@@ -60,6 +61,12 @@ export interface Fleet {
   owner(): PlanOwner | null;
   /** For the leader metrics: whether this router leads, the lease as last read, its renewal age. */
   leadership(): LeadershipReading;
+  /**
+   * While leading: when the previous leader stopped acting (its lease's expiry less the
+   * margin), from the lease log — the start of the leaderless window this router ended;
+   * null for the first term, or without a lease.
+   */
+  leaderlessSince(): Promise<number | null>;
   /** The plan-store fence; undefined when this router always leads. */
   fence: (() => Promise<PlanFence | null>) | undefined;
   discovery: RouterDiscovery;
@@ -115,6 +122,13 @@ export function createFleet(config: Config, deps: FleetDeps): Fleet {
       if (elector === undefined) return { pool: deps.poolId, term: 0 };
       const term = elector.term();
       return term === null ? null : { pool: deps.poolId, term };
+    },
+    leaderlessSince: async () => {
+      const term = elector?.term();
+      if (store === undefined || term === null || term === undefined) return null;
+      const record = await withKvRetry(() => store.term(term));
+      if (record?.previousExpiresAt == null) return null;
+      return record.previousExpiresAt - Math.min(1000, config.leader.ttl / 10);
     },
     leadership: () => ({
       leader: isLeader(),

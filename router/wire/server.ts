@@ -33,6 +33,7 @@ import type { FetchLike } from "../runtime/fetch_like.ts";
 import { backendFetch } from "../serve/forward/backend_fetch.ts";
 import { type Balancing, wireBalancing } from "./balancing.ts";
 import { registerPrewarmCron } from "../control/prewarm/prewarm_job.ts";
+import { missedCronRun } from "../control/prewarm/prewarm_history.ts";
 import type { AssetSource } from "../operate/dashboard/static_assets.ts";
 import { registerOperatorApi } from "./operator_api.ts";
 import { createFleet, type Fleet } from "./fleet.ts";
@@ -346,6 +347,19 @@ export async function buildRouter(
     await prewarm.run(now);
     return "ran" as const;
   };
+  // A new leader runs the pre-warm job at once when a cron minute passed since the last
+  // run (or since the previous leader stopped): nobody ran it in the leaderless window.
+  const runMissedCron = async () => {
+    if (prewarm === undefined) return;
+    const now = clock.now();
+    const since = prewarm.lastRunAt() ?? await fleet.leaderlessSince();
+    if (!missedCronRun(since, now)) return;
+    logger.info("prewarm run missed while nobody led: running it now", {
+      event: "leader",
+      since,
+    });
+    await runCron(now);
+  };
   let stopCron: (() => void) | undefined;
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -383,7 +397,9 @@ export async function buildRouter(
       fleet.whileLeader(async () => {
         if (alertStore) alerts.resume(await alertStore.list());
         await series.lead();
+        await prewarm?.resume();
         balancing?.start();
+        await runMissedCron();
       }, () => {
         series.follow();
         return balancing?.stop();

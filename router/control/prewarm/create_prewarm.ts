@@ -15,6 +15,7 @@ import { TrafficStore } from "../traffic/traffic_store.ts";
 import type { CapacitySignals } from "./capacity.ts";
 import { LocalScaler, processLauncher } from "./local_scaler.ts";
 import { PrewarmJob } from "./prewarm_job.ts";
+import { KvPrewarmHistory } from "./prewarm_history.ts";
 import { storeTrafficSource } from "./prewarm_sources.ts";
 import type { EventSource, Scaler, TrafficSource } from "./prewarm_types.ts";
 import { ResidencyClient } from "./residency_client.ts";
@@ -101,5 +102,5 @@ export function createPrewarmJob(config: Config, deps: CreatePrewarmDeps): Prewa
     topK: deps.topK,
     ...(deps.observedLoad ? { observedExpertLoad: deps.observedLoad } : {}),
     logger: deps.logger,
-  }, { clock: deps.clock });
+  }, { clock: deps.clock, history: new KvPrewarmHistory(deps.kv) });
 }

@@ -4,6 +4,7 @@ export * from "./create_prewarm.ts";
 export * from "./local_scaler.ts";
 export * from "./needed_parts.ts";
 export * from "./predict_load.ts";
+export * from "./prewarm_history.ts";
 export * from "./prewarm_job.ts";
 export * from "./prewarm_routes.ts";
 export * from "./prewarm_sources.ts";
