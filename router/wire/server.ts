@@ -17,6 +17,8 @@ import type { Balancer } from "../control/balancer/balancer.ts";
 import { LoadTimeline } from "../operate/dashboard/load_timeline.ts";
 import { UtilisationWindow } from "../operate/doctor/utilisation_window.ts";
 import { LoadCollector } from "../control/load/load_collector.ts";
+import type { PoolLoad } from "../control/load/pool_load.ts";
+import { LatestRunner } from "../runtime/latest_runner.ts";
 import { RouterMetrics } from "../operate/metrics/router_metrics.ts";
 import { metricsRoutes } from "../operate/metrics/metrics_routes.ts";
 import { loadRoutes } from "../control/load/load_routes.ts";
@@ -219,19 +221,23 @@ export async function buildRouter(
       const admitted = guards.admission.admitted;
       return { shed: full, admitted: Math.max(0, admitted) };
     },
-    onRound: async (load) => {
+    onRound: (load) => {
       alerts.onRound(load);
       timeline.record(load);
       utilisation.record(load);
       operatorApi?.onRound(load);
-      // Pool-wide series, replica weights and the views followers read: the leader's.
-      if (!fleet.isLeader()) return;
-      await series.recordRound(load, collector.latestReports());
-      await balancing?.onRound(load);
-      const served = app;
-      if (served) await fleet.views?.publish((path) => Promise.resolve(served.request(path)));
+      // Pool-wide series, replica weights and the views followers read: the leader's, beside
+      // the rounds (a slow KV write or backend call never delays alerts or the dashboard).
+      if (fleet.isLeader()) leaderRounds.offer(load);
     },
   });
+  const leaderRounds = new LatestRunner<PoolLoad>(async (load) => {
+    if (!fleet.isLeader()) return;
+    await series.recordRound(load, collector.latestReports());
+    await balancing?.onRound(load);
+    const served = app;
+    if (served) await fleet.views?.publish((path) => Promise.resolve(served.request(path)));
+  }, (error) => logger.warn("leader round failed", { error: (error as Error).message }));
   const policy = createPolicy(config.router.policy, {
     ...(options.random ? { random: options.random } : {}),
     loadOf: (id) => collector.loadOf(id),
@@ -368,6 +374,7 @@ export async function buildRouter(
       await operatorApi.close();
       await balancing?.stop();
       await collector.stop();
+      await leaderRounds.settled();
       await alerts.settled();
       await series.close();
       await fleet.stop();
