@@ -26,6 +26,7 @@ import type { InferenceObserver } from "../serve/observe/inference_event.ts";
 import { ObserverFailures } from "../operate/requests/observer_failures.ts";
 import { requestLogObserver } from "../operate/requests/request_log.ts";
 import { RequestWindow } from "../operate/requests/request_window.ts";
+import { PoolLatency } from "../operate/requests/pool_latency.ts";
 import { BackendPool } from "../serve/pool/backend_pool.ts";
 import { createGuards } from "../serve/guards.ts";
 import { LoopLagMonitor } from "../serve/health/loop_lag.ts";
@@ -182,10 +183,18 @@ export async function buildRouter(
   const alertStore = state && new AlertStore(state.kv, { logger });
   // The doctor's latency variation and token rate through this router; the latency SLO.
   const requests = new RequestWindow();
+  // The latency SLO over every router's requests (histograms shared through the KV).
+  const poolLatency = new PoolLatency({
+    kv: state?.kv,
+    id: fleet.id,
+    own: (now) => requests.latencyHistogram(now, config.alerts.latency_window),
+    clock,
+    logger,
+  });
   const alerts = new AlertManager({
     settings: alertSettingsFromConfig(config),
     views: () => pool.views(),
-    latency: (now) => requests.latency(now, config.alerts.latency_window),
+    latency: (now) => poolLatency.reading(now),
     clock,
     logger,
     store: alertStore,
@@ -376,6 +385,7 @@ export async function buildRouter(
       await collector.stop();
       await leaderRounds.settled();
       await alerts.settled();
+      await poolLatency.stop();
       await series.close();
       await fleet.stop();
       await pool.stop();
@@ -400,6 +410,7 @@ export async function buildRouter(
       await pool.start();
       void collector.start();
       series.start();
+      poolLatency.start();
       // The balancer ticks on the leader only; a new leader continues the alerts it finds.
       fleet.whileLeader(async () => {
         if (alertStore) alerts.resume(await alertStore.list());
