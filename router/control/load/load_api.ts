@@ -103,18 +103,25 @@ function worstLayerBody(worst: WorstLayer | null | undefined) {
     : null;
 }
 
+/** Whether a layer carried routed-expert load: balancedness of nothing is no data, not 1. */
+function worked(layer: { expertTokensPerS: readonly number[] }): boolean {
+  return layer.expertTokensPerS.some((rate) => rate > 0);
+}
+
 /** The `/api/load` body for `load`; `detail` adds optional sections. */
 export function loadApiBody(
   load: PoolLoad,
   source: Pick<LoadSource, "ewma"> = {},
   detail?: LoadApiDetail,
 ) {
+  // No routed-expert load measured: balancedness is unknown (null, "n/a"), never 1.
+  const measured = load.models.some((m) => m.layers.some(worked));
   return {
     at: load.at,
     pool: {
       backends_reporting: load.pool.reporting,
-      balancedness: round(load.pool.balancedness),
-      worst_layer: worstLayerBody(load.pool.worstLayer),
+      balancedness: measured ? round(load.pool.balancedness) : null,
+      worst_layer: measured ? worstLayerBody(load.pool.worstLayer) : null,
       utilisation_balancedness: round(load.pool.utilisationBalancedness),
       utilisation_cv: round(load.pool.utilisationCv),
       saturation: roundOrNull(load.pool.saturation),
@@ -161,12 +168,12 @@ export function loadApiBody(
     })),
     models: load.models.map(({ model, layers, balancedness, worstLayer }) => ({
       model,
-      balancedness: roundOrNull(balancedness),
-      worst_layer: worstLayerBody(worstLayer),
+      balancedness: layers.some(worked) ? roundOrNull(balancedness) : null,
+      worst_layer: layers.some(worked) ? worstLayerBody(worstLayer) : null,
       layers: layers.map((layer) => ({
         layer: layer.layer,
         expert_tokens_s: layer.expertTokensPerS.map(round),
-        balancedness: round(layer.balancedness),
+        balancedness: worked(layer) ? round(layer.balancedness) : null,
         expert_skew: {
           top10_share: round(layer.expertSkew.top10Share),
           cv: round(layer.expertSkew.cv),
