@@ -175,6 +175,11 @@ export const ConfigSchema = z.object({
      * as a bearer token, or once as `?token=` on a page, which sets a cookie for the rest.
      */
     viewer_token: z.string().min(16).optional(),
+    /**
+     * What `viewer_token` also covers beyond the dashboard: `api` (every GET/HEAD under
+     * `/api/`), `metrics` (`/metrics`; scrape with the token as bearer credentials).
+     */
+    viewer_covers: z.array(z.enum(["api", "metrics"])).default([]),
   }).prefault({}),
   expert_balancer: z.object({
     enabled: z.boolean().default(true),

@@ -46,6 +46,7 @@ import { resolvePoolId } from "../control/leader/pool_id.ts";
 import { InputFaults } from "../../shared/input_faults.ts";
 import { closeWhenAsked, serveErrorHandler } from "../../shared/serve_hooks.ts";
 import { publicHost, readTls } from "./tls.ts";
+import { viewerMiddleware } from "../serve/http/viewer_gate.ts";
 import { type FrontCounts, serveNode } from "../serve/front/node_server.ts";
 
 /** Options of {@linkcode startRouter}; every field has a real default. */
@@ -142,6 +143,9 @@ export async function buildRouter(
     location: options.kv === undefined ? config.state.kv : "(provided)",
     clock,
   });
+  const viewer = config.auth.viewer_token;
+  const inProcess = (path: string) =>
+    app!.request(path, viewer ? { headers: { authorization: `Bearer ${viewer}` } } : {});
   // Assigned once the app exists (it registers routes); rounds and metrics use it then.
   // deno-lint-ignore prefer-const
   let balancing: Balancing | undefined;
@@ -244,8 +248,7 @@ export async function buildRouter(
     if (!fleet.isLeader()) return;
     await series.recordRound(load, collector.latestReports());
     await balancing?.onRound(load);
-    const served = app;
-    if (served) await fleet.views?.publish((path) => Promise.resolve(served.request(path)));
+    await fleet.views?.publish((path) => Promise.resolve(inProcess(path)));
   }, (error) => logger.warn("leader round failed", { error: (error as Error).message }));
   const policy = createPolicy(config.router.policy, {
     ...(options.random ? { random: options.random } : {}),
@@ -317,6 +320,18 @@ export async function buildRouter(
     onObserverError: (kind, error) => observerFailures.record(kind, error),
     state: () => stateHealth.check(),
   });
+  // With a viewer token: the gate before every route it covers (pages, streams, and
+  // with auth.viewer_covers `/api` reads and `/metrics`); the router's own in-process reads
+  // (dashboard snapshots, the leader's views) carry the token.
+  if (viewer !== undefined) {
+    app.use(
+      "*",
+      viewerMiddleware({
+        tokens: { viewer, admin: config.auth.admin_token },
+        covers: config.auth.viewer_covers,
+      }),
+    );
+  }
   // The load API and `/metrics`, ahead of the fleet's guards and the operator routes.
   app.route(
     "/",
@@ -350,6 +365,7 @@ export async function buildRouter(
     timeline,
     requests,
     utilisation,
+    api: inProcess,
     fetch,
     clock,
     logger,
