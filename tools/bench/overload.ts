@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console
 /**
  * @module `deno task bench:overload [--factor 3] [--duration 40] [--out …]`: goodput under
  * overload measured from outside with `hey` (keep-alive, no retries) against
