@@ -16,6 +16,7 @@ import type { Balancer } from "../control/balancer/balancer.ts";
 import { registerDashboardRoutes } from "../operate/dashboard/dashboard_routes.ts";
 import { type AssetSource, StaticAssets } from "../operate/dashboard/static_assets.ts";
 import type { LoadTimeline } from "../operate/dashboard/load_timeline.ts";
+import type { LoadWindow } from "../operate/dashboard/load_window.ts";
 import type { ApiCall } from "../operate/dashboard/dashboard_snapshot.ts";
 import { registerDoctorRoutes } from "../operate/doctor/doctor_routes.ts";
 import { registerEventRoutes } from "../control/events/event_routes.ts";
@@ -40,6 +41,8 @@ export interface OperatorApiDeps {
   balancer: Balancer | undefined;
   alerts: AlertManager;
   timeline: LoadTimeline;
+  /** The dashboard's averaging windows (10 s, 1 min). */
+  window?: LoadWindow;
   requests: RequestWindow;
   utilisation: UtilisationWindow;
   fetch: FetchLike;
@@ -125,6 +128,7 @@ export function registerOperatorApi<E extends Env>(
   // Read-only page and SSE stream; its streams must end before the server can shut down.
   const dashboard = registerDashboardRoutes(app, {
     timeline: deps.timeline,
+    ...(deps.window ? { window: deps.window } : {}),
     clock,
     logger,
     alerts: deps.alerts,

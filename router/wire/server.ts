@@ -15,6 +15,7 @@ import { AlertManager, alertSettingsFromConfig, AlertStore } from "../operate/al
 import { createApp } from "../serve/app.ts";
 import type { Balancer } from "../control/balancer/balancer.ts";
 import { LoadTimeline } from "../operate/dashboard/load_timeline.ts";
+import { LoadWindow } from "../operate/dashboard/load_window.ts";
 import { UtilisationWindow } from "../operate/doctor/utilisation_window.ts";
 import { LoadCollector } from "../control/load/load_collector.ts";
 import type { PoolLoad } from "../control/load/pool_load.ts";
@@ -181,6 +182,7 @@ export async function buildRouter(
   });
   // The dashboard's recent minutes and the doctor's utilisation, fed by every round.
   const timeline = new LoadTimeline();
+  const loadWindow = new LoadWindow();
   const utilisation = new UtilisationWindow();
   // Alert rules over every round; KV records and webhook POSTs never block the round.
   // Every router evaluates (its dashboard shows them); only the leader announces.
@@ -237,6 +239,7 @@ export async function buildRouter(
     onRound: (load) => {
       alerts.onRound(load);
       timeline.record(load);
+      loadWindow.record(load);
       utilisation.record(load);
       operatorApi?.onRound(load);
       // Pool-wide series, replica weights and the views followers read: the leader's, beside
@@ -338,6 +341,7 @@ export async function buildRouter(
     loadRoutes({
       snapshot: loadNow,
       ewma: (model, layer) => series.history?.ewma(model, layer),
+      health: () => new Map(pool.views().map((view) => [view.id, view.healthy])),
     }),
   );
   app.route("/", metricsRoutes(metrics));
@@ -363,6 +367,7 @@ export async function buildRouter(
     balancer: balancing?.balancer,
     alerts,
     timeline,
+    window: loadWindow,
     requests,
     utilisation,
     api: inProcess,

@@ -35,6 +35,16 @@ export interface LoadSource {
   snapshot(): PoolLoad;
   /** EWMA of a layer's expert tokens/s, when history is kept. */
   ewma?(model: string, layer: number): readonly number[] | undefined;
+  /** The pool's health verdict per backend id (health checks, outlier detection). */
+  health?(): ReadonlyMap<string, boolean>;
+}
+
+/**
+ * A backend's state as the dashboard shows it: `down` (the pool took it out of rotation),
+ * `stale` (no fresh load report: its last poll failed or is too old), else `fresh`.
+ */
+export function backendState(stale: boolean, healthy: boolean | undefined): string {
+  return healthy === false ? "down" : stale ? "stale" : "fresh";
 }
 
 function round(value: number): number {
@@ -111,9 +121,10 @@ function worked(layer: { expertTokensPerS: readonly number[] }): boolean {
 /** The `/api/load` body for `load`; `detail` adds optional sections. */
 export function loadApiBody(
   load: PoolLoad,
-  source: Pick<LoadSource, "ewma"> = {},
+  source: Pick<LoadSource, "ewma" | "health"> = {},
   detail?: LoadApiDetail,
 ) {
+  const health = source.health?.();
   // No routed-expert load measured: balancedness is unknown (null, "n/a"), never 1.
   const measured = load.models.some((m) => m.layers.some(worked));
   return {
@@ -135,6 +146,8 @@ export function loadApiBody(
       name: backend.name,
       model: backend.model ?? null,
       stale: backend.stale,
+      healthy: health?.get(backend.id) ?? null,
+      state: backendState(backend.stale, health?.get(backend.id)),
       error: backend.error ?? null,
       report_age_ms: backend.reportAgeMs ?? null,
       utilisation: roundOrNull(backend.utilisation),
