@@ -30,6 +30,8 @@ export interface ReplicaWeightsPusherOptions {
   timeoutMs?: number;
   /** The pool id and leader term the calls carry; null: do not push (see `PlanClient`). */
   owner?: () => PlanOwner | null;
+  /** Told of every backend that refused a push as from another pool or an older term. */
+  onRefused?: (backend: string, reason: string) => void;
 }
 
 /** Pushes utilisation-derived replica weights to the backends of the current plan. */
@@ -75,6 +77,7 @@ export class ReplicaWeightsPusher {
       if (answer.ok || (answer.reason.startsWith("HTTP 409") && !isOwnerRefusal(answer.reason))) {
         return;
       }
+      if (isOwnerRefusal(answer.reason)) this.#options.onRefused?.(backend.id, answer.reason);
       this.#options.logger.warn("replica weights not accepted", {
         backend: backend.id,
         reason: answer.reason,
