@@ -93,22 +93,23 @@ export function wireBalancing<E extends Env>(
   const owner = deps.owner ? { owner: deps.owner } : {};
   // A backend that follows another pool refuses our plans: never silent, never a storm.
   const refusals = { count: 0, loggedAt: -Infinity };
+  const onRefused = (backend: string, reason: string) => {
+    refusals.count++;
+    if (clock.now() - refusals.loggedAt < 30_000) return;
+    refusals.loggedAt = clock.now();
+    logger.error("plan refused: another controller steers this pool", {
+      event: "plan_owner",
+      backend,
+      reason,
+      refused_total: refusals.count,
+    });
+  };
   const client = new PlanClient({
     fetch,
     clock,
     ...(internalToken ? { internalToken } : {}),
     ...owner,
-    onRefused: (backend, reason) => {
-      refusals.count++;
-      if (clock.now() - refusals.loggedAt < 30_000) return;
-      refusals.loggedAt = clock.now();
-      logger.error("plan refused: another controller steers this pool", {
-        event: "plan_owner",
-        backend,
-        reason,
-        refused_total: refusals.count,
-      });
-    },
+    onRefused,
   });
   const reconciler = new PlanReconciler({ store, client, clock, logger });
   const balancer = new Balancer({
@@ -153,6 +154,7 @@ export function wireBalancing<E extends Env>(
     logger,
     internalToken,
     ...owner,
+    onRefused,
   });
   registerPlanRoutes(app, {
     balancer,
