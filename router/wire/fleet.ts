@@ -62,11 +62,11 @@ export interface Fleet {
   /** For the leader metrics: whether this router leads, the lease as last read, its renewal age. */
   leadership(): LeadershipReading;
   /**
-   * While leading: when the previous leader stopped acting (its lease's expiry less the
-   * margin), from the lease log — the start of the leaderless window this router ended;
-   * null for the first term, or without a lease.
+   * While leading: when the previous leader's term began, from the lease log (a dead
+   * leader may hold the lease past a cron minute it never ran); null for the first term,
+   * or without a lease.
    */
-  leaderlessSince(): Promise<number | null>;
+  previousTermSince(): Promise<number | null>;
   /** The plan-store fence; undefined when this router always leads. */
   fence: (() => Promise<PlanFence | null>) | undefined;
   discovery: RouterDiscovery;
@@ -123,12 +123,10 @@ export function createFleet(config: Config, deps: FleetDeps): Fleet {
       const term = elector.term();
       return term === null ? null : { pool: deps.poolId, term };
     },
-    leaderlessSince: async () => {
+    previousTermSince: async () => {
       const term = elector?.term();
-      if (store === undefined || term === null || term === undefined) return null;
-      const record = await withKvRetry(() => store.term(term));
-      if (record?.previousExpiresAt == null) return null;
-      return record.previousExpiresAt - Math.min(1000, config.leader.ttl / 10);
+      if (store === undefined || term === null || term === undefined || term <= 1) return null;
+      return (await withKvRetry(() => store.term(term - 1)))?.since ?? null;
     },
     leadership: () => ({
       leader: isLeader(),

@@ -384,11 +384,12 @@ export async function buildRouter(
     return "ran" as const;
   };
   // A new leader runs the pre-warm job at once when a cron minute passed since the last
-  // run (or since the previous leader stopped): nobody ran it in the leaderless window.
+  // run (or, with none recorded, since the previous leader's term began): a dead leader
+  // holding the lease over a minute boundary ran nothing.
   const runMissedCron = async () => {
     if (prewarm === undefined) return;
     const now = clock.now();
-    const since = prewarm.lastRunAt() ?? await fleet.leaderlessSince();
+    const since = prewarm.lastRunAt() ?? await fleet.previousTermSince();
     if (!missedCronRun(since, now)) return;
     logger.info("prewarm run missed while nobody led: running it now", {
       event: "leader",

@@ -286,7 +286,11 @@ async function splitBrain(): Promise<string[]> {
         /^switchyard_plan_refused_total\{reason="other_pool"\} (\d+)/m.exec(text)?.[1] ?? 0,
       );
     }));
-    await second.kill().catch(() => {});
+    // A graceful stop (SIGTERM) flushes each router's series before the KV files are read.
+    for (const router of [pool.router, second]) {
+      router.child.kill("SIGTERM");
+      await router.child.status;
+    }
     await pool.close();
     const counts = await Promise.all(["a", "b"].map((name) => kvCounts(`${dir}/${name}.kv`)));
     const changes = seen.slice(1).filter((s, i) =>
