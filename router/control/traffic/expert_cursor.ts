@@ -10,7 +10,8 @@
  * cursor (counters from before the series knew the backend are not attributed to a
  * moment); same run (`sameRun`) → the counters' growth over `[cursor.at, report.at]`;
  * a restarted backend (counters started again) → everything it counted since it started,
- * over `[max(cursor.at, started), report.at]`.
+ * over `[max(cursor.at, started), report.at]`; one part whose counter fell below its cursor
+ * (rebuilt by a plan switch) → everything that part counted.
  */
 import type { LoadReport } from "../../../shared/load_report.ts";
 import { bucketStart } from "../state/bucket_grid.ts";
@@ -76,7 +77,10 @@ export function tokensSince(
   const from = continued ? cursor.at : Math.max(cursor.at, report.at - report.uptimeMs);
   const layers = new Map<number, number[]>();
   for (const [key, now] of Object.entries(next.experts)) {
-    const grown = now - (continued ? cursor.experts[key] ?? 0 : 0);
+    // One part's counter below its cursor started again (a plan switch rebuilt the part's
+    // executable): all it counted since then is new.
+    const before = continued ? cursor.experts[key] ?? 0 : 0;
+    const grown = now >= before ? now - before : now;
     if (!(grown > 0)) continue;
     const [layer, expert] = key.split("/").map(Number) as [number, number];
     let vector = layers.get(layer);

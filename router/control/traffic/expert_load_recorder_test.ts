@@ -99,3 +99,16 @@ Deno.test("ExpertLoadRecorder: a new leader adds what the backends counted while
   // 0 → 100 by 2 s and 100 → 400 by 9 s sit in the first bucket; 9 s → 12 s is split 1 : 2.
   assert.equal(Math.round(e1[0]!), 100 + 300 + Math.round(100 / 3));
 });
+
+Deno.test("tokensSince(): a part whose counter started again counts everything it counted since", () => {
+  const before = tokensSince(undefined, report(T0, 100)).next;
+  const rebuilt = fakeLoadReport({
+    at: T0 + 1000,
+    tokens: 400,
+    requests: 150,
+    busyMs: 150,
+    expertTokens: [[0, 30, 0, 0], [0, 0, 0, 250]],
+  });
+  const { adds } = tokensSince(before, rebuilt);
+  assert.deepEqual(adds.map((a) => a.tokens), [[0, 30], [0, 0, 0, 50]]);
+});
