@@ -68,8 +68,9 @@ async function sample(t0: number): Promise<Sample> {
     t: (Date.now() - t0) / 1000,
     backends: (load.backends as { name: string; state: string; report_age_ms: number | null }[])
       .map((b) => ({ name: b.name, state: b.state, age: b.report_age_ms })),
-    alerts: (alerts.active as { kind: string; subject: string }[])
-      .filter((a) => a.kind === "backend_down").map((a) => `${a.kind}:${a.subject}`),
+    alerts: (alerts.active as { kind: string; subject: string; fired_at: number }[])
+      .filter((a) => a.kind === "backend_down")
+      .map((a) => `${a.subject} since ${((a.fired_at - t0) / 1000).toFixed(1)} s`),
   };
 }
 
@@ -124,8 +125,9 @@ try {
   const b1 = (s: Sample) => s.backends.find((b) => b.name === "backend-1")!;
   const during = samples.filter((s) => s.t < stopS);
   const staleAt = first((s) => b2(s).state !== "fresh");
-  const firedAt = first((s) => s.alerts.length > 0);
-  const resolvedAt = samples.find((s) => s.t > stopS && s.alerts.length === 0)?.t ?? null;
+  const down = (s: Sample) => s.alerts.some((a) => a.startsWith("backend-2 "));
+  const firedAt = first(down);
+  const resolvedAt = samples.find((s) => s.t > stopS && !down(s))?.t ?? null;
   const freshAgain = first((s) => s.t > stopS && b2(s).state === "fresh");
   const healthyMaxAge = Math.max(...during.map((s) => b1(s).age ?? Infinity));
   const healthyStale = during.filter((s) => b1(s).state !== "fresh").length;
@@ -165,12 +167,12 @@ try {
     "",
     `Screenshots: \`${noData}\` (fresh pool, no traffic: n/a, never 1.000), \`${stoppedShot}\` (backend-2 stopped), \`${noFresh}\` (both stopped: the last heatmap greyed with its age).`,
     "",
-    "| t (s) | backend-1 state, report age | backend-2 state, report age | backend_down |",
+    "| t (s) | backend-1 state, report age | backend-2 state, report age | backend_down firing (fired at, s) |",
     "| ---: | --- | --- | --- |",
     ...samples.map((s) =>
       `| ${s.t.toFixed(1)} | ${b1(s).state}, ${((b1(s).age ?? 0) / 1000).toFixed(1)} s | ${
         b2(s).state
-      }, ${((b2(s).age ?? 0) / 1000).toFixed(1)} s | ${s.alerts.length ? "firing" : ""} |`
+      }, ${((b2(s).age ?? 0) / 1000).toFixed(1)} s | ${s.alerts.join(", ")} |`
     ),
     "",
   );

@@ -4,7 +4,7 @@
  * Design: every `intervalMs` one round asks `GET /v2/load` of each backend in the pool
  * (healthy or not; rounds never overlap, the next is scheduled when one ends), with the
  * internal token. **No backend can hold a round**: each poll runs on its own, limited by
- * `timeoutMs`; a backend whose poll is still out is not asked again; the round waits for
+ * `timeoutMs` (two intervals); a backend whose poll is still out is not asked again; the round waits for
  * its polls at most `roundWaitMs` and aggregates what has arrived (a late answer counts
  * in the next round; a poll that times out marks its backend stale at once). So a stopped
  * backend is stale within two rounds while the others keep fresh reports. Per backend it
@@ -36,7 +36,11 @@ export interface LoadCollectorOptions {
   logger: Logger;
   /** Time between the end of one round and the start of the next; default 1000 ms. */
   intervalMs?: number;
-  /** Limit of each call; default `intervalMs`. */
+  /**
+   * Limit of each call; default 2 × `intervalMs` (a poll runs beside the rounds, so a slow
+   * answer on a busy machine is not a failure while a stopped backend still is within two
+   * rounds).
+   */
   timeoutMs?: number;
   /** How long a round waits for its polls before it aggregates; default `intervalMs / 2`. */
   roundWaitMs?: number;
@@ -96,7 +100,7 @@ export class LoadCollector {
     this.#pool = pool;
     this.#options = options;
     this.intervalMs = options.intervalMs ?? 1000;
-    this.#timeoutMs = options.timeoutMs ?? this.intervalMs;
+    this.#timeoutMs = options.timeoutMs ?? 2 * this.intervalMs;
     this.staleAfterMs = options.staleAfterMs ?? 3 * this.intervalMs;
     this.#rounds = new PeriodicRounds(options.clock, this.intervalMs, () => this.#runRound());
     const onRound = options.onRound;
