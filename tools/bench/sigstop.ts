@@ -85,20 +85,34 @@ const pid = (i: number) => pool.backends[i]!.child.pid;
 const lines: string[] = [];
 try {
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  // The no-data picture of a healthy pool: every backend reporting, no traffic yet.
+  for (let i = 0; i < 120; i++) {
+    const load = await fetch(`${url}/api/load`).then((r) => r.json());
+    if (load.backends.every((b: { state: string }) => b.state === "fresh")) break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
   await page.goto(`${url}/dashboard`);
   await page.waitForFunction(() =>
     // deno-lint-ignore no-explicit-any
     ((globalThis as any).switchyardDashboard?.updates ?? 0) > 1
   );
   const noData = await shot(page, "dashboard-no-data.png");
-  const hey = runHey({
+  // Warm-up: the first load re-plans and the backends compose their layer executables
+  // (seconds of a busy main thread on this machine); wait until no backend_down fires.
+  const heyOptions = {
     url: `${url}/v2/models/${manifest.name}/infer`,
     concurrency: 2,
     ratePerWorker: 10,
-    durationS: 12 + stopS + 16,
     bodyFile,
-  });
-  await new Promise((resolve) => setTimeout(resolve, 10_000));
+  };
+  await runHey({ ...heyOptions, durationS: 15 });
+  for (let i = 0; i < 60; i++) {
+    const alerts = await fetch(`${url}/api/alerts`).then((r) => r.json());
+    if (!alerts.active.some((a: { kind: string }) => a.kind === "backend_down")) break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  const hey = runHey({ ...heyOptions, durationS: 3 + stopS + 16 });
+  await new Promise((resolve) => setTimeout(resolve, 3000));
   const t0 = Date.now();
   Deno.kill(pid(1), "SIGSTOP");
   const samples: Sample[] = [];
@@ -139,7 +153,7 @@ try {
       command: `deno task bench:sigstop --stop ${values.stop}`,
       notes: [
         "stack: router + 2 backends (demo model), state in memory, alerts at their defaults (raise after 3 rounds, clear after 10)",
-        "load: `hey -c 2 -q 10` (20 req/s, keep-alive, no retries), one request type",
+        "load: `hey -c 2 -q 10` (20 req/s, keep-alive, no retries), one request type; 15 s of it as a warm-up, then until no backend_down fires, before the stop",
         "the machine (2 cores) is shared with other agents' work",
       ],
     }),

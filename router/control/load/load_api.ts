@@ -125,8 +125,10 @@ export function loadApiBody(
   detail?: LoadApiDetail,
 ) {
   const health = source.health?.();
-  // No routed-expert load measured: balancedness is unknown (null, "n/a"), never 1.
-  const measured = load.models.some((m) => m.layers.some(worked));
+  // No routed-expert load measured, or a spread over one backend of several (the others
+  // not reporting): balancedness is unknown (null, "n/a"), never 1.
+  const spread = load.backends.length <= 1 || load.pool.reporting >= 2;
+  const measured = spread && load.models.some((m) => m.layers.some(worked));
   return {
     at: load.at,
     pool: {
@@ -181,12 +183,12 @@ export function loadApiBody(
     })),
     models: load.models.map(({ model, layers, balancedness, worstLayer }) => ({
       model,
-      balancedness: layers.some(worked) ? roundOrNull(balancedness) : null,
-      worst_layer: layers.some(worked) ? worstLayerBody(worstLayer) : null,
+      balancedness: spread && layers.some(worked) ? roundOrNull(balancedness) : null,
+      worst_layer: spread && layers.some(worked) ? worstLayerBody(worstLayer) : null,
       layers: layers.map((layer) => ({
         layer: layer.layer,
         expert_tokens_s: layer.expertTokensPerS.map(round),
-        balancedness: worked(layer) ? round(layer.balancedness) : null,
+        balancedness: spread && worked(layer) ? round(layer.balancedness) : null,
         expert_skew: {
           top10_share: round(layer.expertSkew.top10Share),
           cv: round(layer.expertSkew.cv),
