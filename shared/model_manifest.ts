@@ -153,6 +153,18 @@ export function modelPartKey(part: ModelPart): string {
   return `L${part.layer}/${part.kind === "expert" ? "E" : "S"}${part.expert}`;
 }
 
+const PART_KEY = /^L(\d+)\/(?:(gate)|([ES])(\d+))$/;
+
+/** The part a key such as `L0/E12`, `L1/S0` or `L0/gate` names; `undefined` if malformed. */
+export function parsePartKey(key: string): ModelPart | undefined {
+  const match = PART_KEY.exec(key);
+  if (match === null) return undefined;
+  const layer = Number(match[1]);
+  if (match[2] !== undefined) return { kind: "gate", layer };
+  const expert = Number(match[4]);
+  return match[3] === "E" ? { kind: "expert", layer, expert } : { kind: "shared", layer, expert };
+}
+
 /** Every ONNX part of a model, gates first. */
 export function listModelParts(manifest: ModelManifest): ModelPart[] {
   const parts: ModelPart[] = [];

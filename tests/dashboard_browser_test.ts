@@ -2,10 +2,10 @@
  * The dashboard in a real browser (Debian's Chromium driven by playwright-core) against
  * a live stack with skewed traffic: heatmap cells equal `/api/load`, snapshots arrive
  * without a reload, node resources say "n/a" where the API has no value (columns every
- * backend lacks are left out), and a backend stopped with SIGSTOP shows up at once: the
- * other keeps fresh reports, the header and its table row turn red, and a `backend_down`
- * alert fires; a screenshot lands in `out/dashboard.png`. Without Chromium the test is
- * skipped (and fails under `CI`).
+ * backend lacks are left out), the plan panel shows the placement choice and EPLB health,
+ * and a backend stopped with SIGSTOP shows up at once: the other keeps fresh reports, the
+ * header and its table row turn red, and a `backend_down` alert fires; a screenshot lands
+ * in `out/dashboard.png`. Without Chromium the test is skipped (and fails under `CI`).
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
@@ -139,6 +139,13 @@ Deno.test({
     );
     assert.ok(overflow <= 0, `the resources table overflows by ${overflow} px`);
     assert.notEqual(await page.textContent('[data-fact="version"]'), null);
+    // The plan panel's EPLB block: the placement decision and the balancer's health. Two
+    // backends without a memory budget: full replication fits and hops cost something.
+    const eplb = async (key: string) => await page.textContent(`#eplb-facts [data-eplb="${key}"]`);
+    assert.equal(await eplb("choice"), "full replication (auto)");
+    assert.match((await eplb("remote-row")) ?? "", /^[\d.,]+ ms \((measured|assumed)\)$/);
+    assert.match((await eplb("rebalances")) ?? "", /^[1-9]\d* switched, 0 failed$/);
+    assert.equal(await eplb("due"), "no");
 
     // Step 4: choosing another layer switches the time view (the stream reconnects).
     await page.selectOption("#layer-select", "1");

@@ -19,7 +19,6 @@ import {
   backwardImports,
   crossImports,
   folderLoops,
-  folderOf,
   type Import,
   layerViolations,
   listed,
@@ -129,20 +128,6 @@ Deno.test({
 /** router/'s layers, lowest first; `entry` is `router/main.ts` and `router/edge.ts`. */
 const ROUTER_LAYERS = ["runtime", "serve", "control", "operate", "wire", "entry"] as const;
 
-/**
- * Folder imports that close gpu-backend/'s loops today, left for its own regrouping
- * (issue 27). The list may only shrink: an edge that no longer exists fails the test.
- */
-const KNOWN_FOLDER_LOOPS = [
-  "gpu-backend/batching → gpu-backend/moe",
-  "gpu-backend/metrics → gpu-backend/server",
-  "gpu-backend/moe → gpu-backend/advice",
-  "gpu-backend/moe → gpu-backend/layer",
-  "gpu-backend/residency → gpu-backend/placement",
-  "gpu-backend/residency → gpu-backend/server",
-  "gpu-backend/timing → gpu-backend/metrics",
-];
-
 const imports = await sourceImports();
 
 Deno.test("router/ layers: runtime/ ← serve/ ← control/ ← operate/ ← wire/ ← main.ts, edge.ts", () => {
@@ -169,19 +154,12 @@ Deno.test("router/ and gpu-backend/ never import each other", () => {
   assert.deepEqual(wrong, [], `imports between router/ and gpu-backend/:${listed(wrong)}`);
 });
 
-Deno.test("production folders import each other in no loop (gpu-backend's known loops aside)", () => {
-  const loops = folderLoops(imports, KNOWN_FOLDER_LOOPS);
+Deno.test("production folders import each other in no loop", () => {
+  const loops = folderLoops(imports, []);
   assert.deepEqual(
     loops,
     [],
     loops.map((loop, i) => `folder loop ${i + 1}:${listed(loop)}`).join("\n"),
-  );
-  const present = new Set(imports.map(({ from, to }) => `${folderOf(from)} → ${folderOf(to)}`));
-  const gone = KNOWN_FOLDER_LOOPS.filter((edge) => !present.has(edge));
-  assert.deepEqual(
-    gone,
-    [],
-    "these known loop edges are gone: remove them from KNOWN_FOLDER_LOOPS",
   );
 });
 

@@ -13,7 +13,7 @@
  */
 import { balancedness } from "../../shared/balancedness.ts";
 import type { ModelManifest } from "../../shared/model_manifest.ts";
-import type { MoeForwardOptions, MoeForwardResult } from "../moe/forward.ts";
+import type { MoeForwardOptions, MoeForwardResult } from "../engine/expert_forward.ts";
 import { type FitBiasOptions, fitRoutingBias } from "../moe/routing_bias.ts";
 import { gateOptionsFor, selectionBiasFor } from "../moe/routing.ts";
 import type { RecordedInputs } from "./input_recorder.ts";

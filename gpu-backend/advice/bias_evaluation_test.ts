@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { balancedness } from "../../shared/balancedness.ts";
 import { loadManifest } from "../server/start_backend.ts";
-import { MoeEngine } from "../moe/engine.ts";
+import { MoeEngine } from "../engine/engine.ts";
 import { fitRoutingBias } from "../moe/routing_bias.ts";
 import { gateOptionsFor } from "../moe/routing.ts";
 import { createRandom } from "../../tools/model/prng.ts";

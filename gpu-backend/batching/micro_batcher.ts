@@ -8,7 +8,7 @@
  */
 import { type ModelPart, modelPartKey } from "../../shared/model_manifest.ts";
 import type { ExpertExecutor } from "../execution/executor.ts";
-import type { PartRunner } from "../moe/forward.ts";
+import type { PartRunner } from "./part_runner.ts";
 import {
   type BatchKernel,
   type BatchObserver,

@@ -27,8 +27,19 @@ export interface GraphRun {
   ms: number;
 }
 
-/** What a session is created from: ONNX bytes, or a file path. */
-export type GraphSource = { bytes: Uint8Array } | { path: string };
+/**
+ * What a session is created from: ONNX bytes, or a file path — or, for a runner that
+ * does not execute composed graphs ({@linkcode GraphRunner.needsGraphBytes} false), only
+ * the size the graph would have.
+ */
+export type GraphSource = { bytes: Uint8Array } | { path: string } | { size: number };
+
+/** The bytes of a source (read from its path); a `TypeError` for a size-only source. */
+export async function graphBytes(source: GraphSource): Promise<Uint8Array> {
+  if ("bytes" in source) return source.bytes;
+  if ("path" in source) return await Deno.readFile(source.path);
+  throw new TypeError("Cannot create a session from a graph's size alone");
+}
 
 /** Cumulative counters of a runner. */
 export interface RunnerStats {
@@ -56,6 +67,11 @@ export interface GraphRunner {
   readonly sharedThread: boolean;
   /** Providers that failed before {@linkcode provider} worked, with reasons. */
   readonly fallbacks: readonly { provider: string; reason: string }[];
+  /**
+   * Whether composed layer graphs must be built for it (default true). A runner that
+   * only simulates their execution takes their size and spares the CPU of composing.
+   */
+  readonly needsGraphBytes?: boolean;
   /** Creates the session `key` (on every slot); a key already loaded is replaced. */
   load(key: string, source: GraphSource): Promise<void>;
   /** Releases the session `key` (no-op when absent). */

@@ -14,7 +14,14 @@
  */
 import type ort from "onnxruntime-node";
 import { setImmediate } from "node:timers";
-import type { Feeds, GraphRun, GraphRunner, GraphSource, RunnerStats } from "./graph_runner.ts";
+import {
+  type Feeds,
+  graphBytes,
+  type GraphRun,
+  type GraphRunner,
+  type GraphSource,
+  type RunnerStats,
+} from "./graph_runner.ts";
 import {
   chooseProvider,
   createSession,
@@ -69,7 +76,7 @@ export class OrtInlineRunner implements GraphRunner {
 
   async load(key: string, source: GraphSource): Promise<void> {
     if (this.#closed) throw new Error("Cannot load: runner is closed");
-    const bytes = "bytes" in source ? source.bytes : await Deno.readFile(source.path);
+    const bytes = await graphBytes(source);
     const session = await createSession(bytes, this.provider, this.#settings);
     const previous = this.#sessions.get(key);
     this.#sessions.set(key, session);

@@ -10,6 +10,7 @@
 import type ort from "onnxruntime-node";
 import { createSession } from "./ort_session_factory.ts";
 import { runSession } from "./ort_tensors.ts";
+import { graphBytes } from "./graph_runner.ts";
 import type { WorkerReply, WorkerRequest } from "./worker_protocol.ts";
 
 const sessions = new Map<string, ort.InferenceSession>();
@@ -22,8 +23,7 @@ async function handle(message: WorkerRequest): Promise<void> {
   const started = performance.now();
   switch (message.type) {
     case "load": {
-      const source = message.source;
-      const bytes = "bytes" in source ? source.bytes : await Deno.readFile(source.path);
+      const bytes = await graphBytes(message.source);
       const session = await createSession(bytes, message.provider, message.settings);
       await sessions.get(message.key)?.release();
       sessions.set(message.key, session);

@@ -25,9 +25,8 @@
  *         (no BigInt work in JavaScript) and are cast where ONNX wants int64.
  * Step 2: each expert on its chunk; Concat; × weight; ScatterND (reduction add) into
  *         zeros `[R, d]` — a row chosen by two hosted experts gets both contributions.
- *         With `layout: "stacked"` and structurally identical experts, steps 1–2 instead
- *         gather the rows into a padded `[k, R_max, d]` tensor and run the experts as one
- *         set of batched ops (`stack_experts.ts`; `routeStacked` below).
+ *         A `routedLayout` may build steps 1–2 another way (`bench:kernel` tries stacked
+ *         experts as batched ops: tools/bench/kernel/stacked_layout.ts).
  * Step 3: shared experts on the entry rows; hidden = residual + routed + shared.
  * Step 4: the next layer's gate on hidden.
  *
@@ -39,7 +38,6 @@
 import pkg from "onnx-proto";
 import { ONNX_INPUT_NAME, ONNX_OUTPUT_NAME } from "../../shared/model_manifest.ts";
 import { decodeModel, type InlinedGraph, inlineGraph, prefixer } from "./inline_graph.ts";
-import { type StackedExperts, stackExpertGraphs } from "./stack_experts.ts";
 
 const { onnx } = pkg;
 
@@ -71,18 +69,23 @@ export interface LayerGraphSpec {
   /** The next layer's gate, fused when given; `logits` is then `[M, nextExperts]`. */
   nextGate?: { bytes: Uint8Array; experts: number };
   /**
-   * How the routed experts run: `split` (default) inlines each expert on its own chunk;
-   * `stacked` runs them as batched ops over a padded `[k, R_max, d]` tensor
-   * (`stack_experts.ts`) when their graphs are the same with different weights, and
-   * splits otherwise. `bench:kernel` measured stacked slower on onnxruntime's CPU
-   * provider (it prepacks only 2-D MatMul weights, so a stacked `[k, d, f]` weight is
-   * repacked on every run; `docs/results/bench-kernel.md`), so the backend keeps split.
+   * Builds steps 1–2 (the routed experts into `routed`) another way, or answers false to
+   * keep the default: each expert inlined on its own chunk (split). For benchmarks
+   * (`bench:kernel` measured stacked batched ops slower on onnxruntime's CPU provider:
+   * `docs/results/bench-kernel.md`), so the backend always splits.
    */
-  layout?: LayerLayout;
+  routedLayout?: RoutedLayout;
 }
 
-/** Routed-expert layout of a composed layer. */
-export type LayerLayout = "split" | "stacked";
+/**
+ * Builds the routed part of a composed layer from the hosted experts' graphs (hosting
+ * order) with `builder`, reading the `LAYER_IO` inputs and writing `LAYER_IO.routed`;
+ * false leaves the graph untouched (the split layout is built instead).
+ */
+export type RoutedLayout = (
+  builder: GraphBuilder,
+  experts: readonly pkg.onnx.IGraphProto[],
+) => boolean;
 
 const FLOAT = onnx.TensorProto.DataType.FLOAT;
 const INT64 = onnx.TensorProto.DataType.INT64;
@@ -108,11 +111,10 @@ export function composeLayerGraph(spec: LayerGraphSpec): Uint8Array {
 
   // Step 1 + 2: routed experts on their rows, weighted, scattered back per row.
   const k = spec.experts.length;
-  const stacked = k > 1 && spec.layout === "stacked"
-    ? stackExpertGraphs(parts.slice(0, k).map((p) => p.model.graph!), "X/", "routed/padded")
-    : null;
-  if (stacked?.ok) {
-    routeStacked(builder, stacked);
+  const custom = k > 1 &&
+    (spec.routedLayout?.(builder, parts.slice(0, k).map((p) => p.model.graph!)) ?? false);
+  if (custom) {
+    // The layout built the routed part.
   } else if (k > 0) {
     builder.node("Gather", [LAYER_IO.rows, LAYER_IO.src], ["routed/gathered"], { axis: 0 });
     const chunks = spec.experts.map((e) => `routed/x${e.id}`);
@@ -188,52 +190,10 @@ export function composeLayerGraph(spec: LayerGraphSpec): Uint8Array {
   });
 }
 
-/**
- * Steps 1–2 with stacked experts: assignment `j` of hosted expert `e` goes to slot
- * `[e, j]` of a `[k, R_max, d]` tensor (`R_max` = the largest count); empty slots
- * repeat a real row and are masked out before the scatter-add.
- */
-function routeStacked(builder: GraphBuilder, stacked: StackedExperts & { ok: true }): void {
-  const b = builder;
-  b.constant("pad/zero", INT64, [], [0]);
-  b.constant("pad/one", INT64, [], [1]);
-  b.constant("pad/axis0", INT64, [1], [0]);
-  b.constant("pad/axis1", INT64, [1], [1]);
-  b.constant("pad/axis2", INT64, [1], [2]);
-  b.node("Cast", [LAYER_IO.counts], ["pad/counts"], { to: INT64 });
-  b.node("ReduceMax", ["pad/counts"], ["pad/rmax"], { keepdims: 0 });
-  b.node("Range", ["pad/zero", "pad/rmax", "pad/one"], ["pad/slot"]);
-  b.node("CumSum", ["pad/counts", "pad/zero"], ["pad/offset"], { exclusive: 1 });
-  b.node("Unsqueeze", ["pad/offset", "pad/axis1"], ["pad/offset_col"]);
-  b.node("Unsqueeze", ["pad/counts", "pad/axis1"], ["pad/counts_col"]);
-  b.node("Unsqueeze", ["pad/slot", "pad/axis0"], ["pad/slot_row"]);
-  b.node("Add", ["pad/offset_col", "pad/slot_row"], ["pad/position"]);
-  b.node("Less", ["pad/slot_row", "pad/counts_col"], ["pad/valid"]);
-  b.node("Where", ["pad/valid", "pad/position", "pad/zero"], ["pad/assignment"]);
-  b.node("Gather", [LAYER_IO.src, "pad/assignment"], ["pad/row32"], { axis: 0 });
-  b.node("Gather", [LAYER_IO.rows, "pad/row32"], ["routed/padded"], { axis: 0 });
-  b.nodes.push(...stacked.nodes);
-  b.initializers.push(...stacked.initializers);
-  b.node("Gather", [LAYER_IO.weight, "pad/assignment"], ["pad/weight"], { axis: 0 });
-  b.node("Mul", [stacked.output, "pad/weight"], ["pad/weighted"]);
-  b.node("Unsqueeze", ["pad/valid", "pad/axis2"], ["pad/valid3"]);
-  b.constant("pad/zero_f", FLOAT, [], [0]);
-  b.node("Where", ["pad/valid3", "pad/weighted", "pad/zero_f"], ["routed/weighted"]);
-  b.node("Cast", ["pad/row32"], ["pad/row64"], { to: INT64 });
-  b.node("Unsqueeze", ["pad/row64", "pad/axis2"], ["routed/index"]);
-  b.node("Shape", [LAYER_IO.rows], ["routed/shape"]);
-  b.node("ConstantOfShape", ["routed/shape"], ["routed/zeros"], {
-    value: { name: "value", dataType: FLOAT, dims: [1], floatData: [0] },
-  });
-  b.node("ScatterND", ["routed/zeros", "routed/index", "routed/weighted"], [LAYER_IO.routed], {
-    reduction: "add",
-  });
-}
-
 type AttributeValue = number | string | pkg.onnx.ITensorProto;
 
 /** Accumulates nodes, weights and opset needs of the composed graph. */
-class GraphBuilder {
+export class GraphBuilder {
   readonly nodes: pkg.onnx.INodeProto[] = [];
   readonly initializers: pkg.onnx.ITensorProto[] = [];
   readonly sparseInitializers: pkg.onnx.ISparseTensorProto[] = [];

@@ -174,9 +174,31 @@ export class LayerExecutables {
     const { manifest, runner } = this.#options;
     const started = performance.now();
     const experts = [...hosted].sort((a, b) => a - b);
-    const read = (part: ModelPart) => Deno.readFile(this.#path(part));
     const fused = this.fuseGate && layer + 1 < manifest.layers;
-    const bytes = composeLayerGraph({
+    // A runner that does not execute composed graphs (the simulated one) takes their size.
+    const source = runner.needsGraphBytes === false
+      ? { size: await this.#graphSize(layer, experts, fused) }
+      : { bytes: await this.#compose(layer, experts, fused) };
+    const key = `layer/L${layer}#${++this.#builds}`;
+    await runner.load(key, source);
+    const position = new Int32Array(manifest.experts).fill(-1);
+    experts.forEach((expert, i) => position[expert] = i);
+    const buildMs = performance.now() - started;
+    this.#options.logger.debug("layer executable built", {
+      layer,
+      key,
+      experts: experts.length,
+      bytes: "size" in source ? source.size : source.bytes.byteLength,
+      ms: Math.round(buildMs),
+    });
+    return { layer, key, experts, position, fusedGate: fused, buildMs };
+  }
+
+  /** The composed graph of `experts` (sorted), the shared experts and, fused, the next gate. */
+  async #compose(layer: number, experts: readonly number[], fused: boolean): Promise<Uint8Array> {
+    const { manifest } = this.#options;
+    const read = (part: ModelPart) => Deno.readFile(this.#path(part));
+    return composeLayerGraph({
       dModel: manifest.d_model,
       experts: await Promise.all(
         experts.map(async (id) => ({
@@ -199,19 +221,22 @@ export class LayerExecutables {
         }
         : {}),
     });
-    const key = `layer/L${layer}#${++this.#builds}`;
-    await runner.load(key, { bytes });
-    const position = new Int32Array(manifest.experts).fill(-1);
-    experts.forEach((expert, i) => position[expert] = i);
-    const buildMs = performance.now() - started;
-    this.#options.logger.debug("layer executable built", {
-      layer,
-      key,
-      experts: experts.length,
-      bytes: bytes.byteLength,
-      ms: Math.round(buildMs),
-    });
-    return { layer, key, experts, position, fusedGate: fused, buildMs };
+  }
+
+  /** What the composed graph would weigh: the bytes of the files it inlines. */
+  async #graphSize(layer: number, experts: readonly number[], fused: boolean): Promise<number> {
+    const parts: ModelPart[] = [
+      ...experts.map((expert): ModelPart => ({ kind: "expert", layer, expert })),
+      ...Array.from(
+        { length: this.#options.manifest.shared_experts },
+        (_, expert): ModelPart => ({ kind: "shared", layer, expert }),
+      ),
+      ...(fused ? [{ kind: "gate", layer: layer + 1 } as const] : []),
+    ];
+    const sizes = await Promise.all(
+      parts.map(async (part) => (await Deno.stat(this.#path(part))).size),
+    );
+    return sizes.reduce((sum, size) => sum + size, 0);
   }
 
   #track(executable: LayerExecutable): Entry {

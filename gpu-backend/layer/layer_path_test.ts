@@ -21,9 +21,9 @@ import { createGaussian, createRandom } from "../../tools/model/prng.ts";
 import { expertOutput, gateLogits } from "../../tools/model/reference_math.ts";
 import { demoTokens, loadDemoTraffic } from "../../tools/model/traffic.ts";
 import { createExecutor } from "../execution/create_executor.ts";
-import type { MoeEngine } from "../moe/engine.ts";
+import type { MoeEngine } from "../engine/engine.ts";
 import { startupResidency } from "../residency/startup_residency.ts";
-import { buildBackendEngine } from "../server/backend_engine.ts";
+import { buildBackendEngine } from "../engine/backend_engine.ts";
 import { loadManifest } from "../server/start_backend.ts";
 import {
   geluExpertOutput,

@@ -13,9 +13,10 @@
  *   computes (no second implementation to keep equal), and a `[d, E]` MatMul per row
  *   (256 × 256: ~65 k multiply-adds) costs microseconds, where a TypeScript loop would
  *   cost ten times more host CPU on a machine that runs many backends.
- * - Layer executables, the graphs given as bytes (`compose_layer.ts`): NOT run. Their
- *   bytes are dropped after loading, which takes `loadFixedMs + loadMsPerMb · MiB` of
- *   timer time (no device time), as the simulated executor's loads.
+ * - Layer executables (`compose_layer.ts`): NOT run, so not even composed
+ *   (`needsGraphBytes` false: `LayerExecutables` passes the size the graph would have).
+ *   Loading one takes `loadFixedMs + loadMsPerMb · MiB` of timer time (no device time),
+ *   as the simulated executor's loads.
  *
  * Device time. Every execution occupies one of the backend's {@linkcode SimulatedDevices}
  * (one per backend: a dedicated accelerator) for `fixedMs + perRowMs · workRows`, in
@@ -89,6 +90,7 @@ export class SimulatedLayerRunner implements GraphRunner {
   readonly provider = "simulated";
   readonly fallbacks = [] as const;
   readonly sharedThread = false;
+  readonly needsGraphBytes = false;
   readonly slots: number;
   readonly depth: number;
   readonly #manifest: ModelManifest;
@@ -132,7 +134,7 @@ export class SimulatedLayerRunner implements GraphRunner {
       const session = await createSession(await Deno.readFile(source.path), "cpu");
       graph = { kind: "gate", layer, session };
     } else {
-      const mib = source.bytes.byteLength / 2 ** 20;
+      const mib = ("size" in source ? source.size : source.bytes.byteLength) / 2 ** 20;
       await this.#devices.delay(
         (this.#timing.loadFixedMs ?? 0) + (this.#timing.loadMsPerMb ?? 0) * mib,
       );

@@ -17,7 +17,7 @@ import {
 } from "../../shared/metrics/collected.ts";
 import type { PartBatchStats } from "../batching/micro_batcher.ts";
 import type { ExecutorStats } from "../execution/executor.ts";
-import type { EngineStats } from "../moe/engine.ts";
+import type { EngineStats } from "../engine/engine.ts";
 import {
   BATCH_SIZE_BOUNDS,
   formedBatchDistributions,
@@ -25,7 +25,7 @@ import {
 } from "./batch_distributions.ts";
 import { type ExpertDetail, routedTokenSamples } from "./routed_token_samples.ts";
 import { ScrapeHistogram } from "./scrape_histogram.ts";
-import { PHASE_BOUNDS_S, type PhaseHistogram } from "../timing/phase_histogram.ts";
+import { PHASE_BOUNDS_S, type PhaseHistogram } from "./phase_histogram.ts";
 import type { BackendPhase } from "../timing/request_timing.ts";
 
 /** Plan versions and cold starts of the backend's placement. */

@@ -8,7 +8,7 @@
  * and `layer` on the layer path): a few label values however many experts the model has.
  */
 import type { PartBatchStats } from "../batching/micro_batcher.ts";
-import { parsePartKey } from "../server/load_report.ts";
+import { parsePartKey } from "../../shared/model_manifest.ts";
 import type { Distribution } from "./scrape_histogram.ts";
 
 /** Micro-batch size bounds (groups per execution): 1, 2, 4, … 64, then +Inf. */

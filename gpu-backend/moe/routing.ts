@@ -42,33 +42,7 @@
  * Scores and weights are computed in float64, then stored as float32.
  */
 import type { ModelManifest } from "../../shared/model_manifest.ts";
-import { describeBadRouteArgs } from "./_route_args.ts";
-
-/** Knobs of the gate: the routing family, how many experts, the group limit, temperature. */
-export interface GateOptions {
-  /** Experts selected per token. */
-  topK: number;
-  /** Contiguous expert groups; 1 disables the group limit. */
-  groups: number;
-  /** Groups kept per token before the top-k (`<= groups`). */
-  topkGroup: number;
-  /** Temperature (`> 0`) of the weights' scores; the choice never depends on it. */
-  temperature: number;
-  /**
-   * Selection-only per-expert bias added to the scores (DeepSeek-V3's
-   * `e_score_correction_bias`, the advisor's routing-only bias): it changes which experts
-   * are chosen, never their weights. Absent or all zero = no change.
-   */
-  bias?: Float32Array | undefined;
-  /** `softmax` over all experts (default) or `sigmoid` per expert. */
-  scoring?: "softmax" | "sigmoid";
-  /** Group score of the group limit: best score (`max`, default) or best two summed. */
-  groupScore?: "max" | "sum_top2";
-  /** Renormalise the chosen experts' scores to sum to 1 (default true). */
-  normalize?: boolean;
-  /** Factor on the weights (`routed_scaling_factor`, default 1). */
-  scale?: number;
-}
+import { describeBadRouteArgs, type GateOptions } from "./gate_options.ts";
 
 /** Per-token routing: both arrays are `[rows * topK]`, row-major, best expert first. */
 export interface TokenRouting {

@@ -11,7 +11,8 @@
  * scale, and it decays linearly so the last steps settle.
  */
 import { balancedness } from "../../shared/balancedness.ts";
-import { type GateOptions, routeTokens, selectionScores } from "./routing.ts";
+import type { GateOptions } from "./gate_options.ts";
+import { routeTokens, selectionScores } from "./routing.ts";
 
 /** Options of {@linkcode fitRoutingBias}. */
 export interface FitBiasOptions {

@@ -1,7 +1,8 @@
 /** @module Tests of gated top-k routing: hand-computed cases and property tests. */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { type GateOptions, groupRowsByExpert, routeTokens } from "./routing.ts";
+import type { GateOptions } from "./gate_options.ts";
+import { groupRowsByExpert, routeTokens } from "./routing.ts";
 
 const plain: GateOptions = { topK: 2, groups: 1, topkGroup: 1, temperature: 1 };
 

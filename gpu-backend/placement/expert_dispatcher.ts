@@ -10,7 +10,7 @@
 import { ApiError } from "../../shared/errors.ts";
 import type { ModelPart } from "../../shared/model_manifest.ts";
 import type { BatchObserver } from "../batching/batch_queues.ts";
-import type { PartRunner } from "../moe/forward.ts";
+import type { PartRunner } from "../batching/part_runner.ts";
 import { type PeerClient, PeerUnavailableError } from "../peer/peer_client.ts";
 import type { PlacementState } from "./placement_state.ts";
 import { ReplicaPicker } from "./replica_picker.ts";

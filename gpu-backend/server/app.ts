@@ -14,7 +14,7 @@ import type { InputFaults } from "../../shared/input_faults.ts";
 import { decodeInferRequest } from "../../shared/infer_request_codec.ts";
 import { formatServerTiming } from "../../shared/server_timing.ts";
 import { type BackendPhase, RequestTiming } from "../timing/request_timing.ts";
-import type { PhaseHistogram } from "../timing/phase_histogram.ts";
+import type { PhaseHistogram } from "../metrics/phase_histogram.ts";
 import { encodeInferResponse, type OutputTensor } from "../../shared/infer_response_codec.ts";
 import {
   BATCHES_HEADER,
@@ -33,14 +33,14 @@ import {
   OUTPUT_TENSOR,
   REQUEST_TYPE_HEADER,
 } from "../../shared/oip.ts";
-import type { MoeEngine } from "../moe/engine.ts";
+import type { MoeEngine } from "../engine/engine.ts";
 import { OIP_EXTENSIONS, ROUTER_NAME, ROUTER_VERSION } from "../../shared/version.ts";
 import type { PeerRegistry } from "../peer/peer_registry.ts";
 import type { BackendMetrics } from "../metrics/backend_metrics.ts";
 import type { PlacementState } from "../placement/placement_state.ts";
 import { registerPlanRoutes } from "./plan_routes.ts";
 import { InputRecorder } from "../advice/input_recorder.ts";
-import { registerAdviceRoutes } from "../advice/advice_routes.ts";
+import { registerAdviceRoutes } from "./advice_routes.ts";
 
 /** Dependencies of {@linkcode createBackendApp}. */
 export interface BackendAppDeps {

@@ -20,10 +20,11 @@ import {
   type ModelManifest,
   type ModelPart,
   modelPartKey,
+  parsePartKey,
 } from "../../shared/model_manifest.ts";
 import type { PartBatchStats } from "../batching/micro_batcher.ts";
 import type { ExecutorStats } from "../execution/executor.ts";
-import type { EngineStats } from "../moe/engine.ts";
+import type { EngineStats } from "../engine/engine.ts";
 
 /** Memory readings of the backend process (from `Deno.memoryUsage()`). */
 export interface MemoryReading {
@@ -57,18 +58,6 @@ export interface LoadReportSources {
   peer?: PeerReport;
   /** Cold starts of a routed expert by key; when given, every expert part reports them. */
   coldStarts?: (key: string) => { count: number; msSum: number; msMax: number } | undefined;
-}
-
-const PART_KEY = /^L(\d+)\/(?:(gate)|([ES])(\d+))$/;
-
-/** The part a key such as `L0/E12`, `L1/S0` or `L0/gate` names; `undefined` if malformed. */
-export function parsePartKey(key: string): ModelPart | undefined {
-  const match = PART_KEY.exec(key);
-  if (match === null) return undefined;
-  const layer = Number(match[1]);
-  if (match[2] !== undefined) return { kind: "gate", layer };
-  const expert = Number(match[4]);
-  return match[3] === "E" ? { kind: "expert", layer, expert } : { kind: "shared", layer, expert };
 }
 
 function partLoad(

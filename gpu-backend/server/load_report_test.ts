@@ -7,11 +7,11 @@ import type { PartBatchStats } from "../batching/micro_batcher.ts";
 import { MicroBatcher } from "../batching/micro_batcher.ts";
 import { fixedDelayPolicy } from "../batching/policies.ts";
 import type { Execution, ExecutorStats, ExpertExecutor } from "../execution/executor.ts";
-import { MoeEngine } from "../moe/engine.ts";
+import { MoeEngine } from "../engine/engine.ts";
 import { createBackendApp } from "./app.ts";
 import { PlacementState } from "../placement/placement_state.ts";
 import { PeerRegistry } from "../peer/peer_registry.ts";
-import { buildLoadReport, parsePartKey } from "./load_report.ts";
+import { buildLoadReport } from "./load_report.ts";
 
 const manifest = ModelManifestSchema.parse({
   name: "tiny",
@@ -75,15 +75,6 @@ function partStats(part: string, rows: number, executions: number, queued = 0): 
     service: { fixedMs: 0, perRowMs: 0 },
   };
 }
-
-Deno.test("parsePartKey() reads gates, routed and shared experts, and rejects junk", () => {
-  assert.deepEqual(parsePartKey("L0/gate"), { kind: "gate", layer: 0 });
-  assert.deepEqual(parsePartKey("L3/E12"), { kind: "expert", layer: 3, expert: 12 });
-  assert.deepEqual(parsePartKey("L1/S0"), { kind: "shared", layer: 1, expert: 0 });
-  for (const junk of ["", "L/E1", "L0/X1", "L0/E", "0/E1", "L0/gate/x"]) {
-    assert.equal(parsePartKey(junk), undefined, junk);
-  }
-});
 
 Deno.test("buildLoadReport() maps batcher, executor and engine counters onto the schema", () => {
   const report = buildLoadReport({

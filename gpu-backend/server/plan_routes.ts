@@ -5,7 +5,7 @@
  * plan's replica weights, `POST /v2/plan/release` unloads what the active plan no longer
  * places here, `GET /v2/plan` says which versions are where, `GET /v2/plan/active` returns
  * the active plan itself (404 when none: a router with an empty KV adopts it). Also registers the
- * residency endpoints (`/v2/residency`, see `gpu-backend/residency/residency_routes.ts`).
+ * residency endpoints (`/v2/residency`, see `residency_routes.ts`).
  *
  * Fencing: every plan-changing call must come from the pool and leader term this backend
  * follows (`placement.owner`, `shared/plan_owner.ts`): another pool or an older term is
@@ -21,7 +21,7 @@ import {
 } from "../../shared/placement_plan.ts";
 import type { PeerRegistry } from "../peer/peer_registry.ts";
 import type { PlacementState } from "../placement/placement_state.ts";
-import { registerResidencyRoutes } from "../residency/residency_routes.ts";
+import { registerResidencyRoutes } from "./residency_routes.ts";
 
 /** Plans (slots per layer) and weights are small; this bounds a bad caller. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { BACKEND_PHASES, RequestTiming } from "./request_timing.ts";
-import { PHASE_BOUNDS_S, PhaseHistogram } from "./phase_histogram.ts";
+import { PHASE_BOUNDS_S, PhaseHistogram } from "../metrics/phase_histogram.ts";
 import { parseServerTiming } from "../../shared/server_timing.ts";
 
 Deno.test("RequestTiming adds up to the request's time, the rest as host", () => {

@@ -18,6 +18,7 @@ import { ReplicaWeightsPusher } from "../control/balancer/replica_weights_pusher
 import { ShortWindowLoad } from "../control/balancer/short_window_load.ts";
 import { type EventStore, prewarmEventSource } from "../control/events/event_store.ts";
 import type { LoadHistory } from "../control/load/load_history.ts";
+import { PlacementCostWindow } from "../control/load/cost_window.ts";
 import type { PoolLoad } from "../control/load/pool_load.ts";
 import type { BackendPool } from "../serve/pool/backend_pool.ts";
 import {
@@ -57,6 +58,11 @@ export interface Balancing {
   reconciler: PlanReconciler;
   /** Plan calls backends refused as coming from another pool or an older term (metrics). */
   refusedPlanCalls(): number;
+  /**
+   * The planner's measured costs and the pool's hop counters; every router records every
+   * load round into it (`record`), the leader's balancer reads it.
+   */
+  costs: PlacementCostWindow;
   /** After every load round: reconcile backends' plans, push replica weights. */
   onRound(load: PoolLoad): Promise<void>;
   start(): void;
@@ -112,6 +118,8 @@ export function wireBalancing<E extends Env>(
     onRefused,
   });
   const reconciler = new PlanReconciler({ store, client, clock, logger });
+  // What a remote row and an expert row cost, measured over the last minute of rounds.
+  const costs = new PlacementCostWindow();
   const balancer = new Balancer({
     store,
     client,
@@ -136,6 +144,7 @@ export function wireBalancing<E extends Env>(
       const [entry] = pool.catalog().values();
       return entry ? modelShapeFromMetadata(entry.metadata) : null;
     },
+    costs: () => costs.estimates(clock.now()),
     // Memory budgets from the latest load reports: plans never exceed them.
     budgets: () =>
       new Map(
@@ -188,6 +197,7 @@ export function wireBalancing<E extends Env>(
     prewarm,
     reconciler,
     refusedPlanCalls: () => refusals.count,
+    costs,
     onRound: (load) => {
       recent.record(load);
       // Backends off the current plan (a restart) are repaired in the background.

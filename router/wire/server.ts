@@ -201,6 +201,11 @@ export async function buildRouter(
     settings: alertSettingsFromConfig(config),
     views: () => pool.views(),
     latency: (now) => poolLatency.reading(now),
+    rebalance: () => {
+      const balancer = balancing?.balancer;
+      const model = balancer?.modelShape()?.name;
+      return balancer && model ? { model, health: balancer.health() } : undefined;
+    },
     clock,
     logger,
     store: alertStore,
@@ -237,6 +242,7 @@ export async function buildRouter(
       return { shed: full, admitted: Math.max(0, admitted) };
     },
     onRound: (load) => {
+      balancing?.costs.record(load);
       alerts.onRound(load);
       timeline.record(load);
       loadWindow.record(load);
@@ -285,6 +291,11 @@ export async function buildRouter(
     },
     logShipping: options.logShipping,
     prewarm: () => balancing?.prewarm,
+    eplb: state && {
+      balancer: () => balancing?.balancer,
+      costs: () => balancing?.costs,
+      now: () => clock.now(),
+    },
     overload: {
       ejections: () => pool.outlier.ejections(),
       excused: () => pool.outlier.excused,

@@ -6,7 +6,7 @@ import { resolveConfig } from "../../shared/config.ts";
 import { silentLogger } from "../../shared/logger.ts";
 import { createExecutor } from "../../gpu-backend/execution/create_executor.ts";
 import { startupResidency } from "../../gpu-backend/residency/startup_residency.ts";
-import { buildBackendEngine } from "../../gpu-backend/server/backend_engine.ts";
+import { buildBackendEngine } from "../../gpu-backend/engine/backend_engine.ts";
 import { loadManifest } from "../../gpu-backend/server/start_backend.ts";
 
 /** Runs every request on an in-process per-expert engine; resolves their outputs. */

@@ -10,7 +10,7 @@
  *           layer's composed executable hosting all experts (next gate fused), on a wave
  *           where every expert gets exactly `r` rows (`kernel/uniform_wave.ts`), in the
  *           split layout the backend runs and in the stacked layout
- *           (`gpu-backend/layer/stack_experts.ts`). Single-thread sessions as the backend
+ *           (`tools/bench/kernel/stack_experts.ts`). Single-thread sessions as the backend
  *           creates them; CPU time of this process from `/proc/self/stat`; no JavaScript
  *           work inside the timed loop beyond `session.run()`.
  *   Step 3: both layouts on Zipf-skewed waves at the demo mix's mean fill
@@ -31,7 +31,10 @@ import { processCpuMs } from "./cpu_time.ts";
 import { formatTable, round } from "./stats.ts";
 import { parseCli } from "../cli/cli_args.ts";
 import { modelPartPath } from "../../shared/model_manifest.ts";
-import { composeLayerGraph, type LayerLayout } from "../../gpu-backend/layer/compose_layer.ts";
+import { composeLayerGraph } from "../../gpu-backend/layer/compose_layer.ts";
+import { stackedLayout } from "./kernel/stack_experts.ts";
+
+type LayerLayout = "split" | "stacked";
 import { createSession } from "../../gpu-backend/execution/ort_session_factory.ts";
 import type { Feeds } from "../../gpu-backend/execution/graph_runner.ts";
 import { uniformWaveFeeds } from "./kernel/uniform_wave.ts";
@@ -135,7 +138,7 @@ async function layerSessions(layout: LayerLayout): Promise<ort.InferenceSession[
     const all = Array.from({ length: m.experts }, (_, id) => id);
     const bytes = composeLayerGraph({
       dModel: m.d_model,
-      layout,
+      ...(layout === "stacked" ? { routedLayout: stackedLayout } : {}),
       experts: await Promise.all(
         all.map(async (id) => ({ id, bytes: await read({ kind: "expert", layer, expert: id }) })),
       ),
@@ -363,7 +366,7 @@ const lines = [
   "when its waves hold r rows per expert (bench:baseline's `rows/expert/wave` column says how many " +
   "they hold). Split (what the backend runs; the `forward` columns): rows grouped by expert → Split → " +
   "each expert's own inlined graph → Concat → weighted scatter-add. Stacked " +
-  "(`gpu-backend/layer/stack_experts.ts`): the experts' weights stacked `[E, …]`, rows gathered " +
+  "(`tools/bench/kernel/stack_experts.ts`): the experts' weights stacked `[E, …]`, rows gathered " +
   "into a padded `[E, R_max, d]` tensor, one batched MatMul per weight, masked weighted " +
   "scatter-add. `stacked ÷ split` is the ratio of tokens per CPU-second (> 1: stacked is faster).",
   ...(profileRows.length === 0 ? [] : [

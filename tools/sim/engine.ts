@@ -49,7 +49,7 @@ import {
 } from "../../router/control/balancer/evaluate_balance.ts";
 import type { BackendView } from "../../router/serve/pool/backend_view.ts";
 import { PrewarmJob } from "../../router/control/prewarm/prewarm_job.ts";
-import { parsePartKey } from "../../gpu-backend/server/load_report.ts";
+import { parsePartKey } from "../../shared/model_manifest.ts";
 import type { PrewarmDeps, PrewarmEvent } from "../../router/control/prewarm/prewarm_types.ts";
 import { createPolicy, type PolicyName } from "../../router/serve/entry/create_policy.ts";
 import { silentLogger } from "../../shared/logger.ts";

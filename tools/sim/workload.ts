@@ -10,7 +10,8 @@
  * sampled tokens. Drift: the permutation of epoch k+1 is epoch k's with a fraction of
  * experts swapped; affinity interpolates linearly between epochs.
  */
-import { type GateOptions, routeTokens } from "../../gpu-backend/moe/routing.ts";
+import type { GateOptions } from "../../gpu-backend/moe/gate_options.ts";
+import { routeTokens } from "../../gpu-backend/moe/routing.ts";
 import { createRandom, deriveSeed, type Random } from "../model/prng.ts";
 
 /** The gate shape the workload routes with. */

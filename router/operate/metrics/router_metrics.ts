@@ -24,6 +24,7 @@ import { inputFaultMetrics } from "../../../shared/metrics/input_fault_metrics.t
 import { type PrewarmAccuracySource, signalMetrics } from "./signal_metrics.ts";
 import { overloadMetrics, type OverloadSource } from "./overload_metrics.ts";
 import { leaderMetrics, type LeadershipSource } from "./leader_metrics.ts";
+import { eplbMetrics, type EplbMetricsSource } from "./eplb_metrics.ts";
 
 /** What {@linkcode RouterMetrics} reads. */
 export interface RouterMetricsDeps {
@@ -53,6 +54,8 @@ export interface RouterMetricsDeps {
   observerErrors?: (() => ReadonlyMap<string, number>) | undefined;
   /** The leader lease as this router sees it; absent: no leader metrics. */
   leadership?: LeadershipSource | undefined;
+  /** EPLB health (balancer, hop counters); absent without a balancer (no KV). */
+  eplb?: EplbMetricsSource | undefined;
 }
 
 /** A `/metrics` body source: the text and its content type. */
@@ -89,6 +92,7 @@ export class RouterMetrics implements MetricsEndpoint {
     });
     if (deps.overload !== undefined) overloadMetrics(registry, deps.overload);
     if (deps.leadership !== undefined) leaderMetrics(registry, deps.leadership);
+    if (deps.eplb !== undefined) eplbMetrics(registry, deps.eplb);
     const observerErrors = deps.observerErrors;
     if (observerErrors !== undefined) {
       collectedCounter(registry, {

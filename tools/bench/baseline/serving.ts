@@ -10,7 +10,7 @@ import type { ModelManifest } from "../../../shared/model_manifest.ts";
 import { createExecutor } from "../../../gpu-backend/execution/create_executor.ts";
 import type { RunnerStats } from "../../../gpu-backend/execution/graph_runner.ts";
 import type { LayerWaves } from "../../../gpu-backend/layer/layer_counters.ts";
-import { buildBackendEngine } from "../../../gpu-backend/server/backend_engine.ts";
+import { buildBackendEngine } from "../../../gpu-backend/engine/backend_engine.ts";
 import { startupResidency } from "../../../gpu-backend/residency/startup_residency.ts";
 import { freePort, type PoolProcess, startProcess } from "../../pool/processes.ts";
 import { cpuMsOf } from "../cpu_time.ts";

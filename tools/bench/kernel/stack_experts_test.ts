@@ -8,11 +8,13 @@
 import assert from "node:assert/strict";
 import ort from "onnxruntime-node";
 import pkg from "onnx-proto";
-import { buildExpertModel } from "../../tools/model/onnx_graphs.ts";
-import { createGaussian, createRandom } from "../../tools/model/prng.ts";
-import type { Activation, ExpertWeights } from "../../tools/model/weights.ts";
-import { composeLayerGraph, LAYER_IO, type LayerLayout } from "./compose_layer.ts";
-import { stackExpertGraphs } from "./stack_experts.ts";
+import { buildExpertModel } from "../../model/onnx_graphs.ts";
+import { createGaussian, createRandom } from "../../model/prng.ts";
+import type { Activation, ExpertWeights } from "../../model/weights.ts";
+import { composeLayerGraph, LAYER_IO } from "../../../gpu-backend/layer/compose_layer.ts";
+import { stackedLayout, stackExpertGraphs } from "./stack_experts.ts";
+
+type LayerLayout = "split" | "stacked";
 
 const { onnx } = pkg;
 const D = 8;
@@ -92,7 +94,7 @@ async function runLayer(experts: Uint8Array[], layout: LayerLayout, assign = ASS
     dModel: D,
     experts: experts.map((b, id) => ({ id, bytes: b })),
     shared: [],
-    layout,
+    ...(layout === "stacked" ? { routedLayout: stackedLayout } : {}),
   });
   const session = await ort.InferenceSession.create(bytes, {
     executionProviders: ["cpu"],

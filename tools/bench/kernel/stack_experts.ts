@@ -1,7 +1,9 @@
 /**
  * @module Stacked experts: when every routed expert of a layer is the same graph with
  * different weights, the composed layer runs them as one set of batched ops over a
- * padded `[k, R_max, d]` tensor instead of `k` inlined copies (`compose_layer.ts`).
+ * padded `[k, R_max, d]` tensor instead of `k` inlined copies (`compose_layer.ts`);
+ * `stackedLayout` plugs it into a composed layer as its routed layout. Benchmarks only
+ * (`bench:kernel`): on onnxruntime's CPU provider it measured slower than split.
  *
  * "The same graph": equal node sequences (op, domain, input and output names,
  * attributes) and equal initializer names, types and shapes; only the weights differ.
@@ -22,8 +24,13 @@
  * per-expert composition — the generic `x → y` contract is never narrowed.
  */
 import pkg from "onnx-proto";
-import { ONNX_INPUT_NAME, ONNX_OUTPUT_NAME } from "../../shared/model_manifest.ts";
-import { prefixer } from "./inline_graph.ts";
+import { ONNX_INPUT_NAME, ONNX_OUTPUT_NAME } from "../../../shared/model_manifest.ts";
+import { prefixer } from "../../../gpu-backend/layer/inline_graph.ts";
+import {
+  type GraphBuilder,
+  LAYER_IO,
+  type RoutedLayout,
+} from "../../../gpu-backend/layer/compose_layer.ts";
 
 const { onnx } = pkg;
 type Graph = pkg.onnx.IGraphProto;
@@ -438,4 +445,57 @@ function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
     at += part.length;
   }
   return out;
+}
+
+/**
+ * The stacked routed layout for `composeLayerGraph({ routedLayout })`: the experts as
+ * batched ops when their graphs stack, else false (the split layout is built).
+ */
+export const stackedLayout: RoutedLayout = (builder, experts) => {
+  const stacked = stackExpertGraphs(experts, "X/", "routed/padded");
+  if (!stacked.ok) return false;
+  routeStacked(builder, stacked);
+  return true;
+};
+
+/**
+ * Steps 1–2 with stacked experts: assignment `j` of hosted expert `e` goes to slot
+ * `[e, j]` of a `[k, R_max, d]` tensor (`R_max` = the largest count); empty slots
+ * repeat a real row and are masked out before the scatter-add.
+ */
+function routeStacked(builder: GraphBuilder, stacked: StackedExperts & { ok: true }): void {
+  const b = builder;
+  b.constant("pad/zero", INT64, [], [0]);
+  b.constant("pad/one", INT64, [], [1]);
+  b.constant("pad/axis0", INT64, [1], [0]);
+  b.constant("pad/axis1", INT64, [1], [1]);
+  b.constant("pad/axis2", INT64, [1], [2]);
+  b.node("Cast", [LAYER_IO.counts], ["pad/counts"], { to: INT64 });
+  b.node("ReduceMax", ["pad/counts"], ["pad/rmax"], { keepdims: 0 });
+  b.node("Range", ["pad/zero", "pad/rmax", "pad/one"], ["pad/slot"]);
+  b.node("CumSum", ["pad/counts", "pad/zero"], ["pad/offset"], { exclusive: 1 });
+  b.node("Unsqueeze", ["pad/offset", "pad/axis1"], ["pad/offset_col"]);
+  b.node("Unsqueeze", ["pad/counts", "pad/axis1"], ["pad/counts_col"]);
+  b.node("Unsqueeze", ["pad/slot", "pad/axis0"], ["pad/slot_row"]);
+  b.node("Add", ["pad/offset_col", "pad/slot_row"], ["pad/position"]);
+  b.node("Less", ["pad/slot_row", "pad/counts_col"], ["pad/valid"]);
+  b.node("Where", ["pad/valid", "pad/position", "pad/zero"], ["pad/assignment"]);
+  b.node("Gather", [LAYER_IO.src, "pad/assignment"], ["pad/row32"], { axis: 0 });
+  b.node("Gather", [LAYER_IO.rows, "pad/row32"], ["routed/padded"], { axis: 0 });
+  b.nodes.push(...stacked.nodes);
+  b.initializers.push(...stacked.initializers);
+  b.node("Gather", [LAYER_IO.weight, "pad/assignment"], ["pad/weight"], { axis: 0 });
+  b.node("Mul", [stacked.output, "pad/weight"], ["pad/weighted"]);
+  b.node("Unsqueeze", ["pad/valid", "pad/axis2"], ["pad/valid3"]);
+  b.constant("pad/zero_f", FLOAT, [], [0]);
+  b.node("Where", ["pad/valid3", "pad/weighted", "pad/zero_f"], ["routed/weighted"]);
+  b.node("Cast", ["pad/row32"], ["pad/row64"], { to: INT64 });
+  b.node("Unsqueeze", ["pad/row64", "pad/axis2"], ["routed/index"]);
+  b.node("Shape", [LAYER_IO.rows], ["routed/shape"]);
+  b.node("ConstantOfShape", ["routed/shape"], ["routed/zeros"], {
+    value: { name: "value", dataType: FLOAT, dims: [1], floatData: [0] },
+  });
+  b.node("ScatterND", ["routed/zeros", "routed/index", "routed/weighted"], [LAYER_IO.routed], {
+    reduction: "add",
+  });
 }

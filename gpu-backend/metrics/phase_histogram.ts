@@ -3,7 +3,7 @@
  * kept with a few array increments per request and written out at scrape time
  * (`switchyard_backend_request_phase_seconds`).
  */
-import type { Distribution } from "../metrics/scrape_histogram.ts";
+import type { Distribution } from "./scrape_histogram.ts";
 
 /** Upper bounds in seconds: 50 µs to 5 s, what a phase of one request spans. */
 export const PHASE_BOUNDS_S = [

@@ -13,15 +13,12 @@ import {
   parseRoutingBias,
   type RoutingBiasSummary,
   summarizeRoutingBias,
-} from "../advice/active_bias.ts";
-import { forwardLayers, type LayerPath } from "../layer/layer_forward.ts";
+} from "../moe/active_bias.ts";
+import { forwardLayers } from "./layer_forward.ts";
+import type { LayerPath } from "../layer/layer_path.ts";
+import type { PartRunner } from "../batching/part_runner.ts";
 import type { RequestTiming } from "../timing/request_timing.ts";
-import {
-  forwardMoe,
-  type MoeForwardOptions,
-  type MoeForwardResult,
-  type PartRunner,
-} from "./forward.ts";
+import { forwardMoe, type MoeForwardOptions, type MoeForwardResult } from "./expert_forward.ts";
 
 /** Options of {@linkcode MoeEngine}: exactly one of `layers` and `runner`. */
 export type MoeEngineOptions = {

@@ -11,22 +11,17 @@
  *           a fixed order (experts ascending, then shared) so results do not depend on
  *           which execution finished first.
  */
-import type { ModelManifest, ModelPart } from "../../shared/model_manifest.ts";
+import type { ModelManifest } from "../../shared/model_manifest.ts";
 import type { BatchInfo, BatchObserver } from "../batching/batch_queues.ts";
-export type { BatchObserver };
+import type { PartRunner } from "../batching/part_runner.ts";
 import type { RequestTiming } from "../timing/request_timing.ts";
-import { gatherRows, scatterAddWeighted } from "./combine.ts";
-import { gateOptionsFor, groupRowsByExpert, routeTokens, selectionBiasFor } from "./routing.ts";
-
-/** Runs one model part; takes ownership of `input` (it may be transferred). */
-export interface PartRunner {
-  run(
-    part: ModelPart,
-    input: Float32Array,
-    rows: number,
-    onBatch?: BatchObserver,
-  ): Promise<Float32Array>;
-}
+import { gatherRows, scatterAddWeighted } from "../moe/combine.ts";
+import {
+  gateOptionsFor,
+  groupRowsByExpert,
+  routeTokens,
+  selectionBiasFor,
+} from "../moe/routing.ts";
 
 /** Options of {@linkcode forwardMoe}. */
 export interface MoeForwardOptions {

@@ -1,5 +1,33 @@
-/** @module Validation of `routeTokens()` arguments: what is wrong, as one sentence part. */
-import type { GateOptions } from "./routing.ts";
+/**
+ * @module The gate's options (routing family, top-k, group limit, temperature, bias) and
+ * the validation of `routeTokens()` arguments: what is wrong, as one sentence part.
+ */
+
+/** Knobs of the gate: the routing family, how many experts, the group limit, temperature. */
+export interface GateOptions {
+  /** Experts selected per token. */
+  topK: number;
+  /** Contiguous expert groups; 1 disables the group limit. */
+  groups: number;
+  /** Groups kept per token before the top-k (`<= groups`). */
+  topkGroup: number;
+  /** Temperature (`> 0`) of the weights' scores; the choice never depends on it. */
+  temperature: number;
+  /**
+   * Selection-only per-expert bias added to the scores (DeepSeek-V3's
+   * `e_score_correction_bias`, the advisor's routing-only bias): it changes which experts
+   * are chosen, never their weights. Absent or all zero = no change.
+   */
+  bias?: Float32Array | undefined;
+  /** `softmax` over all experts (default) or `sigmoid` per expert. */
+  scoring?: "softmax" | "sigmoid";
+  /** Group score of the group limit: best score (`max`, default) or best two summed. */
+  groupScore?: "max" | "sum_top2";
+  /** Renormalise the chosen experts' scores to sum to 1 (default true). */
+  normalize?: boolean;
+  /** Factor on the weights (`routed_scaling_factor`, default 1). */
+  scale?: number;
+}
 
 /** Why the arguments of `routeTokens` are invalid, or `undefined` when they are fine. */
 export function describeBadRouteArgs(

@@ -13,7 +13,7 @@ import { resolveConfig } from "../../shared/config.ts";
 import { silentLogger } from "../../shared/logger.ts";
 import { createExecutor } from "../execution/create_executor.ts";
 import { startupResidency } from "../residency/startup_residency.ts";
-import { buildBackendEngine } from "../server/backend_engine.ts";
+import { buildBackendEngine } from "./backend_engine.ts";
 
 const SHAPE: GenerateModelOptions = {
   dModel: 16,

@@ -10,9 +10,9 @@ import { z } from "zod";
 import { ApiError } from "../../shared/errors.ts";
 import { readJsonBody } from "../../shared/json_body.ts";
 import type { Logger } from "../../shared/logger.ts";
-import type { MoeEngine } from "../moe/engine.ts";
-import { evaluateRoutingBias } from "./bias_evaluation.ts";
-import type { InputRecorder } from "./input_recorder.ts";
+import type { MoeEngine } from "../engine/engine.ts";
+import { evaluateRoutingBias } from "../advice/bias_evaluation.ts";
+import type { InputRecorder } from "../advice/input_recorder.ts";
 
 /** A bias for 60 layers × 256 experts is well under this. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;

@@ -2,13 +2,13 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { ApiError, errorResponse } from "../../shared/errors.ts";
 import { silentLogger } from "../../shared/logger.ts";
-import { loadManifest } from "../server/start_backend.ts";
-import { MoeEngine } from "../moe/engine.ts";
+import { loadManifest } from "./start_backend.ts";
+import { MoeEngine } from "../engine/engine.ts";
 import { createGaussian, createRandom } from "../../tools/model/prng.ts";
 import { ReferenceExecutor } from "../../tools/model/reference_executor.ts";
 import { makeTinyModel, TINY } from "../../tests/_support/tiny_model.ts";
 import { registerAdviceRoutes } from "./advice_routes.ts";
-import { InputRecorder } from "./input_recorder.ts";
+import { InputRecorder } from "../advice/input_recorder.ts";
 
 /** An app with only the advice routes, over an engine whose runner can be held. */
 async function setUp() {

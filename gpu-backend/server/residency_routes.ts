@@ -14,7 +14,7 @@ import { z } from "zod";
 import { ApiError } from "../../shared/errors.ts";
 import type { ModelManifest, ModelPart } from "../../shared/model_manifest.ts";
 import type { PlacementState } from "../placement/placement_state.ts";
-import { parsePartKey } from "../server/load_report.ts";
+import { parsePartKey } from "../../shared/model_manifest.ts";
 
 /** Body of `POST /v2/residency/warm`. */
 export const WarmBodySchema = z.object({

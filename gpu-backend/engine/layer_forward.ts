@@ -16,42 +16,9 @@
  */
 import type { BatchObserver } from "../batching/batch_queues.ts";
 import type { HopInfo } from "../timing/request_timing.ts";
-import type { MoeForwardOptions, MoeForwardResult } from "../moe/forward.ts";
-import {
-  gateOptionsFor,
-  routeTokens,
-  selectionBiasFor,
-  type TokenRouting,
-} from "../moe/routing.ts";
-
-/** What the forward pass needs of the layer machinery. */
-export interface LayerPath {
-  /** A layer's gate logits `[rows, experts]` from a stand-alone gate execution. */
-  gate(
-    layer: number,
-    input: Float32Array,
-    rows: number,
-    onBatch?: BatchObserver,
-  ): Promise<Float32Array>;
-  /**
-   * Runs `layer` for an entry request: `hidden` `[rows, d]` (owned: it may be handed to
-   * another thread) routed by `routing`. Resolves the next hidden state and, when the
-   * executable fuses it (and it saw every expert's result), the next layer's logits.
-   */
-  layer(
-    layer: number,
-    hidden: Float32Array,
-    rows: number,
-    routing: TokenRouting,
-    observer: LayerObserver,
-  ): Promise<{ hidden: Float32Array; logits: Float32Array | null }>;
-}
-
-/** What a layer tells the forward pass: its executions and, when it crossed backends, its hop. */
-export interface LayerObserver {
-  onBatch: BatchObserver;
-  onHop?: (hop: HopInfo) => void;
-}
+import type { LayerPath } from "../layer/layer_path.ts";
+import type { MoeForwardOptions, MoeForwardResult } from "./expert_forward.ts";
+import { gateOptionsFor, routeTokens, selectionBiasFor } from "../moe/routing.ts";
 
 /** Options of {@linkcode forwardLayers}. */
 export type LayerForwardOptions = Omit<MoeForwardOptions, "runner"> & { path: LayerPath };
