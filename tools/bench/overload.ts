@@ -118,7 +118,7 @@ try {
   const capacityPerS = capacity.hey.goodputPerS;
   // Step 2: factor × capacity, open loop: `workers` × q requests/s.
   const workers = Number(values.workers);
-  const perWorker = Math.max(1, Math.round(factor * capacityPerS / workers));
+  const perWorker = Math.max(0.1, Math.round(10 * factor * capacityPerS / workers) / 10);
   let doctor: unknown = null;
   let poolMid: unknown = null;
   const midRead = (async () => {
@@ -198,7 +198,7 @@ async function writeReport(r: {
     "| measure | value |",
     "| --- | ---: |",
     `| offered (hey workers × rate) | ${r.workers} × ${r.perWorker} = ${
-      r.workers * r.perWorker
+      Math.round(r.workers * r.perWorker)
     } req/s |`,
     `| sent (answered + errors) | ${f(r.overload.hey.sentPerS)} req/s |`,
     `| goodput (200 answers) | ${f(r.overload.hey.goodputPerS)} req/s |`,
