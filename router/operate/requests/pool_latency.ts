@@ -76,6 +76,11 @@ export class PoolLatency {
     return readingOf(this.#options.own(now), 1);
   }
 
+  /** One publish-and-read now (what every interval does). */
+  refresh(): Promise<void> {
+    return this.#round();
+  }
+
   /** Publishes and reads every interval until {@linkcode stop}. */
   start(): void {
     if (this.#options.kv !== undefined) void this.#rounds.start();

@@ -31,9 +31,9 @@ Deno.test("PoolLatency: a follower's slow requests reach every router's SLO read
   const follower = router("follower", 3000);
   // Before any shared reading: each judges its own requests.
   assert.ok(leader.reading(clock.now())!.p99Ms < 30);
-  leader.start();
-  follower.start();
-  await clock.advance(1500);
+  // One round each (what their timers do every second), the leader's read last.
+  await follower.refresh();
+  await leader.refresh();
   const seen = leader.reading(clock.now())!;
   assert.equal(seen.routers, 2);
   assert.equal(seen.count, 100);
@@ -41,6 +41,7 @@ Deno.test("PoolLatency: a follower's slow requests reach every router's SLO read
   // The follower stops: its window is withdrawn; the leader's reading goes back to one router.
   await follower.stop();
   await clock.advance(1500);
+  await leader.refresh();
   assert.equal(leader.reading(clock.now())!.routers, 1);
   assert.ok(leader.reading(clock.now())!.p99Ms < 30);
   await leader.stop();
