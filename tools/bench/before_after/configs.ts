@@ -1,0 +1,103 @@
+/**
+ * @module The before/after's configurations, pure. They differ ONLY in placement: every
+ * one runs on the same pool (backends, memory budget, executor, model), with the same
+ * entry routing and batching — the defaults of `resolveConfig()` — and each adds only
+ * `SWITCHYARD_EXPERT_BALANCER__*` settings (a test holds them to that).
+ *
+ * - `static`: contiguous expert blocks, spare slots round-robin, never moved (the baseline);
+ * - `eplb-10min`: DeepSeek's greedy EPLB (`eplb_greedy.ts`) re-planned by the benchmark
+ *   every 10 minutes of load through the admin API, on that window's expert load; the
+ *   balancer itself stays static and pinned in between (`eplb_driver.ts`);
+ * - `switchyard`: the default configuration, nothing set;
+ * - `replicate-all`: every backend hosts every expert (`strategy: off`) — only where every
+ *   expert fits on every backend (the demo-model check).
+ */
+import { resolveConfig } from "../../../shared/config.ts";
+
+/** The configurations a run can compare. */
+export const PLACEMENTS = ["static", "eplb-10min", "switchyard", "replicate-all"] as const;
+
+/** One of {@linkcode PLACEMENTS}. */
+export type PlacementName = typeof PLACEMENTS[number];
+
+/** One configuration: how it places experts, and the settings that make it so. */
+export interface PlacementConfig {
+  name: PlacementName;
+  /** How it places experts, for the reader. */
+  placement: string;
+  /** Settings on top of the pool's (only `SWITCHYARD_EXPERT_BALANCER__*`). */
+  env: Record<string, string>;
+  /** Whether the benchmark re-plans it with greedy EPLB every 10 minutes of load. */
+  eplb: boolean;
+}
+
+/** The pool every configuration of one executor runs on. */
+export interface PoolSettings {
+  backends: number;
+  /** `backend.memory_budget_mb`; null: unlimited. */
+  budgetMb: number | null;
+  /** `expert_balancer.redundancy`; null: the default. */
+  redundancy: number | null;
+  /** Simulated device time (measured), or null for the real onnxruntime executor. */
+  simulated: { fixedMs: number; perRowMs: number; loadFixedMs: number } | null;
+  adminToken: string;
+}
+
+/** The settings every configuration shares: pool size, budget, redundancy, executor. */
+export function poolEnv(settings: PoolSettings): Record<string, string> {
+  return {
+    SWITCHYARD_AUTH__ADMIN_TOKEN: settings.adminToken,
+    ...(settings.budgetMb === null
+      ? {}
+      : { SWITCHYARD_BACKEND__MEMORY_BUDGET_MB: String(settings.budgetMb) }),
+    ...(settings.redundancy === null
+      ? {}
+      : { SWITCHYARD_EXPERT_BALANCER__REDUNDANCY: String(settings.redundancy) }),
+    ...(settings.simulated === null ? {} : {
+      SWITCHYARD_BACKEND__EXECUTOR: "simulated",
+      SWITCHYARD_BACKEND__SIMULATED__FIXED_MS: String(settings.simulated.fixedMs),
+      SWITCHYARD_BACKEND__SIMULATED__PER_ROW_MS: String(settings.simulated.perRowMs),
+      SWITCHYARD_BACKEND__SIMULATED__LOAD_FIXED_MS: String(settings.simulated.loadFixedMs),
+    }),
+  };
+}
+
+/** The configurations named, in that order; a RangeError names an unknown one. */
+export function placementConfigs(names: readonly string[]): PlacementConfig[] {
+  const balancer = resolveConfig().expert_balancer;
+  const all: Record<PlacementName, Omit<PlacementConfig, "name">> = {
+    static: {
+      placement: "contiguous expert blocks (spare slots round-robin), never moved",
+      env: { SWITCHYARD_EXPERT_BALANCER__STRATEGY: "static" },
+      eplb: false,
+    },
+    "eplb-10min": {
+      placement: "greedy EPLB (DeepSeek eplb.py) on the last 10 minutes' expert load, " +
+        "applied by the benchmark every 10 minutes of load (admin API; pinned between)",
+      env: { SWITCHYARD_EXPERT_BALANCER__STRATEGY: "static" },
+      eplb: true,
+    },
+    switchyard: {
+      placement: `the default balancer: ${balancer.strategy}, threshold ${balancer.threshold}, ` +
+        `evaluated every ${balancer.evaluate_interval / 1000} s on a ` +
+        `${balancer.detect_window / 1000} s window, at most one switch per ` +
+        `${balancer.adjust_interval / 1000} s unless the worst layer gains ` +
+        `${balancer.switch_gain}`,
+      env: {},
+      eplb: false,
+    },
+    "replicate-all": {
+      placement: "every backend hosts every expert (strategy off): no row crosses backends",
+      env: { SWITCHYARD_EXPERT_BALANCER__STRATEGY: "off" },
+      eplb: false,
+    },
+  };
+  return names.map((name) => {
+    if (!(PLACEMENTS as readonly string[]).includes(name)) {
+      throw new RangeError(
+        `Cannot run configuration "${name}": not one of ${PLACEMENTS.join(", ")}`,
+      );
+    }
+    return { name: name as PlacementName, ...all[name as PlacementName] };
+  });
+}

@@ -1,0 +1,232 @@
+/**
+ * @module One configuration, one seed, one executor: a fresh pool of real processes
+ * through the before/after's phases (`phases.ts`), measured from outside.
+ *
+ *   Step 1: start the router and backends with the pool's and the configuration's
+ *           settings; wait for the first plan.
+ *   Step 2: warm-up — a closed loop on the first mix, excluded from every result. For
+ *           `eplb-10min` the first greedy plan is applied on the warm-up's load, then one
+ *           every EPLB period until the end.
+ *   Step 3: idle (one client), then saturation (closed loop) → the capacity.
+ *   Step 4: the rate sweep — open loop at each fraction of the base rate (the static
+ *           baseline's capacity in this seed; the baseline's own when it is the baseline).
+ *   Step 5: the shift phase — one compressed hour of open loop at the shift rate, the
+ *           mix (and so the hot experts) changing `shifts` times.
+ * Every phase records its load run, the pool's interval (`pool_probe.ts`) and the time it
+ * started; plan switches are watched throughout. Measures only: SLOs and ratios are
+ * applied later, once every run is in.
+ */
+import { startPool, type TestPool } from "../../pool/processes.ts";
+import { closedLoop, type LoadResult, openLoop } from "../load_generator.ts";
+import type { PreparedRequest } from "../workload.ts";
+import { waitFor } from "../../wait_for.ts";
+import { json } from "../http_probe.ts";
+import type { PlacementConfig, PoolSettings } from "./configs.ts";
+import { poolEnv } from "./configs.ts";
+import { eplbPeriodS, mixAt, mixSegments, type PhasePlan } from "./phases.ts";
+import { hosting, type PoolInterval, poolInterval, snapshot } from "./pool_probe.ts";
+import { type PlanSwitch, PlanWatch } from "./plan_watch.ts";
+import { EplbDriver, type EplbReplan } from "./eplb_driver.ts";
+
+/** What one run needs. */
+export interface RunSpec {
+  executor: string;
+  modelDir: string;
+  model: { name: string; layers: number; experts: number; groups: number };
+  config: PlacementConfig;
+  pool: PoolSettings;
+  seed: number;
+  phases: PhasePlan;
+  /** Base of the open-loop rates (req/s): the static baseline's capacity; null: own. */
+  baseRps: number | null;
+  /** Whether the open-loop phases (sweep, shift) run; the demo check needs only capacity. */
+  openLoops: boolean;
+  /** The prepared requests of mix `mix` (0 = the model's own type ranking). */
+  workload: (mix: number) => readonly PreparedRequest[];
+  /** Closed-loop clients at saturation, and during the warm-up. */
+  concurrency: number;
+  warmClients: number;
+  /** Gamma shape of the open-loop arrivals (1 = Poisson). */
+  burstiness: number;
+  log: (line: string) => void;
+}
+
+/** One measured phase. */
+export interface PhaseRecord {
+  /** `idle`, `saturation`, `rate-0.7`, `shift`. */
+  name: string;
+  /** Offered rate of an open loop (req/s), null for a closed loop. */
+  offeredRps: number | null;
+  /** That rate as a fraction of the base rate, null for a closed loop. */
+  fraction: number | null;
+  /** Seconds after the warm-up ended. */
+  startS: number;
+  result: LoadResult;
+  pool: PoolInterval;
+}
+
+/** Everything one run measured. */
+export interface ConfigRun {
+  executor: string;
+  config: string;
+  seed: number;
+  /** Seconds from spawning the pool to its first plan (or readiness, without plans). */
+  startupS: number;
+  /** Expert slots per layer per backend of the first plan; null without one. */
+  slots: number | null;
+  phases: PhaseRecord[];
+  /** Plan switches after the first plan; `atS` after the warm-up (negative: during it). */
+  switches: (PlanSwitch & { atS: number })[];
+  /** EPLB re-plans (the eplb configuration only), on the same clock. */
+  replans: (EplbReplan & { atS: number })[];
+  /** Closed-loop capacity at saturation (req/s). */
+  capacityRps: number;
+  /** Mix changes of the shift phase, seconds into it. */
+  mixStartsS: number[];
+}
+
+/** Runs one configuration; see the module doc. */
+export async function runConfig(spec: RunSpec): Promise<ConfigRun> {
+  const { config, phases: plan, model } = spec;
+  const spawned = performance.now();
+  // Step 1: the pool.
+  const pool: TestPool = await startPool({
+    modelDir: spec.modelDir,
+    backends: spec.pool.backends,
+    executors: 1,
+    env: { ...poolEnv(spec.pool), ...config.env },
+  });
+  try {
+    const url = pool.router.url;
+    const path = `${url}/v2/models/${model.name}/infer`;
+    const placed = config.env.SWITCHYARD_EXPERT_BALANCER__STRATEGY !== "off";
+    const first = placed
+      ? await waitFor("the first plan", async () => {
+        const current = await json(`${url}/api/plan`);
+        return current.version >= 1 ? current : undefined;
+      }, { timeoutMs: 120_000, retryErrors: true, onTimeout: "resolve" })
+      : undefined;
+    const startupS = (performance.now() - spawned) / 1000;
+    spec.log(
+      `${spec.executor} ${config.name} seed ${spec.seed}: pool ready in ${startupS.toFixed(1)} s` +
+        (first ? `, plan v${first.version} (${first.slots_per_backend} slots/backend)` : ""),
+    );
+    const watch = new PlanWatch(url);
+    const driver = config.eplb
+      ? new EplbDriver({ pool, adminToken: spec.pool.adminToken, model })
+      : null;
+    // Step 2: warm-up.
+    await driver?.open();
+    await closedLoop({
+      url: path,
+      requests: spec.workload(0),
+      concurrency: spec.warmClients,
+      durationS: plan.warmS,
+    });
+    const measuredFrom = performance.now();
+    const warmEndedAt = Date.now();
+    if (driver !== null) {
+      await driver.replan();
+      driver.every(eplbPeriodS(plan));
+    }
+    const records: PhaseRecord[] = [];
+    const measure = async (
+      name: string,
+      offer: { rps: number; fraction: number } | null,
+      load: () => Promise<LoadResult>,
+    ) => {
+      const startS = (performance.now() - measuredFrom) / 1000;
+      const before = await snapshot(pool);
+      const result = await load();
+      const after = await snapshot(pool);
+      const hosted = placed ? await hosting(pool, after).catch(() => null) : null;
+      records.push({
+        name,
+        offeredRps: offer?.rps ?? null,
+        fraction: offer?.fraction ?? null,
+        startS,
+        result,
+        pool: poolInterval(before, after, model, hosted),
+      });
+      return result;
+    };
+    // Step 3: idle and saturation.
+    await measure(
+      "idle",
+      null,
+      () =>
+        closedLoop({
+          url: path,
+          requests: spec.workload(0),
+          concurrency: 1,
+          durationS: plan.idleS,
+        }),
+    );
+    const saturated = await measure("saturation", null, () =>
+      closedLoop({
+        url: path,
+        requests: spec.workload(0),
+        concurrency: spec.concurrency,
+        durationS: plan.saturationS,
+      }));
+    const capacityRps = saturated.ok / Math.max(saturated.seconds, 1e-9);
+    const base = spec.baseRps ?? capacityRps;
+    const segments = mixSegments(plan);
+    if (spec.openLoops) {
+      // Step 4: the rate sweep on the first mix.
+      for (const [i, fraction] of plan.rates.entries()) {
+        await measure(`rate-${fraction}`, { rps: fraction * base, fraction }, () =>
+          openLoop({
+            url: path,
+            requests: spec.workload(0),
+            rate: fraction * base,
+            durationS: plan.sweepS,
+            burstiness: spec.burstiness,
+            seed: spec.seed * 1000 + i,
+          }));
+      }
+      // Step 5: the shift phase.
+      const cursors = new Map<number, number>();
+      await measure(
+        "shift",
+        { rps: plan.shiftRate * base, fraction: plan.shiftRate },
+        () =>
+          openLoop({
+            url: path,
+            rate: plan.shiftRate * base,
+            durationS: plan.shiftS,
+            burstiness: spec.burstiness,
+            seed: spec.seed * 1000 + 999,
+            nextRequest: (t) => {
+              const mix = mixAt(segments, t);
+              const requests = spec.workload(mix);
+              const i = cursors.get(mix) ?? 0;
+              cursors.set(mix, i + 1);
+              return requests[i % requests.length]!;
+            },
+          }),
+      );
+    }
+    // Both on the measured clock: seconds after the warm-up (negative: during it).
+    const measured = <T extends { at: number }>(item: T) => ({
+      ...item,
+      atS: (item.at - warmEndedAt) / 1000,
+    });
+    const replans = ((await driver?.stop()) ?? []).map(measured);
+    const switches = (await watch.stop()).map(measured);
+    return {
+      executor: spec.executor,
+      config: config.name,
+      seed: spec.seed,
+      startupS,
+      slots: first?.slots_per_backend ?? null,
+      phases: records,
+      switches,
+      replans,
+      capacityRps,
+      mixStartsS: segments.map((s) => s.startS),
+    };
+  } finally {
+    await pool.close();
+  }
+}
