@@ -84,7 +84,7 @@ Deno.test("deno task bench --smoke writes throughput.csv, latency.csv and summar
     );
     assert.match(summary, /\| demo model, ample memory: .+ \| onnx, demo model \| ≥ 0\.95× \|/);
     assert.match(summary, /### The seed's five metrics, before and after/);
-    assert.match(summary, /SLO: \d+ ms per request \(assumed: 5 × the static baseline's idle p50/);
+    assert.match(summary, /SLO: \d+ ms per request \(assumed: 10 × the static baseline's idle p50/);
     assert.match(summary, /eplb-10min re-plans every [\d.]+ s/);
   } finally {
     await Deno.remove(out, { recursive: true });

@@ -6,13 +6,19 @@
  *
  * - `static`: contiguous expert blocks, spare slots round-robin, never moved (the baseline);
  * - `eplb-10min`: DeepSeek's greedy EPLB (`eplb_greedy.ts`) re-planned by the benchmark
- *   every 10 minutes of load through the admin API, on that window's expert load; the
- *   balancer itself stays static and pinned in between (`eplb_driver.ts`);
+ *   every 10 minutes of load through the admin API, on that window's expert load
+ *   (`eplb_driver.ts`); the router's own balancer never triggers (threshold 1e-6: no layer
+ *   is ever that unbalanced), so it neither re-plans nor restores the static blocks —
+ *   a static strategy would, between an unpin and an apply, and a pin queued behind a
+ *   balancer tick comes too late;
  * - `switchyard`: the default configuration, nothing set;
  * - `replicate-all`: every backend hosts every expert (`strategy: off`) — only where every
  *   expert fits on every backend (the demo-model check).
  */
 import { resolveConfig } from "../../../shared/config.ts";
+
+/** `eplb-10min`'s balancer threshold: below any real layer's balancedness, so it never fires. */
+export const EPLB_THRESHOLD = 1e-6;
 
 /** The configurations a run can compare. */
 export const PLACEMENTS = ["static", "eplb-10min", "switchyard", "replicate-all"] as const;
@@ -73,8 +79,9 @@ export function placementConfigs(names: readonly string[]): PlacementConfig[] {
     },
     "eplb-10min": {
       placement: "greedy EPLB (DeepSeek eplb.py) on the last 10 minutes' expert load, " +
-        "applied by the benchmark every 10 minutes of load (admin API; pinned between)",
-      env: { SWITCHYARD_EXPERT_BALANCER__STRATEGY: "static" },
+        "applied by the benchmark every 10 minutes of load through the admin API; starts " +
+        "from the static blocks, the router's own balancer never triggers (threshold 1e-6)",
+      env: { SWITCHYARD_EXPERT_BALANCER__THRESHOLD: String(EPLB_THRESHOLD) },
       eplb: true,
     },
     switchyard: {

@@ -2,11 +2,10 @@
  * @module Drives the `eplb-10min` configuration as DeepSeek describes its serving: every
  * period ("10 minutes" of load) it reads the expert load of the window since the last
  * re-plan from the backends' own counters, computes the greedy EPLB placement
- * (`eplb.ts`) and switches the pool to it through the router's admin API:
- * `DELETE /api/plan/pin`, `POST /api/plan/apply {phy2log}`, `POST /api/plan/pin` — the
- * router's balancer runs `strategy: static`, and the pin keeps it from restoring the
- * static blocks in between. The window between unpin and apply is a few milliseconds; a
- * restore the balancer slips in shows in the run's plan switches (action `initial`).
+ * (`eplb.ts`) and switches the pool to it through the router's admin API
+ * (`POST /api/plan/apply {phy2log}`: stage on every backend, then switch). The router's
+ * own balancer is configured never to trigger (`configs.ts`), so between two re-plans the
+ * placement stays EPLB's; any other switch shows in the run's plan switches.
  */
 import type { LoadReport } from "../../../shared/load_report.ts";
 import type { TestPool } from "../../pool/processes.ts";
@@ -18,7 +17,7 @@ import { eplbPhy2log } from "./eplb.ts";
 export interface EplbReplan {
   /** When it started (epoch ms). */
   at: number;
-  /** Wall time of unpin + apply (stage, switch) + pin, ms; null when skipped or failed. */
+  /** Wall time of the apply (stage on every backend, switch), ms; null when skipped or failed. */
   switchMs: number | null;
   version: number | null;
   /** Predicted balancedness of the greedy plan on its window (mean over layers). */
@@ -93,9 +92,7 @@ export class EplbDriver {
         });
       }
       const started = performance.now();
-      await this.#admin("DELETE", "/api/plan/pin");
       const applied = await this.#admin("POST", "/api/plan/apply", { phy2log: placed.phy2log });
-      await this.#admin("POST", "/api/plan/pin", { version: applied.version });
       return record({
         switchMs: performance.now() - started,
         version: applied.version,

@@ -32,13 +32,21 @@ export interface RunOutcome {
   errorKinds: Record<string, number>;
   /** Open-loop arrivals the generator shed ÷ open-loop arrivals. */
   shedRate: number;
-  /** Plan switches during the measured phases; and the EPLB re-plans' mean switch time. */
+  /** Plan switches during the measured phases, by `action/trigger`. */
   switches: number;
-  /** Switches back to the static plan (for eplb-10min: the balancer slipped in between unpin and apply). */
-  restores: number;
+  switchesBy: Record<string, number>;
+  /** EPLB re-plans applied, their mean switch time, and the share of the measured time spent switching. */
   replans: number;
   replanMs: number | null;
+  switchingShare: number | null;
   startupS: number;
+  /** When each phase started and each plan switch happened (s after the warm-up). */
+  timeline: {
+    phases: { name: string; startS: number }[];
+    /** Mix changes of the shift phase on the same clock. */
+    mixesAtS: number[];
+    switches: { atS: number; action: string; moved: number }[];
+  };
 }
 
 function phase(run: ConfigRun, name: string): PhaseRecord | undefined {
@@ -70,6 +78,14 @@ export function outcomeOf(run: ConfigRun, sloMs: number): RunOutcome {
   const shed = open.reduce((sum, p) => sum + p.result.shed, 0);
   const bounds = [...run.mixStartsS, Number.POSITIVE_INFINITY];
   const applied = run.replans.filter((r) => r.switchMs !== null);
+  const measured = run.switches.filter((s) => s.atS >= 0);
+  const switchesBy: Record<string, number> = {};
+  for (const s of measured) {
+    const key = `${s.action}/${s.trigger}`;
+    switchesBy[key] = (switchesBy[key] ?? 0) + 1;
+  }
+  const last = run.phases.at(-1);
+  const measuredS = last === undefined ? 0 : last.startS + last.result.seconds;
   return {
     executor: run.executor,
     config: run.config,
@@ -98,11 +114,19 @@ export function outcomeOf(run: ConfigRun, sloMs: number): RunOutcome {
     errorRate: sent === 0 ? 0 : errors / sent,
     errorKinds: kinds,
     shedRate: openArrivals === 0 ? 0 : shed / openArrivals,
-    switches: run.switches.filter((s) => s.atS >= 0).length,
-    restores: run.switches.filter((s) => s.atS >= 0 && s.action === "initial").length,
+    switches: measured.length,
+    switchesBy,
     replans: applied.length,
     replanMs: applied.length === 0 ? null : mean(applied.map((r) => r.switchMs!)),
+    switchingShare: applied.length === 0 || !(measuredS > 0)
+      ? null
+      : applied.reduce((sum, r) => sum + r.switchMs!, 0) / 1000 / measuredS,
     startupS: run.startupS,
+    timeline: {
+      phases: run.phases.map((p) => ({ name: p.name, startS: p.startS })),
+      mixesAtS: shift === undefined ? [] : run.mixStartsS.slice(1).map((t) => shift.startS + t),
+      switches: measured.map((s) => ({ atS: s.atS, action: s.action, moved: s.moved })),
+    },
   };
 }
 

@@ -125,8 +125,8 @@ function capacityTable(outcomes: readonly RunOutcome[]): string[] {
       "p99 (ms)",
       "busiest device at saturation (%)",
       "cores: router / backends / load generator",
-      "plan switches (measured phases)",
-      "EPLB re-plans (mean switch ms)",
+      "plan switches (measured phases; by action/trigger, all seeds)",
+      "EPLB re-plans (switch time, share of the measured time)",
       "pool start (s)",
     ],
     configsOf(outcomes).map((c) => {
@@ -143,15 +143,47 @@ function capacityTable(outcomes: readonly RunOutcome[]): string[] {
           s((o) => o.saturationCores.backends),
           s((o) => o.saturationCores.generator),
         ].map((x) => num(x.mean, 2)).join(" / "),
-        fmtSpread(s((o) => o.switches), 1),
+        switchCell(outcomes.filter((o) => o.config === c)),
         c === "eplb-10min"
-          ? `${fmtSpread(s((o) => o.replans), 1)} (${num(s((o) => o.replanMs).mean, 0)} ms; ` +
-            `${num(s((o) => o.restores).mean, 1)} static restores)`
+          ? `${fmtSpread(s((o) => o.replans), 1)} (${num(s((o) => o.replanMs).mean / 1000, 1)} s ` +
+            `each, ${num(100 * s((o) => o.switchingShare).mean, 0)} % of the time)`
           : "–",
         fmtSpread(s((o) => o.startupS), 1),
       ];
     }),
   );
+}
+
+/** `mean [min–max] (action/trigger n, …)` of the switches of `outcomes`. */
+function switchCell(outcomes: readonly RunOutcome[]): string {
+  const by: Record<string, number> = {};
+  for (const o of outcomes) {
+    for (const [key, n] of Object.entries(o.switchesBy)) by[key] = (by[key] ?? 0) + n;
+  }
+  const parts = Object.entries(by).map(([key, n]) => `${key} ${n}`).join(", ");
+  return `${fmtSpread(spreadOf(outcomes.map((o) => o.switches)), 1)}${parts ? ` (${parts})` : ""}`;
+}
+
+/** Phase starts, mix changes and plan switches of the first seed's runs, on one clock. */
+function timelines(outcomes: readonly RunOutcome[]): string[] {
+  const seed = Math.min(...outcomes.map((o) => o.seed));
+  const first = outcomes.filter((o) => o.seed === seed);
+  const phases = first[0]?.timeline.phases ?? [];
+  const lines = [
+    `Seed ${seed}, seconds after the warm-up. Phases: ${
+      phases.map((p) => `${p.name} ${p.startS.toFixed(0)}`).join(", ")
+    }; the mix changes at ${
+      (first[0]?.timeline.mixesAtS ?? []).map((t) => t.toFixed(0)).join(" and ") || "–"
+    }.`,
+    "",
+  ];
+  for (const o of first) {
+    const switches = o.timeline.switches.map((s) =>
+      `${s.atS.toFixed(1)} ${s.action}${s.moved > 0 ? ` (${s.moved} moved)` : ""}`
+    );
+    lines.push(`- ${o.config}: ${switches.length === 0 ? "no plan switch" : switches.join("; ")}`);
+  }
+  return lines;
 }
 
 function sweepTable(outcomes: readonly RunOutcome[], sloMs: number): string[] {
@@ -287,6 +319,10 @@ export function summaryMarkdown(input: SummaryInput): string {
       "### Shift phase (one compressed hour; the hot experts move)",
       "",
       ...shiftTable(section.outcomes),
+      "",
+      "### Plan switches over time",
+      "",
+      ...timelines(section.outcomes),
       "",
     );
     const kinds = configsOf(section.outcomes).map((c) => {

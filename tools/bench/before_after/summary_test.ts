@@ -51,7 +51,10 @@ Deno.test("summaryMarkdown() shows the header, targets, five metrics and every p
     /\| saturation throughput \(tokens\/s\), switchyard ÷ static \| simulated \| ≥ 1\.4× \| 1\.60× \[1\.50–1\.70\] \| \*\*met\*\* \(2\/2 seeds\) \|/,
   );
   assert.match(text, /SLO: 50 ms per request \(assumed\)/);
-  assert.match(text, /\| throughput at saturation \(tokens\/s\) \| 300 \[300–300\] \| 390 \[375–405\] \|/);
+  assert.match(
+    text,
+    /\| throughput at saturation \(tokens\/s\) \| 300 \[300–300\] \| 390 \[375–405\] \|/,
+  );
   assert.match(text, /\| 0\.7× \| switchyard \| 70\.0 \[70\.0–70\.0\] \|/);
   assert.match(text, /### Shift phase/);
   assert.match(text, /goodput, mix 2 \(req\/s\)/);
