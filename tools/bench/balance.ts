@@ -24,6 +24,12 @@ const { values } = parseCli({
     "backend → measured balance recovered, one pool per adjust_interval. (Static placement\n" +
     "vs the balancer under load is `deno task bench`.)",
   options: {
+    phase: {
+      type: "string",
+      default: "reaction",
+      value: "<reaction>",
+      description: "the only phase (the compare phase moved to `deno task bench`)",
+    },
     adjust: {
       type: "string",
       default: "10s,60s",
@@ -90,6 +96,13 @@ const { values } = parseCli({
     },
   },
 });
+if (values.phase !== "reaction") {
+  console.error(
+    `deno task bench:balance: --phase ${values.phase} is gone; static vs the balancer under ` +
+      "load is `deno task bench`",
+  );
+  Deno.exit(2);
+}
 const simulated = values.executor === "simulated";
 const backends = Number(values.backends ?? (simulated ? 8 : 2));
 
