@@ -309,6 +309,19 @@ function workloadOf(dir: string, m: ModelManifest, t: typeof traffic, seed: numb
   };
 }
 
+/** Failed runs, in words: the others go on, and the summary lists these. */
+const failures: string[] = [];
+async function attempt<T>(label: string, work: () => Promise<T>): Promise<T | null> {
+  try {
+    return await work();
+  } catch (error) {
+    const message = (error as Error).message.split("\n")[0];
+    failures.push(`${label}: ${message}`);
+    log(`FAILED ${label}: ${message}`);
+    return null;
+  }
+}
+
 // Step 1: the budget pool, per executor, seed and configuration.
 const sections: ExecutorSection[] = [];
 const allRuns: { model: string; sloMs: number; run: ConfigRun }[] = [];
@@ -336,22 +349,31 @@ for (const executor of executors) {
   for (const seed of seeds) {
     let baseRps: number | null = null;
     for (const config of configs) {
-      const run = await runConfig({
-        executor,
-        modelDir,
-        model: shape(manifest),
-        config,
-        pool,
-        seed,
-        phases,
-        baseRps,
-        openLoops: true,
-        workload: workloadOf(modelDir, manifest, traffic, seed),
-        concurrency,
-        warmClients,
-        burstiness,
-        log,
-      });
+      const run = await attempt(`${executor} ${config.name} seed ${seed}`, () =>
+        runConfig({
+          executor,
+          modelDir,
+          model: shape(manifest),
+          config,
+          pool,
+          seed,
+          phases,
+          baseRps,
+          openLoops: true,
+          workload: workloadOf(modelDir, manifest, traffic, seed),
+          concurrency,
+          warmClients,
+          burstiness,
+          log,
+        }));
+      if (run === null) {
+        // Without the baseline the seed's rates are unknown: its other runs would not compare.
+        if (config.name === "static") {
+          failures.push(`${executor} seed ${seed}: skipped after its static baseline failed`);
+          break;
+        }
+        continue;
+      }
       if (config.name === "static") {
         baseRps = run.capacityRps;
         if (sloMs === null) {
@@ -367,6 +389,7 @@ for (const executor of executors) {
       runs.push(run);
     }
   }
+  if (runs.length === 0 || sloMs === null) continue;
   const outcomes = runs.map((run) => outcomeOf(run, sloMs!));
   for (const run of runs) allRuns.push({ model: manifest.name, sloMs: sloMs!, run });
   const slots = runs.find((r) => r.slots !== null)?.slots ?? null;
@@ -399,15 +422,17 @@ let demo: {
   outcomes: ReturnType<typeof outcomeOf>[];
   target: ReturnType<typeof demoTarget>;
 } | null = null;
-if (demoConfigs.length > 0) {
-  const demoDir = await benchModelDir({
+const demoModel = demoConfigs.length === 0 ? null : await attempt("demo model", async () => {
+  const dir = await benchModelDir({
     dir: values["demo-model"],
     simulated: false,
     experts: 0,
     topK: 0,
   });
-  const demoManifest = await loadManifest(demoDir);
-  const demoTraffic = await loadDemoTraffic(demoDir);
+  return { dir, manifest: await loadManifest(dir), traffic: await loadDemoTraffic(dir) };
+});
+if (demoModel !== null) {
+  const { dir: demoDir, manifest: demoManifest, traffic: demoTraffic } = demoModel;
   const pool: PoolSettings = {
     backends: Number(values["demo-backends"]),
     budgetMb: null,
@@ -418,22 +443,24 @@ if (demoConfigs.length > 0) {
   const runs: ConfigRun[] = [];
   for (const seed of seeds) {
     for (const config of demoConfigs) {
-      const run = await runConfig({
-        executor: "onnx",
-        modelDir: demoDir,
-        model: shape(demoManifest),
-        config,
-        pool,
-        seed,
-        phases,
-        baseRps: null,
-        openLoops: false,
-        workload: workloadOf(demoDir, demoManifest, demoTraffic, seed),
-        concurrency,
-        warmClients,
-        burstiness,
-        log,
-      });
+      const run = await attempt(`demo ${config.name} seed ${seed}`, () =>
+        runConfig({
+          executor: "onnx",
+          modelDir: demoDir,
+          model: shape(demoManifest),
+          config,
+          pool,
+          seed,
+          phases,
+          baseRps: null,
+          openLoops: false,
+          workload: workloadOf(demoDir, demoManifest, demoTraffic, seed),
+          concurrency,
+          warmClients,
+          burstiness,
+          log,
+        }));
+      if (run === null) continue;
       log(`demo ${config.name} seed ${seed}: ${run.capacityRps.toFixed(1)} req/s at saturation`);
       runs.push(run);
     }
@@ -503,6 +530,7 @@ const summary = summaryMarkdown({
   configs: [...configs, ...demoConfigs.filter((d) => !configs.some((c) => c.name === d.name))],
   executors: sections,
   demo,
+  failures,
   reading: readingNotes(sections, demo?.outcomes ?? []),
 });
 await Deno.mkdir(values.out, { recursive: true });

@@ -31,6 +31,8 @@ export interface SummaryInput {
   configs: readonly PlacementConfig[];
   executors: readonly ExecutorSection[];
   demo: { label: string; outcomes: RunOutcome[]; target: TargetRow } | null;
+  /** Runs that failed (the others went on), in words. */
+  failures?: readonly string[];
   /** Closing remarks on how to read it. */
   reading: readonly string[];
 }
@@ -342,6 +344,16 @@ export function summaryMarkdown(input: SummaryInput): string {
       `## Demo model: ${input.demo.label}`,
       "",
       ...capacityTable(input.demo.outcomes),
+      "",
+    );
+  }
+  if ((input.failures ?? []).length > 0) {
+    lines.push(
+      "## Failed runs",
+      "",
+      "Left out of every figure above:",
+      "",
+      ...input.failures!.map((f) => `- ${f}`),
       "",
     );
   }

@@ -40,6 +40,7 @@ Deno.test("summaryMarkdown() shows the header, targets, five metrics and every p
     configs: placementConfigs(["static", "eplb-10min", "switchyard"]),
     executors: [s],
     demo: null,
+    failures: ["onnx eplb-10min seed 2: backend-3 did not become ready"],
     reading: readingNotes([s], []),
   });
   assert.match(text, /^# Switchyard before\/after/);
@@ -60,6 +61,7 @@ Deno.test("summaryMarkdown() shows the header, targets, five metrics and every p
   assert.match(text, /goodput, mix 2 \(req\/s\)/);
   assert.match(text, /HOST-bound/, "busy 50 % at saturation: the host, not the devices");
   assert.match(text, /Errors by kind \(all seeds\) — static: none;/);
+  assert.match(text, /## Failed runs\n\nLeft out of every figure above:\n\n- onnx eplb-10min seed 2: /);
 });
 
 Deno.test("fmtSpread() shows the range only when there are several seeds", () => {
