@@ -531,7 +531,7 @@ const summary = summaryMarkdown({
   executors: sections,
   demo,
   failures,
-  reading: readingNotes(sections, demo?.outcomes ?? []),
+  reading: readingNotes(sections, demo?.outcomes ?? [], { compression: compression(phases) }),
 });
 await Deno.mkdir(values.out, { recursive: true });
 const csvHeader = header.map((line) => line.replace(/^- /, ""));

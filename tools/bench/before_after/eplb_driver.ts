@@ -50,10 +50,25 @@ export class EplbDriver {
     this.#window = await this.#reports();
   }
 
-  /** Re-plans every `periodS` seconds until {@linkcode stop}. */
+  /**
+   * Re-plans every `periodS` seconds until {@linkcode stop}. A period that comes while the
+   * last re-plan is still switching is skipped (and recorded): one rebalance at a time.
+   */
   every(periodS: number): void {
+    let busy = false;
     this.#timer = setInterval(() => {
-      this.#running = this.#running.then(() => this.replan());
+      if (busy) {
+        this.#replans.push({
+          at: Date.now(),
+          switchMs: null,
+          version: null,
+          predicted: null,
+          problem: "skipped: the last re-plan was still switching",
+        });
+        return;
+      }
+      busy = true;
+      this.#running = this.replan().finally(() => busy = false);
     }, periodS * 1000);
   }
 

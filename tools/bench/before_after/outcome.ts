@@ -37,6 +37,8 @@ export interface RunOutcome {
   switchesBy: Record<string, number>;
   /** EPLB re-plans applied, their mean switch time, and the share of the measured time spent switching. */
   replans: number;
+  /** Periods skipped because the last re-plan was still switching. */
+  replansSkipped: number;
   replanMs: number | null;
   switchingShare: number | null;
   startupS: number;
@@ -117,6 +119,7 @@ export function outcomeOf(run: ConfigRun, sloMs: number): RunOutcome {
     switches: measured.length,
     switchesBy,
     replans: applied.length,
+    replansSkipped: run.replans.filter((r) => r.problem?.startsWith("skipped") ?? false).length,
     replanMs: applied.length === 0 ? null : mean(applied.map((r) => r.switchMs!)),
     switchingShare: applied.length === 0 || !(measuredS > 0)
       ? null

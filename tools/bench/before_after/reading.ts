@@ -16,6 +16,7 @@ const mean = (values: readonly number[]) =>
 export function readingNotes(
   sections: readonly ExecutorSection[],
   demo: readonly RunOutcome[],
+  options: { compression?: number } = {},
 ): string[] {
   const cores = navigator.hardwareConcurrency;
   const notes: string[] = [];
@@ -50,6 +51,22 @@ export function readingNotes(
           `channel are real work on the shared cores. In this run ${bound}.`,
       );
     }
+  }
+  for (const section of sections) {
+    const eplb = section.outcomes.filter((o) => o.config === "eplb-10min");
+    const share = mean(eplb.flatMap((o) => o.switchingShare === null ? [] : [o.switchingShare]));
+    if (!Number.isFinite(share)) continue;
+    const each = mean(eplb.flatMap((o) => o.replanMs === null ? [] : [o.replanMs / 1000]));
+    notes.push(
+      `${section.name}: eplb-10min spent ${(100 * share).toFixed(0)} % of the measured time ` +
+        `switching plans (${each.toFixed(1)} s per switch: staging on every backend` +
+        `${section.name === "onnx" ? ", composing layer graphs on the shared cores" : ""}). ` +
+        (options.compression !== undefined
+          ? `Switches are not compressed: at ${options.compression.toFixed(0)}× a switch weighs ` +
+            `${options.compression.toFixed(0)} times more against the load than in a real hour; `
+          : "") +
+        "a longer --shift lowers that share.",
+    );
   }
   if (demo.length > 0) {
     notes.push(

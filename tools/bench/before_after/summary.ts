@@ -148,7 +148,8 @@ function capacityTable(outcomes: readonly RunOutcome[]): string[] {
         switchCell(outcomes.filter((o) => o.config === c)),
         c === "eplb-10min"
           ? `${fmtSpread(s((o) => o.replans), 1)} (${num(s((o) => o.replanMs).mean / 1000, 1)} s ` +
-            `each, ${num(100 * s((o) => o.switchingShare).mean, 0)} % of the time)`
+            `each, ${num(100 * s((o) => o.switchingShare).mean, 0)} % of the time; ` +
+            `${num(s((o) => o.replansSkipped).mean, 1)} periods skipped while switching)`
           : "–",
         fmtSpread(s((o) => o.startupS), 1),
       ];

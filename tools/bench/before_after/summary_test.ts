@@ -61,7 +61,10 @@ Deno.test("summaryMarkdown() shows the header, targets, five metrics and every p
   assert.match(text, /goodput, mix 2 \(req\/s\)/);
   assert.match(text, /HOST-bound/, "busy 50 % at saturation: the host, not the devices");
   assert.match(text, /Errors by kind \(all seeds\) — static: none;/);
-  assert.match(text, /## Failed runs\n\nLeft out of every figure above:\n\n- onnx eplb-10min seed 2: /);
+  assert.match(
+    text,
+    /## Failed runs\n\nLeft out of every figure above:\n\n- onnx eplb-10min seed 2: /,
+  );
 });
 
 Deno.test("fmtSpread() shows the range only when there are several seeds", () => {
