@@ -2,7 +2,10 @@
  * @module The before/after's configurations, pure. They differ ONLY in placement: every
  * one runs on the same pool (backends, memory budget, executor, model), with the same
  * entry routing and batching — the defaults of `resolveConfig()` — and each adds only
- * `SWITCHYARD_EXPERT_BALANCER__*` settings (a test holds them to that).
+ * settings of what moves experts: `SWITCHYARD_EXPERT_BALANCER__*`, and for the baselines
+ * `SWITCHYARD_PREWARM__ENABLED=false` — the pre-warm job applies planned placements
+ * (`balancer.apply`, trigger "prewarm") whatever the strategy, so with it on a "static"
+ * pool was re-placed and then restored mid-run (a test holds them to these keys).
  *
  * - `static`: contiguous expert blocks, spare slots round-robin, never moved (the baseline);
  * - `eplb-10min`: DeepSeek's greedy EPLB (`eplb_greedy.ts`) re-planned by the benchmark
@@ -20,6 +23,9 @@ import { resolveConfig } from "../../../shared/config.ts";
 /** `eplb-10min`'s balancer threshold: below any real layer's balancedness, so it never fires. */
 export const EPLB_THRESHOLD = 1e-6;
 
+/** The baselines' pre-warm job off: it applies placements whatever the strategy. */
+const NO_PREWARM = { SWITCHYARD_PREWARM__ENABLED: "false" };
+
 /** The configurations a run can compare. */
 export const PLACEMENTS = ["static", "eplb-10min", "switchyard", "replicate-all"] as const;
 
@@ -31,7 +37,7 @@ export interface PlacementConfig {
   name: PlacementName;
   /** How it places experts, for the reader. */
   placement: string;
-  /** Settings on top of the pool's (only `SWITCHYARD_EXPERT_BALANCER__*`). */
+  /** Settings on top of the pool's: only what moves experts (balancer, pre-warm job). */
   env: Record<string, string>;
   /** Whether the benchmark re-plans it with greedy EPLB every 10 minutes of load. */
   eplb: boolean;
@@ -73,15 +79,17 @@ export function placementConfigs(names: readonly string[]): PlacementConfig[] {
   const balancer = resolveConfig().expert_balancer;
   const all: Record<PlacementName, Omit<PlacementConfig, "name">> = {
     static: {
-      placement: "contiguous expert blocks (spare slots round-robin), never moved",
-      env: { SWITCHYARD_EXPERT_BALANCER__STRATEGY: "static" },
+      placement: "contiguous expert blocks (spare slots round-robin), never moved " +
+        "(pre-warm job off: it would re-place)",
+      env: { SWITCHYARD_EXPERT_BALANCER__STRATEGY: "static", ...NO_PREWARM },
       eplb: false,
     },
     "eplb-10min": {
       placement: "greedy EPLB (DeepSeek eplb.py) on the last 10 minutes' expert load, " +
         "applied by the benchmark every 10 minutes of load through the admin API; starts " +
-        "from the static blocks, the router's own balancer never triggers (threshold 1e-6)",
-      env: { SWITCHYARD_EXPERT_BALANCER__THRESHOLD: String(EPLB_THRESHOLD) },
+        "from the static blocks, the router's own balancer never triggers (threshold 1e-6), " +
+        "pre-warm job off",
+      env: { SWITCHYARD_EXPERT_BALANCER__THRESHOLD: String(EPLB_THRESHOLD), ...NO_PREWARM },
       eplb: true,
     },
     switchyard: {
@@ -94,8 +102,9 @@ export function placementConfigs(names: readonly string[]): PlacementConfig[] {
       eplb: false,
     },
     "replicate-all": {
-      placement: "every backend hosts every expert (strategy off): no row crosses backends",
-      env: { SWITCHYARD_EXPERT_BALANCER__STRATEGY: "off" },
+      placement: "every backend hosts every expert (strategy off): no row crosses backends " +
+        "(pre-warm job off)",
+      env: { SWITCHYARD_EXPERT_BALANCER__STRATEGY: "off", ...NO_PREWARM },
       eplb: false,
     },
   };

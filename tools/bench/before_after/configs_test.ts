@@ -2,10 +2,14 @@ import assert from "node:assert/strict";
 import { resolveConfig } from "../../../shared/config.ts";
 import { placementConfigs, PLACEMENTS, poolEnv } from "./configs.ts";
 
-Deno.test("the configurations differ only in placement settings", () => {
+Deno.test("the configurations differ only in what moves experts", () => {
   for (const config of placementConfigs(PLACEMENTS)) {
     for (const key of Object.keys(config.env)) {
-      assert.match(key, /^SWITCHYARD_EXPERT_BALANCER__/, `${config.name} sets ${key}`);
+      assert.match(
+        key,
+        /^(SWITCHYARD_EXPERT_BALANCER__\w+|SWITCHYARD_PREWARM__ENABLED)$/,
+        `${config.name} sets ${key}`,
+      );
     }
     // Batching and entry routing stay the defaults for every configuration.
     const resolved = resolveConfig({ env: config.env });
@@ -13,6 +17,10 @@ Deno.test("the configurations differ only in placement settings", () => {
     assert.deepEqual(resolved.router.policy, resolveConfig().router.policy);
   }
   assert.deepEqual(placementConfigs(["switchyard"])[0]!.env, {}, "the default: nothing set");
+  // Every baseline keeps the pre-warm job from re-placing it.
+  for (const name of ["static", "eplb-10min", "replicate-all"]) {
+    assert.equal(placementConfigs([name])[0]!.env.SWITCHYARD_PREWARM__ENABLED, "false", name);
+  }
   assert.deepEqual(placementConfigs(["eplb-10min"]).map((c) => c.eplb), [true]);
   assert.throws(() => placementConfigs(["static", "magic"]), /"magic": not one of static, /);
 });
