@@ -95,7 +95,24 @@ const { values } = parseCli({
       description: "configurations on the budget pool (static is the baseline, runs first)",
     },
     seeds: { type: "string", default: "1,2,3", value: "<list>", description: "seeds" },
-    warm: { type: "string", default: "15", value: "<s>", description: "warm-up (excluded)" },
+    warm: {
+      type: "string",
+      default: "15",
+      value: "<s>",
+      description: "shortest warm-up (excluded from the results)",
+    },
+    settle: {
+      type: "string",
+      default: "10",
+      value: "<s>",
+      description: "warm-up goes on until the plan has not changed for this long",
+    },
+    "max-warm": {
+      type: "string",
+      default: "60",
+      value: "<s>",
+      description: "longest warm-up",
+    },
     idle: { type: "string", default: "4", value: "<s>", description: "idle phase (1 client)" },
     saturation: {
       type: "string",
@@ -105,7 +122,7 @@ const { values } = parseCli({
     },
     concurrency: {
       type: "string",
-      default: "32",
+      default: "64",
       value: "<n>",
       description: "closed-loop clients at saturation",
     },
@@ -117,7 +134,7 @@ const { values } = parseCli({
     },
     rates: {
       type: "string",
-      default: "0.5,0.7,0.9,1.1",
+      default: "0.5,0.7,1.0,1.3",
       value: "<list>",
       description: "open-loop rates, fractions of static's capacity",
     },
@@ -214,6 +231,8 @@ const numbers = (text: string) => list(text).map(Number);
 const phases: PhasePlan = smoke
   ? {
     warmS: 1,
+    settleS: 0,
+    maxWarmS: 1,
     idleS: 1,
     saturationS: 1,
     sweepS: 1,
@@ -224,6 +243,8 @@ const phases: PhasePlan = smoke
   }
   : {
     warmS: Number(values.warm),
+    settleS: Number(values.settle),
+    maxWarmS: Number(values["max-warm"]),
     idleS: Number(values.idle),
     saturationS: Number(values.saturation),
     sweepS: Number(values.sweep),
@@ -358,6 +379,7 @@ for (const executor of executors) {
           pool,
           seed,
           phases,
+          budgetSlots: hostedPerBackend,
           baseRps,
           openLoops: true,
           workload: workloadOf(modelDir, manifest, traffic, seed),
@@ -452,6 +474,7 @@ if (demoModel !== null) {
           pool,
           seed,
           phases,
+          budgetSlots: null,
           baseRps: null,
           openLoops: false,
           workload: workloadOf(demoDir, demoManifest, demoTraffic, seed),
@@ -500,7 +523,9 @@ const notes = [
   `${defaults.batching.min}–${defaults.batching.max} (the defaults, for every configuration)`,
   `seeds ${seeds.join(", ")} (a fresh pool per configuration and seed; each seed draws its own ` +
   "requests and arrivals); figures are the mean over seeds with [min–max]",
-  `phases per pool: warm-up ${phases.warmS} s closed loop × ${warmClients} clients (excluded); ` +
+  `phases per pool: warm-up closed loop × ${warmClients} clients (excluded), at least ` +
+  `${phases.warmS} s and until the plan has not changed for ${phases.settleS} s (at most ` +
+  `${phases.maxWarmS} s); ` +
   `idle ${phases.idleS} s (1 client); saturation ${phases.saturationS} s × ${concurrency} clients; ` +
   `sweep ${phases.sweepS} s at each of ${phases.rates.join(", ")} × static's capacity; ` +
   `shift ${phases.shiftS} s at ${phases.shiftRate} × static's capacity, the mix changing ` +

@@ -2,7 +2,8 @@
  * @module The before/after's phases and the shape of its workload over time, pure. Every
  * configuration runs the same phases on a fresh pool:
  *
- * 1. warm-up (closed loop, excluded from every result; EPLB plans on its load at the end);
+ * 1. warm-up (closed loop, excluded from every result, until the plan has settled; EPLB
+ *    plans on its load at the end);
  * 2. idle (one client, back to back: latency without queueing);
  * 3. saturation (closed loop: the capacity);
  * 4. rate sweep (open loop at fractions of the static baseline's capacity, one mix);
@@ -15,7 +16,12 @@
 
 /** Phase durations and rates of one run. */
 export interface PhasePlan {
+  /** Shortest warm-up. */
   warmS: number;
+  /** The warm-up goes on until the plan has not changed for this long… */
+  settleS: number;
+  /** …but never past this. */
+  maxWarmS: number;
   idleS: number;
   saturationS: number;
   /** Seconds per rate of the sweep. */
@@ -71,7 +77,7 @@ export function eplbPeriodS(plan: Pick<PhasePlan, "shiftS">): number {
   return (10 * 60) / compression(plan);
 }
 
-/** Wall seconds of one run's load phases (pool start, drains and waits not counted). */
+/** Wall seconds of one run's load phases at the shortest warm-up (start-up and drains not counted). */
 export function loadSeconds(plan: PhasePlan): number {
   return plan.warmS + plan.idleS + plan.saturationS + plan.sweepS * plan.rates.length +
     plan.shiftS;

@@ -11,6 +11,8 @@ import {
 
 const PLAN: PhasePlan = {
   warmS: 20,
+  settleS: 10,
+  maxWarmS: 60,
   idleS: 5,
   saturationS: 10,
   sweepS: 10,

@@ -65,6 +65,14 @@ export class PlanWatch {
     } catch { /* a missed poll is caught up by the next one (20 decisions kept) */ }
   }
 
+  /** When the router recorded the last switch seen so far (epoch ms), or null (polls first). */
+  async lastSwitchAt(): Promise<number | null> {
+    await this.poll();
+    let last: number | null = null;
+    for (const s of this.#seen.values()) last = Math.max(last ?? 0, s.at);
+    return last;
+  }
+
   /** Stops polling; returns every switch seen, oldest first. */
   async stop(): Promise<PlanSwitch[]> {
     this.#stopped = true;

@@ -4,9 +4,11 @@
  *
  *   Step 1: start the router and backends with the pool's and the configuration's
  *           settings; wait for the first plan.
- *   Step 2: warm-up — a closed loop on the first mix, excluded from every result. For
- *           `eplb-10min` the first greedy plan is applied on the warm-up's load, then one
- *           every EPLB period until the end.
+ *   Step 2: warm-up — a closed loop on the first mix, excluded from every result: at
+ *           least `warmS`, then on until the plan has not changed for `settleS` (at most
+ *           `maxWarmS` in all), so a balancer that is still converging on the first mix
+ *           is not measured mid-switch. For `eplb-10min` the first greedy plan is applied
+ *           on the warm-up's load, then one every EPLB period until the end.
  *   Step 3: idle (one client), then saturation (closed loop) → the capacity.
  *   Step 4: the rate sweep — open loop at each fraction of the base rate (the static
  *           baseline's capacity in this seed; the baseline's own when it is the baseline).
@@ -37,6 +39,11 @@ export interface RunSpec {
   pool: PoolSettings;
   seed: number;
   phases: PhasePlan;
+  /**
+   * Slots per backend the memory budget allows: the run waits (bounded) for a first plan
+   * within it — a plan made before the backends reported their budgets can hold more.
+   */
+  budgetSlots: number | null;
   /** Base of the open-loop rates (req/s): the static baseline's capacity; null: own. */
   baseRps: number | null;
   /** Whether the open-loop phases (sweep, shift) run; the demo check needs only capacity. */
@@ -103,7 +110,8 @@ export async function runConfig(spec: RunSpec): Promise<ConfigRun> {
     const first = placed
       ? await waitFor("the first plan", async () => {
         const current = await json(`${url}/api/plan`);
-        return current.version >= 1 ? current : undefined;
+        const fits = spec.budgetSlots === null || current.slots_per_backend <= spec.budgetSlots;
+        return current.version >= 1 && fits ? current : undefined;
       }, { timeoutMs: 120_000, retryErrors: true, onTimeout: "resolve" })
       : undefined;
     const startupS = (performance.now() - spawned) / 1000;
@@ -115,14 +123,23 @@ export async function runConfig(spec: RunSpec): Promise<ConfigRun> {
     const driver = config.eplb
       ? new EplbDriver({ pool, adminToken: spec.pool.adminToken, model })
       : null;
-    // Step 2: warm-up.
+    // Step 2: warm-up, until the plan has settled.
     await driver?.open();
-    await closedLoop({
-      url: path,
-      requests: spec.workload(0),
-      concurrency: spec.warmClients,
-      durationS: plan.warmS,
-    });
+    const warmStarted = performance.now();
+    const warm = (durationS: number) =>
+      closedLoop({
+        url: path,
+        requests: spec.workload(0),
+        concurrency: spec.warmClients,
+        durationS,
+      });
+    await warm(plan.warmS);
+    for (;;) {
+      const warmedS = (performance.now() - warmStarted) / 1000;
+      const quietS = (Date.now() - (await watch.lastSwitchAt() ?? 0)) / 1000;
+      if (quietS >= plan.settleS || warmedS >= plan.maxWarmS) break;
+      await warm(Math.min(plan.settleS - quietS, plan.maxWarmS - warmedS) + 0.5);
+    }
     const measuredFrom = performance.now();
     const warmEndedAt = Date.now();
     if (driver !== null) {
