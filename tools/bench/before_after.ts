@@ -28,6 +28,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseCli } from "../cli/cli_args.ts";
+import { BEFORE_AFTER_CLI } from "./before_after/cli.ts";
 import { generateModel } from "../model/generate.ts";
 import { BENCH_PRESET } from "../model/presets.ts";
 import { loadDemoTraffic } from "../model/traffic.ts";
@@ -35,195 +36,22 @@ import { loadManifest } from "../../gpu-backend/server/start_backend.ts";
 import { calibrateLayerFromOrt } from "../../gpu-backend/layer/calibrate_layer.ts";
 import { expertFileBytes } from "../../gpu-backend/residency/expert_bytes.ts";
 import { slotsPerBackend } from "../../router/control/balancer/plan_math.ts";
-import { resolveConfig } from "../../shared/config.ts";
 import type { ModelManifest } from "../../shared/model_manifest.ts";
 import { benchModelDir } from "./bench_model.ts";
 import { computeLimit } from "./compute_limit.ts";
 import { resultsHeader } from "./results_header.ts";
 import { type PreparedRequest, prepareWorkload } from "./workload.ts";
 import { placementConfigs, type PoolSettings } from "./before_after/configs.ts";
-import {
-  compression,
-  eplbPeriodS,
-  loadSeconds,
-  type PhasePlan,
-  rotate,
-} from "./before_after/phases.ts";
+import { compression, type PhasePlan, rotate } from "./before_after/phases.ts";
 import { type ConfigRun, runConfig } from "./before_after/run_config.ts";
 import { outcomeOf } from "./before_after/outcome.ts";
 import { demoTarget, itemTargets } from "./before_after/targets.ts";
 import { type ExecutorSection, summaryMarkdown } from "./before_after/summary.ts";
 import { perSecond, toCsv } from "./before_after/series.ts";
 import { readingNotes } from "./before_after/reading.ts";
+import { runNotes } from "./before_after/notes.ts";
 
-const { values } = parseCli({
-  name: "deno task bench",
-  summary: "Before/after that isolates balancing: static blocks vs greedy EPLB every 10 minutes\n" +
-    "of load vs Switchyard's default, same pool, batching and entry routing, on the real\n" +
-    "onnxruntime and the simulated executor (device time measured here), plus the demo-model\n" +
-    "check with full replication; writes throughput.csv, latency.csv and summary.md to --out.",
-  options: {
-    executors: {
-      type: "string",
-      default: "simulated,onnx",
-      value: "<list>",
-      description: "simulated (one dedicated device per backend) and/or onnx (real, shared cores)",
-    },
-    model: {
-      type: "string",
-      default: "models/bench",
-      value: "<dir>",
-      description: "the budget pool's model (generated with --preset bench when missing)",
-    },
-    backends: { type: "string", default: "4", value: "<n>", description: "backend processes" },
-    "budget-mb": {
-      type: "string",
-      default: "77.1",
-      value: "<MiB>",
-      description: "backend.memory_budget_mb (77.1: 102 of 256 experts per layer)",
-    },
-    redundancy: {
-      type: "string",
-      default: "0.6",
-      value: "<r>",
-      description: "expert_balancer.redundancy (0.6: the planner uses all 102 slots)",
-    },
-    configs: {
-      type: "string",
-      default: "static,eplb-10min,switchyard",
-      value: "<list>",
-      description: "configurations on the budget pool (static is the baseline, runs first)",
-    },
-    seeds: { type: "string", default: "1,2,3", value: "<list>", description: "seeds" },
-    warm: {
-      type: "string",
-      default: "15",
-      value: "<s>",
-      description: "shortest warm-up (excluded from the results)",
-    },
-    settle: {
-      type: "string",
-      default: "10",
-      value: "<s>",
-      description: "warm-up goes on until the plan has not changed for this long",
-    },
-    "max-warm": {
-      type: "string",
-      default: "60",
-      value: "<s>",
-      description: "longest warm-up",
-    },
-    idle: { type: "string", default: "4", value: "<s>", description: "idle phase (1 client)" },
-    saturation: {
-      type: "string",
-      default: "10",
-      value: "<s>",
-      description: "closed-loop saturation phase",
-    },
-    concurrency: {
-      type: "string",
-      default: "64",
-      value: "<n>",
-      description: "closed-loop clients at saturation",
-    },
-    "warm-clients": {
-      type: "string",
-      default: "8",
-      value: "<n>",
-      description: "closed-loop clients during the warm-up",
-    },
-    rates: {
-      type: "string",
-      default: "0.5,0.7,1.0,1.3",
-      value: "<list>",
-      description: "open-loop rates, fractions of static's capacity",
-    },
-    sweep: { type: "string", default: "8", value: "<s>", description: "seconds per rate" },
-    shift: {
-      type: "string",
-      default: "60",
-      value: "<s>",
-      description: "shift phase: one hour of load compressed into this (EPLB period = 1/6)",
-    },
-    "shift-rate": {
-      type: "string",
-      default: "0.9",
-      value: "<f>",
-      description: "shift phase's rate, fraction of static's capacity",
-    },
-    shifts: {
-      type: "string",
-      default: "2",
-      value: "<n>",
-      description: "mix changes during the shift phase",
-    },
-    burstiness: {
-      type: "string",
-      default: "1",
-      value: "<k>",
-      description: "gamma shape of open-loop gaps (1 = Poisson, < 1 bursty)",
-    },
-    zipf: {
-      type: "string",
-      default: "1",
-      value: "<s>",
-      description: "Zipf exponent over request types (1: 8 bestsellers at ~13×)",
-    },
-    "slo-ms": {
-      type: "string",
-      value: "<ms>",
-      description: "latency SLO per request (default: --slo-scale × static's idle p50)",
-    },
-    "slo-scale": {
-      type: "string",
-      default: "10",
-      value: "<x>",
-      description: "SLO = this × the first seed's static idle p50 (assumed)",
-    },
-    "device-scale": {
-      type: "string",
-      default: "1",
-      value: "<x>",
-      description: "simulated device time = measured × this (≠ 1 is an assumption)",
-    },
-    "load-fixed-ms": {
-      type: "string",
-      default: "1",
-      value: "<ms>",
-      description: "simulated expert load time, fixed part (assumed)",
-    },
-    "demo-model": {
-      type: "string",
-      default: "models/demo",
-      value: "<dir>",
-      description: "the demo-model check's model (generated when missing)",
-    },
-    "demo-backends": {
-      type: "string",
-      default: "2",
-      value: "<n>",
-      description: "backends of the demo-model check (no memory budget)",
-    },
-    "demo-configs": {
-      type: "string",
-      default: "static,replicate-all,switchyard",
-      value: "<list>",
-      description: "configurations of the demo-model check",
-    },
-    "skip-demo": { type: "boolean", default: false, description: "no demo-model check" },
-    out: {
-      type: "string",
-      default: "out/bench",
-      value: "<dir>",
-      description: "directory for the CSVs and summary.md",
-    },
-    smoke: {
-      type: "boolean",
-      default: false,
-      description: "second-long phases, one seed (tests check the files' form)",
-    },
-  },
-});
+const { values } = parseCli(BEFORE_AFTER_CLI);
 
 const smoke = values.smoke ?? false;
 const list = (text: string) => text.split(",").map((s) => s.trim()).filter((s) => s !== "");
@@ -505,50 +333,22 @@ if (demoModel !== null) {
 
 // Step 3: the files.
 const command = ["deno task bench", ...Deno.args].join(" ");
-const defaults = resolveConfig();
 const header = await resultsHeader({
   command,
   limit: `${Math.round(limit.tokensPerS)} tokens/s per core for ${manifest.name} ` +
     `(single-thread MatMul ${limit.gflops.toFixed(1)} GFLOP/s at batch 256 ÷ ` +
     `${(limit.flopsPerToken / 1e6).toFixed(2)} MFLOP per token)`,
 });
-const notes = [
-  `model ${manifest.name}: ${manifest.layers} layers × ${manifest.experts} experts, ` +
-  `top-${manifest.top_k}${
-    manifest.groups ? ` within ${manifest.topk_group} of ${manifest.groups} groups` : ""
-  }; Zipf ${values.zipf} over the request types`,
-  `pool: ${backends} backends × 1 executor, memory budget ${budgetMb} MiB each ` +
-  `(${hostedPerBackend} of ${manifest.experts} experts per layer), redundancy ${redundancy}; ` +
-  `entry routing ${defaults.router.policy}, batching ${defaults.batching.policy} ` +
-  `${defaults.batching.min}–${defaults.batching.max} (the defaults, for every configuration)`,
-  `seeds ${seeds.join(", ")} (a fresh pool per configuration and seed; each seed draws its own ` +
-  "requests and arrivals); figures are the mean over seeds with [min–max]",
-  `phases per pool: warm-up closed loop × ${warmClients} clients (excluded), at least ` +
-  `${phases.warmS} s and until the plan has not changed for ${phases.settleS} s (at most ` +
-  `${phases.maxWarmS} s); ` +
-  `idle ${phases.idleS} s (1 client); saturation ${phases.saturationS} s × ${concurrency} clients; ` +
-  `sweep ${phases.sweepS} s at each of ${phases.rates.join(", ")} × static's capacity; ` +
-  `shift ${phases.shiftS} s at ${phases.shiftRate} × static's capacity, the mix changing ` +
-  `${phases.shifts} times (ranking rotated by one type each time: the hot experts move to ` +
-  "other backends' blocks)",
-  `open-loop arrivals: ${
-    burstiness === 1 ? "Poisson" : `gamma gaps, burstiness ${burstiness}`
-  }; latency from the scheduled arrival`,
-  `time compression: the shift phase is one hour of load in ${phases.shiftS} s ` +
-  `(${compression(phases).toFixed(0)}×), so eplb-10min re-plans every ${
-    eplbPeriodS(phases).toFixed(1)
-  } s, from the end of the warm-up to the end of the run (each switch takes the time it takes: ` +
-  "staging is not compressed). switchyard runs its defaults on the real clock (evaluates every " +
-  `${defaults.expert_balancer.evaluate_interval / 1000} s, at most one switch per ` +
-  `${defaults.expert_balancer.adjust_interval / 1000} s unless the worst layer gains ` +
-  `${defaults.expert_balancer.switch_gain}): in load time one adjust_interval is ${
-    ((defaults.expert_balancer.adjust_interval / 1000) * compression(phases) / 60).toFixed(0)
-  } minutes`,
-  `load generator: this Deno process (keep-alive fetch), on the same cores as the pool; its ` +
-  "CPU is in the capacity table",
-  `wall time per pool: about ${(loadSeconds(phases) + 30).toFixed(0)} s ` +
-  "(load phases plus start-up and drains)",
-];
+const notes = runNotes({
+  manifest,
+  phases,
+  pool: { backends, budgetMb, redundancy, hostedPerBackend },
+  seeds,
+  concurrency,
+  warmClients,
+  burstiness,
+  zipf: Number(values.zipf),
+});
 const summary = summaryMarkdown({
   header,
   notes,
