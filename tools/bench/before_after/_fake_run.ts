@@ -69,6 +69,7 @@ export function fakeRun(options: FakeRunOptions): ConfigRun {
     config: options.config,
     seed: options.seed,
     startupS: 5,
+    warmedS: 15,
     slots: 102,
     phases: [
       phase("idle", fakeLoad(50, 10)),

@@ -42,6 +42,7 @@ export interface RunOutcome {
   replanMs: number | null;
   switchingShare: number | null;
   startupS: number;
+  warmedS: number;
   /** When each phase started and each plan switch happened (s after the warm-up). */
   timeline: {
     phases: { name: string; startS: number }[];
@@ -125,6 +126,7 @@ export function outcomeOf(run: ConfigRun, sloMs: number): RunOutcome {
       ? null
       : applied.reduce((sum, r) => sum + r.switchMs!, 0) / 1000 / measuredS,
     startupS: run.startupS,
+    warmedS: run.warmedS,
     timeline: {
       phases: run.phases.map((p) => ({ name: p.name, startS: p.startS })),
       mixesAtS: shift === undefined ? [] : run.mixStartsS.slice(1).map((t) => shift.startS + t),

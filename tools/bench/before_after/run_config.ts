@@ -79,6 +79,8 @@ export interface ConfigRun {
   seed: number;
   /** Seconds from spawning the pool to its first plan (or readiness, without plans). */
   startupS: number;
+  /** Seconds the warm-up took (it goes on until the plan has settled). */
+  warmedS: number;
   /** Expert slots per layer per backend of the first plan; null without one. */
   slots: number | null;
   phases: PhaseRecord[];
@@ -135,17 +137,17 @@ export async function runConfig(spec: RunSpec): Promise<ConfigRun> {
       });
     await warm(plan.warmS);
     for (;;) {
-      const warmedS = (performance.now() - warmStarted) / 1000;
+      const soFarS = (performance.now() - warmStarted) / 1000;
       const quietS = (Date.now() - (await watch.lastSwitchAt() ?? 0)) / 1000;
-      if (quietS >= plan.settleS || warmedS >= plan.maxWarmS) break;
-      await warm(Math.min(plan.settleS - quietS, plan.maxWarmS - warmedS) + 0.5);
+      if (quietS >= plan.settleS || soFarS >= plan.maxWarmS) break;
+      await warm(Math.min(plan.settleS - quietS, plan.maxWarmS - soFarS) + 0.5);
     }
+    // EPLB's first plan, on the warm-up's load, is in force before anything is measured.
+    await driver?.replan();
+    const warmedS = (performance.now() - warmStarted) / 1000;
     const measuredFrom = performance.now();
     const warmEndedAt = Date.now();
-    if (driver !== null) {
-      await driver.replan();
-      driver.every(eplbPeriodS(plan));
-    }
+    driver?.every(eplbPeriodS(plan));
     const records: PhaseRecord[] = [];
     const measure = async (
       name: string,
@@ -236,6 +238,7 @@ export async function runConfig(spec: RunSpec): Promise<ConfigRun> {
       config: config.name,
       seed: spec.seed,
       startupS,
+      warmedS,
       slots: first?.slots_per_backend ?? null,
       phases: records,
       switches,

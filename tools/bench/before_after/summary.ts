@@ -129,7 +129,7 @@ function capacityTable(outcomes: readonly RunOutcome[]): string[] {
       "cores: router / backends / load generator",
       "plan switches (measured phases; by action/trigger, all seeds)",
       "EPLB re-plans (switch time, share of the measured time)",
-      "pool start (s)",
+      "pool start / warm-up (s)",
     ],
     configsOf(outcomes).map((c) => {
       const s = (pick: (o: RunOutcome) => number | null) => over(outcomes, c, pick);
@@ -151,7 +151,7 @@ function capacityTable(outcomes: readonly RunOutcome[]): string[] {
             `each, ${num(100 * s((o) => o.switchingShare).mean, 0)} % of the time; ` +
             `${num(s((o) => o.replansSkipped).mean, 1)} periods skipped while switching)`
           : "–",
-        fmtSpread(s((o) => o.startupS), 1),
+        `${fmtSpread(s((o) => o.startupS), 1)} / ${fmtSpread(s((o) => o.warmedS), 0)}`,
       ];
     }),
   );
