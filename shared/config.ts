@@ -185,6 +185,13 @@ export const ConfigSchema = z.object({
      */
     strategy: z.enum(["dynamic", "static", "off"]).default("dynamic"),
     /**
+     * With `dynamic`: `auto` weighs full replication (every backend hosts every expert, as a
+     * plan) against expert parallelism by a cost model when every expert fits every
+     * backend's memory budget; `expert_parallel` never replicates everything;
+     * `full_replication` replicates everything whenever it fits.
+     */
+    placement: z.enum(["auto", "expert_parallel", "full_replication"]).default("auto"),
+    /**
      * Re-plan when the worst layer's predicted balancedness stays below this. 0.93: in the
      * simulator (256 × 32, compressed day, move-minimising re-plans) the lowest threshold
      * that keeps ≥ 95 % of real-minute samples at ≥ 0.95 (docs/results/sim-threshold.md).

@@ -17,6 +17,7 @@ Deno.test("resolveConfig() applies defaults, including the operator blocks", () 
   assert.deepEqual(config.expert_balancer, {
     enabled: true,
     strategy: "dynamic",
+    placement: "auto",
     threshold: 0.93,
     adjust_interval: 60_000,
     evaluate_interval: 2_000,

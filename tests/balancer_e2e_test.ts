@@ -33,6 +33,8 @@ Deno.test("the balancer places, rebalances under skew without losing a request, 
       SWITCHYARD_EXPERT_BALANCER__ADJUST_INTERVAL: "1s",
       SWITCHYARD_EXPERT_BALANCER__WINDOW: "2s",
       SWITCHYARD_EXPERT_BALANCER__THRESHOLD: "0.95",
+      // Expert parallelism on a pool where full replication fits (tests/full_replication_test.ts).
+      SWITCHYARD_EXPERT_BALANCER__PLACEMENT: "expert_parallel",
     },
   });
   try {

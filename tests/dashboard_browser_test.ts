@@ -1,7 +1,8 @@
 /**
  * The dashboard in a real browser (Debian's Chromium driven by playwright-core) against
  * a live stack with skewed traffic: heatmap cells equal `/api/load`, snapshots arrive
- * without a reload, node resources say "n/a" where the API has no value, a killed
+ * without a reload, node resources say "n/a" where the API has no value, the plan panel
+ * shows the placement choice and EPLB health, a killed
  * backend shows up as a `backend_down` alert, and a screenshot lands in
  * `out/dashboard.png`. Without Chromium the test is skipped (and fails under `CI`).
  */
@@ -130,6 +131,13 @@ Deno.test({
       assert.match((await cell("coldStarts")) ?? "", /^[\d,]+$/);
     }
     assert.notEqual(await page.textContent('[data-fact="version"]'), null);
+    // The plan panel's EPLB block: the placement decision and the balancer's health. Two
+    // backends without a memory budget: full replication fits and hops cost something.
+    const eplb = async (key: string) => await page.textContent(`#eplb-facts [data-eplb="${key}"]`);
+    assert.equal(await eplb("choice"), "full replication (auto)");
+    assert.match((await eplb("remote-row")) ?? "", /^[\d.,]+ ms \((measured|assumed)\)$/);
+    assert.match((await eplb("rebalances")) ?? "", /^[1-9]\d* switched, 0 failed$/);
+    assert.equal(await eplb("due"), "no");
 
     // Step 4: choosing another layer switches the time view (the stream reconnects).
     await page.selectOption("#layer-select", "1");

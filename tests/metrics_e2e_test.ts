@@ -79,7 +79,15 @@ Deno.test({
       // Alert state (every kind listed) and the log pipeline's counters are wired.
       assert.deepEqual(
         findSamples(r, "switchyard_alerts_firing").map((s) => s.labels["kind"]).sort(),
-        ["backend_down", "balance_low", "expert_hot", "latency_slo", "saturation", "shedding"],
+        [
+          "backend_down",
+          "balance_low",
+          "expert_hot",
+          "latency_slo",
+          "rebalance_stalled",
+          "saturation",
+          "shedding",
+        ],
       );
       assert.equal(one(r, "switchyard_log_lines_dropped_total"), 0);
       const balancedness = one(r, "switchyard_pool_balancedness");

@@ -66,7 +66,12 @@ Deno.test("placement state is reconciled: backend restart, empty KV, corrupt KV"
   const pool = await startPool({
     modelDir,
     backends: 2,
-    env: { SWITCHYARD_STATE__KV: kvFile, SWITCHYARD_AUTH__ADMIN_TOKEN: ADMIN },
+    env: {
+      SWITCHYARD_STATE__KV: kvFile,
+      SWITCHYARD_AUTH__ADMIN_TOKEN: ADMIN,
+      // The static plan first, as an expert-parallel pool starts.
+      SWITCHYARD_EXPERT_BALANCER__PLACEMENT: "expert_parallel",
+    },
   });
   try {
     await t.step("a restarted backend is put back on the current plan", async () => {

@@ -13,6 +13,7 @@ import { policyByName } from "../batching/policies.ts";
 import type { BackendExecutor } from "../execution/create_executor.ts";
 import type { RunnerStats } from "../execution/graph_runner.ts";
 import { LayerBatcher } from "../layer/layer_batcher.ts";
+import { PeerItemRunner } from "../layer/peer_item_runner.ts";
 import { LayerDispatcher } from "../layer/layer_dispatcher.ts";
 import { LayerExecutables } from "../layer/layer_executables.ts";
 import { mergePartStats } from "../layer/merge_part_stats.ts";
@@ -43,6 +44,14 @@ export interface BackendEngineOptions {
   peer: (id: string) => PeerClient | undefined;
 }
 
+/** The layer path's parts: its batcher, executables, entry-side dispatcher and peer side. */
+export interface LayerMachinery {
+  batcher: LayerBatcher;
+  executables: LayerExecutables;
+  dispatcher: LayerDispatcher;
+  peerItems: PeerItemRunner;
+}
+
 /** The assembled machinery, and read-outs of both paths' counters together. */
 export interface BackendEngine {
   engine: MoeEngine;
@@ -51,7 +60,7 @@ export interface BackendEngine {
   batcher: MicroBatcher;
   dispatcher: ExpertDispatcher;
   /** The layer path; absent on the per-expert path. */
-  layers?: { batcher: LayerBatcher; executables: LayerExecutables; dispatcher: LayerDispatcher };
+  layers?: LayerMachinery;
   /** Executions of everything this backend ran (the runner on the layer path). */
   executorStats(): RunnerStats;
   /** Per model part (rows, executions, busy time), both paths summed. */
@@ -126,7 +135,14 @@ export async function buildBackendEngine(options: BackendEngineOptions): Promise
       onUnreachable: options.onUnreachable,
       overlap: options.overlapHops ?? "auto",
     });
-    layers = { batcher: layerBatcher, executables, dispatcher: layerDispatcher };
+    const peerItems = new PeerItemRunner({
+      manifest,
+      batcher: layerBatcher,
+      executables,
+      runPart: (part, input, rows) => dispatcher.runLocal(part, input, rows),
+      counters: layerDispatcher.counters,
+    });
+    layers = { batcher: layerBatcher, executables, dispatcher: layerDispatcher, peerItems };
   }
   const engine = new MoeEngine({
     manifest,

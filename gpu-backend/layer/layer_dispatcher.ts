@@ -19,9 +19,8 @@
  *
  * A peer that fails is skipped: its experts are routed again to their next replica.
  * With no reachable replica left, `onUnreachable: "load_local"` runs the rows here
- * (slower, never wrong), `"fail"` answers 503 naming the expert. The peer side
- * (`runPeerItems`) runs items through the same layer queue (`entry` rows = 0) and, for
- * experts outside its executable, the per-expert path.
+ * (slower, never wrong), `"fail"` answers 503 naming the expert. The peer side is
+ * `peer_item_runner.ts`.
  */
 import { ApiError } from "../../shared/errors.ts";
 import type { ModelManifest, ModelPart } from "../../shared/model_manifest.ts";
@@ -29,7 +28,6 @@ import type { BatchObserver } from "../batching/batch_queues.ts";
 import { gatherRows } from "../moe/combine.ts";
 import { type ExpertAssignment, groupRowsByExpert, type TokenRouting } from "../moe/routing.ts";
 import { type PeerClient, PeerUnavailableError } from "../peer/peer_client.ts";
-import type { PeerLayerData } from "../peer/peer_protocol.ts";
 import type { DispatchCounters } from "../placement/expert_dispatcher.ts";
 import type { PlacementState } from "../placement/placement_state.ts";
 import { ReplicaPicker } from "../placement/replica_picker.ts";
@@ -38,7 +36,6 @@ import {
   addContributions,
   type Contribution,
   LocalAssignments,
-  mergeItems,
   peerItem,
 } from "./layer_dispatch_parts.ts";
 import type { LayerBatcher } from "./layer_batcher.ts";
@@ -165,14 +162,11 @@ export class LayerDispatcher implements LayerPath {
     try {
       const here = this.#allHere(layer, executable, routing, rows);
       if (here !== null) {
-        const work: LayerWork = {
-          rows: hidden,
-          rowCount: rows,
-          entry: rows,
-          residual: null,
-          assign: here,
-        };
-        const outcome = await batcher.run(executable, work, observer.onBatch);
+        const outcome = await batcher.run(
+          executable,
+          entryWork(hidden, rows, here),
+          observer.onBatch,
+        );
         return { hidden: outcome.hidden, logits: outcome.logits };
       }
       // Step 1: route every selected expert — local ones join this layer's work, the
@@ -195,13 +189,7 @@ export class LayerDispatcher implements LayerPath {
       });
       const pending = outside.waits.length > 0;
       if (!pending) {
-        const work: LayerWork = {
-          rows: hidden,
-          rowCount: rows,
-          entry: rows,
-          residual: null,
-          assign: local.build(),
-        };
+        const work = entryWork(hidden, rows, local.build());
         const outcome = await batcher.run(executable, work, observer.onBatch);
         return { hidden: outcome.hidden, logits: outcome.logits };
       }
@@ -221,26 +209,14 @@ export class LayerDispatcher implements LayerPath {
         });
         const residual = hidden.slice();
         addContributions(residual, manifest.d_model, contributions);
-        const work: LayerWork = {
-          rows: hidden,
-          rowCount: rows,
-          entry: rows,
-          residual,
-          assign: local.build(),
-        };
+        const work = entryWork(hidden, rows, local.build(), residual);
         const outcome = await batcher.run(executable, work, observer.onBatch);
         return { hidden: outcome.hidden, logits: outcome.logits };
       }
       // Step 2 (overlapped): the local experts, shared experts and residual run while the
       // outside rows are in flight; their results are added after. The fused next gate saw
       // the hidden state without them, so it is dropped (the caller runs the gate alone).
-      const work: LayerWork = {
-        rows: hidden,
-        rowCount: rows,
-        entry: rows,
-        residual: null,
-        assign: local.build(),
-      };
+      const work = entryWork(hidden, rows, local.build());
       const ran = batcher.run(executable, work, observer.onBatch).then((outcome) => ({
         outcome,
         at: this.#now(),
@@ -313,94 +289,6 @@ export class LayerDispatcher implements LayerPath {
       expert: experts,
       weight: routing.weights,
     };
-  }
-
-  /** Runs peers' layer items here: per row `Σ weight · expert(row)`, `[rows, d]` each. */
-  async runPeerItems(items: readonly PeerLayerData[]): Promise<Float32Array[]> {
-    const byLayer = new Map<number, number[]>();
-    items.forEach((item, i) => byLayer.set(item.layer, [...(byLayer.get(item.layer) ?? []), i]));
-    const results = new Array<Float32Array>(items.length);
-    await Promise.all([...byLayer].map(async ([layer, indices]) => {
-      const merged = mergeItems(indices.map((i) => items[i]!), this.#options.manifest.d_model);
-      const output = await this.#runPeerLayer(layer, merged);
-      let at = 0;
-      const width = this.#options.manifest.d_model;
-      for (const i of indices) {
-        const size = items[i]!.rows * width;
-        results[i] = output.subarray(at, at + size);
-        at += size;
-      }
-    }));
-    return results;
-  }
-
-  async #runPeerLayer(layer: number, item: PeerLayerData): Promise<Float32Array> {
-    const { manifest, batcher, executables } = this.#options;
-    const width = manifest.d_model;
-    if (!Number.isInteger(layer) || layer < 0 || layer >= manifest.layers) {
-      throw new ApiError("bad_request", `Cannot run layer item: layer ${layer} does not exist`);
-    }
-    const executable = executables.current(layer);
-    executables.acquire(executable);
-    try {
-      // Split the assignments: the executable's experts, and the rest per expert.
-      const local = { row: [] as number[], expert: [] as number[], weight: [] as number[] };
-      const outside = new Map<number, { rows: number[]; weights: number[] }>();
-      for (let i = 0; i < item.assignRow.length; i++) {
-        const expert = item.assignExpert[i]!;
-        const row = item.assignRow[i]!;
-        if (expert < 0 || expert >= manifest.experts || row < 0 || row >= item.rows) {
-          throw new ApiError(
-            "bad_request",
-            `Cannot run layer item: assignment ${i} is out of range`,
-          );
-        }
-        if (executable.position[expert]! >= 0) {
-          local.row.push(row);
-          local.expert.push(expert);
-          local.weight.push(item.assignWeight[i]!);
-        } else {
-          const entry = outside.get(expert) ?? { rows: [], weights: [] };
-          entry.rows.push(row);
-          entry.weights.push(item.assignWeight[i]!);
-          outside.set(expert, entry);
-        }
-      }
-      const onDemand = Promise.all([...outside].map(([expert, entry]) => {
-        const rows = Int32Array.from(entry.rows);
-        this.counters.onDemandRows += rows.length;
-        return this.#options.runPart(
-          { kind: "expert", layer, expert },
-          gatherRows(item.values, width, rows),
-          rows.length,
-        ).then((values): Contribution => ({
-          rows,
-          values,
-          weights: Float32Array.from(entry.weights),
-        }));
-      }));
-      let output: Float32Array;
-      if (local.row.length > 0) {
-        const outcome = await batcher.run(executable, {
-          rows: item.values,
-          rowCount: item.rows,
-          entry: 0,
-          residual: null,
-          assign: {
-            row: Int32Array.from(local.row),
-            expert: Int32Array.from(local.expert),
-            weight: Float32Array.from(local.weight),
-          },
-        });
-        output = outcome.routed;
-      } else {
-        output = new Float32Array(item.rows * width);
-      }
-      addContributions(output, width, await onDemand);
-      return output;
-    } finally {
-      executables.release(executable);
-    }
   }
 
   /**
@@ -512,4 +400,14 @@ export class LayerDispatcher implements LayerPath {
     }
     return replica.backend === this.#options.selfId ? here : { kind: "peer", id: replica.backend };
   }
+}
+
+/** An entry request's work: its `rows` rows, all entry tokens, with `assign` (and a residual). */
+function entryWork(
+  hidden: Float32Array,
+  rows: number,
+  assign: Assignments,
+  residual: Float32Array | null = null,
+): LayerWork {
+  return { rows: hidden, rowCount: rows, entry: rows, residual, assign };
 }

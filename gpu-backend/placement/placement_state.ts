@@ -26,6 +26,7 @@
  * pinned (they leave it only when a plan replaces it). The per-expert sessions remain
  * for experts run outside the executable (loaded on demand).
  */
+import type { ResidencyStatus, WarmAnswer } from "../../shared/residency_api.ts";
 import { ApiError } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { type ModelManifest, type ModelPart, modelPartKey } from "../../shared/model_manifest.ts";
@@ -62,22 +63,6 @@ export interface PlacementStateOptions {
   residency?: ExpertResidency;
   /** Layer executables (layer path), already started; absent on the per-expert path. */
   layers?: ComposedLayers;
-}
-
-/** What {@linkcode PlacementState.warm} did, by part key. */
-export interface WarmResult {
-  warmed: string[];
-  already_warm: string[];
-  evicted: string[];
-  skipped: string[];
-}
-
-/** `GET /v2/residency`: budget, warm experts and cold starts of this backend. */
-export interface ResidencyReport {
-  budget_bytes: number | null;
-  used_bytes: number;
-  warm: { part: string; bytes: number; last_used_ms_ago: number; pinned: boolean }[];
-  cold_starts: Record<string, { count: number; ms_sum: number; ms_max: number }>;
 }
 
 /** Active/staged plans and expert residency of one backend. */
@@ -353,7 +338,7 @@ export class PlacementState {
    * recently used unpinned idle experts as needed; what does not fit is skipped. Gates
    * and shared experts are always resident (`already_warm`).
    */
-  async warm(parts: readonly ModelPart[]): Promise<WarmResult> {
+  async warm(parts: readonly ModelPart[]): Promise<WarmAnswer> {
     const alwaysResident = parts.filter((part) => part.kind !== "expert").map(modelPartKey);
     const experts = parts.filter((part) => part.kind === "expert");
     const byKey = new Map(experts.map((part) => [modelPartKey(part), part]));
@@ -379,7 +364,7 @@ export class PlacementState {
   }
 
   /** Budget, warm experts (least recently used first) and cold starts per expert. */
-  residencyReport(): ResidencyReport {
+  residencyReport(): ResidencyStatus {
     const now = this.residency.now();
     return {
       budget_bytes: this.residency.budgetBytes,
@@ -396,9 +381,9 @@ export class PlacementState {
   }
 
   /** Cold starts per expert key: `{count, ms_sum, ms_max}` (ms rounded to 0.01). */
-  coldStartReport(): ResidencyReport["cold_starts"] {
+  coldStartReport(): ResidencyStatus["cold_starts"] {
     const round = (ms: number) => Math.round(ms * 100) / 100;
-    const report: ResidencyReport["cold_starts"] = {};
+    const report: ResidencyStatus["cold_starts"] = {};
     for (const [key, stats] of this.residency.coldStarts()) {
       report[key] = { count: stats.count, ms_sum: round(stats.msSum), ms_max: round(stats.msMax) };
     }

@@ -15,10 +15,7 @@ import { acceptPeer } from "../peer/peer_server.ts";
 import type { PeerLayerData } from "../peer/peer_protocol.ts";
 import { PeerRegistry } from "../peer/peer_registry.ts";
 import type { MicroBatcher } from "../batching/micro_batcher.ts";
-import { buildBackendEngine } from "../engine/backend_engine.ts";
-import type { LayerExecutables } from "../layer/layer_executables.ts";
-import type { LayerBatcher } from "../layer/layer_batcher.ts";
-import type { LayerDispatcher } from "../layer/layer_dispatcher.ts";
+import { buildBackendEngine, type LayerMachinery } from "../engine/backend_engine.ts";
 import { SimulatedLayerRunner } from "../layer/simulated_layer_runner.ts";
 import type { MoeEngine } from "../engine/engine.ts";
 import type { PlacementState } from "../placement/placement_state.ts";
@@ -47,7 +44,7 @@ export interface RunningBackend {
   /** The per-part micro-batcher (all experts on the per-expert path; on-demand ones otherwise). */
   batcher: MicroBatcher;
   /** The layer path's batcher and executables; absent on the per-expert path. */
-  layers?: { batcher: LayerBatcher; executables: LayerExecutables; dispatcher: LayerDispatcher };
+  layers?: LayerMachinery;
   engine: MoeEngine;
   close(): Promise<void>;
 }
@@ -290,9 +287,7 @@ export async function startBackend(
       dispatcher.runLocal({ kind: "expert", layer, expert }, input, rows),
     width: manifest.d_model,
     served,
-    ...(layers
-      ? { runLayerItems: (items: PeerLayerData[]) => layers.dispatcher.runPeerItems(items) }
-      : {}),
+    ...(layers ? { runLayerItems: (items: PeerLayerData[]) => layers.peerItems.run(items) } : {}),
   };
   // Body bytes in and out are counted for the load report's node resources.
   const handler = countingHandler((request: Request) => {

@@ -18,6 +18,7 @@ import { ReplicaWeightsPusher } from "../control/balancer/replica_weights_pusher
 import { ShortWindowLoad } from "../control/balancer/short_window_load.ts";
 import { type EventStore, prewarmEventSource } from "../control/events/event_store.ts";
 import type { LoadHistory } from "../control/load/load_history.ts";
+import { PlacementCostWindow } from "../control/load/cost_window.ts";
 import type { PoolLoad } from "../control/load/pool_load.ts";
 import type { BackendPool } from "../serve/pool/backend_pool.ts";
 import {
@@ -52,6 +53,11 @@ export interface Balancing {
   prewarm: PrewarmJob | undefined;
   /** Repairs backends off the current plan (its counters feed metrics). */
   reconciler: PlanReconciler;
+  /**
+   * The planner's measured costs and the pool's hop counters; every router records every
+   * load round into it (`record`), the leader's balancer reads it.
+   */
+  costs: PlacementCostWindow;
   /** After every load round: reconcile backends' plans, push replica weights. */
   onRound(load: PoolLoad): Promise<void>;
   start(): void;
@@ -87,6 +93,8 @@ export function wireBalancing<E extends Env>(
     recent.load(model) ?? observedLoad(model, deps.load(), deps.history);
   const client = new PlanClient({ fetch, clock, ...(internalToken ? { internalToken } : {}) });
   const reconciler = new PlanReconciler({ store, client, clock, logger });
+  // What a remote row and an expert row cost, measured over the last minute of rounds.
+  const costs = new PlacementCostWindow();
   const balancer = new Balancer({
     store,
     client,
@@ -111,6 +119,7 @@ export function wireBalancing<E extends Env>(
       const [entry] = pool.catalog().values();
       return entry ? modelShapeFromMetadata(entry.metadata) : null;
     },
+    costs: () => costs.estimates(clock.now()),
     // Memory budgets from the latest load reports: plans never exceed them.
     budgets: () =>
       new Map(
@@ -154,6 +163,7 @@ export function wireBalancing<E extends Env>(
     store,
     prewarm,
     reconciler,
+    costs,
     onRound: (load) => {
       recent.record(load);
       // Backends off the current plan (a restart) are repaired in the background.

@@ -175,6 +175,11 @@ export async function buildRouter(
     settings: alertSettingsFromConfig(config),
     views: () => pool.views(),
     latency: (now) => requests.latency(now, config.alerts.latency_window),
+    rebalance: () => {
+      const balancer = balancing?.balancer;
+      const model = balancer?.modelShape()?.name;
+      return balancer && model ? { model, health: balancer.health() } : undefined;
+    },
     clock,
     logger,
     store: alertStore,
@@ -211,6 +216,7 @@ export async function buildRouter(
       return { shed: full, admitted: Math.max(0, admitted) };
     },
     onRound: async (load) => {
+      balancing?.costs.record(load);
       alerts.onRound(load);
       timeline.record(load);
       utilisation.record(load);
@@ -251,6 +257,11 @@ export async function buildRouter(
     alerts,
     logShipping: options.logShipping,
     prewarm: () => balancing?.prewarm,
+    eplb: state && {
+      balancer: () => balancing?.balancer,
+      costs: () => balancing?.costs,
+      now: () => clock.now(),
+    },
     overload: {
       ejections: () => pool.outlier.ejections(),
       excused: () => pool.outlier.excused,

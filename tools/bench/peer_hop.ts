@@ -22,7 +22,7 @@ import { demoTokens, loadDemoTraffic } from "../model/traffic.ts";
 import { createRandom } from "../model/prng.ts";
 import { prepareWorkload } from "./workload.ts";
 import { type ChannelCell, measureChannel } from "./peer_hop/channel.ts";
-import { type IdleCell, type LoadCell, measureStack } from "./peer_hop/stack.ts";
+import { measureStacks } from "./peer_hop/stack.ts";
 import { formatPeerHopReport } from "./peer_hop/report.ts";
 import { resultsHeader } from "./results_header.ts";
 import { computeLimit } from "./compute_limit.ts";
@@ -52,7 +52,18 @@ const { values } = parseCli({
       value: "<ms>",
       description: "gap between idle requests",
     },
-    "load-s": { type: "string", default: "15", value: "<s>", description: "closed-loop seconds" },
+    "load-s": {
+      type: "string",
+      default: "30",
+      value: "<s>",
+      description: "closed-loop seconds per pool (over all rounds)",
+    },
+    rounds: {
+      type: "string",
+      default: "3",
+      value: "<n>",
+      description: "rounds of the stack steps, the pools' order rotating",
+    },
     concurrency: {
       type: "string",
       default: "16",
@@ -91,25 +102,20 @@ const channel: ChannelCell[] = await measureChannel({
   trips: Number(values.trips),
   rounds: 2,
 });
-const stacks: { overlap: "auto" | "always" | "never"; idle: IdleCell[]; load: LoadCell }[] = [];
-for (const overlap of ["auto", "always", "never"] as const) {
-  console.log(`Steps 2–3: the stack with backend.overlap_hops ${overlap}`);
-  stacks.push({
-    overlap,
-    ...await measureStack({
-      modelDir,
-      model: manifest.name,
-      dModel: manifest.d_model,
-      overlap,
-      idleRequests: Number(values.idle),
-      gapMs: Number(values["gap-ms"]),
-      load,
-      concurrency: Number(values.concurrency),
-      loadS: Number(values["load-s"]),
-      tokens,
-    }),
-  });
-}
+console.log("Steps 2–3: the stack, one pool per backend.overlap_hops, rotating rounds");
+const stacks = await measureStacks({
+  modelDir,
+  model: manifest.name,
+  dModel: manifest.d_model,
+  modes: ["auto", "always", "never"],
+  rounds: Number(values.rounds),
+  idleRequests: Number(values.idle),
+  gapMs: Number(values["gap-ms"]),
+  load,
+  concurrency: Number(values.concurrency),
+  loadS: Number(values["load-s"]),
+  tokens,
+});
 const limit = await computeLimit(modelDir, manifest);
 const command = ["deno task bench:peer-hop", ...Deno.args].join(" ");
 const header = await resultsHeader({

@@ -14,6 +14,11 @@
  * the trigger's hysteresis state and the time of the last switch bound switching to one
  * per `adjust_interval` unless the gain is `switch_gain` ({@linkcode evaluateBalance},
  * the same pure step the simulator drives).
+ *
+ * Each evaluation also weighs full replication against expert parallelism
+ * (`placement_choice.ts`) with the measured costs (`costs`), and keeps the analysis for
+ * `GET /api/plan` ({@linkcode Balancer.placement}); {@linkcode Balancer.health} is the
+ * EPLB health the metrics, the alert and the dashboard read (`rebalance_health.ts`).
  */
 import type { PlacementPlan, PlanBackend } from "../../../shared/placement_plan.ts";
 import type { TimerHandle } from "../../runtime/clock.ts";
@@ -24,9 +29,19 @@ import {
   type BalancerSettings,
   type DecisionOutcome,
   type DecisionRecord,
+  type PlacementBrief,
   type PlanPreview,
   type SwitchResult,
 } from "./balancer_types.ts";
+import { assumedCosts } from "../load/cost_window.ts";
+import type { BackendBudget } from "./budget_slots.ts";
+import type { PlacementAnalysis } from "./placement_choice.ts";
+import {
+  type DueReason,
+  type HealthSnapshot,
+  RebalanceHealth,
+  weightsMoved,
+} from "./rebalance_health.ts";
 import type { ReconcileResult, ReportedPlan } from "./plan_reconciler.ts";
 import {
   poolBalanceOrNull,
@@ -50,7 +65,14 @@ import {
   type UnversionedPlan,
   worstLayer,
 } from "./rebalancer.ts";
-import { evaluateBalance, INITIAL_TRIGGER } from "./evaluate_balance.ts";
+import { evaluateBalance, type Evaluation, INITIAL_TRIGGER } from "./evaluate_balance.ts";
+
+/**
+ * For this long after start the first plan waits for every backend's memory budget (their
+ * first load reports) before choosing between full replication and expert parallelism;
+ * after it, a backend that never reported counts as not fitting everything.
+ */
+export const BUDGET_WAIT_MS = 15_000;
 
 interface State {
   model: ModelShape;
@@ -74,11 +96,33 @@ export class Balancer {
   /** When the last switch (any trigger) happened; null: none since start. */
   #lastSwitchAt: number | null = null;
   #reconcileQueued = false;
+  /** When the plan of `#pending` was decided (its switch's duration ends at activation). */
+  #pendingSince: number | undefined;
+  readonly #health: RebalanceHealth;
+  #placement: PlacementAnalysis | undefined;
+  readonly #startedAt: number;
 
   constructor(options: BalancerOptions) {
     this.#options = options;
     const { store, client, clock, logger } = options;
     this.#deps = { store, client, clock, logger };
+    this.#health = new RebalanceHealth({ adjustIntervalMs: options.settings.adjust_interval });
+    this.#startedAt = clock.now();
+  }
+
+  /** The last evaluation's choice between full replication and expert parallelism, or null. */
+  placement(): PlacementAnalysis | null {
+    return this.#placement ?? null;
+  }
+
+  /** EPLB health now: switches, their durations, weights moved, a due rebalance held. */
+  health(): HealthSnapshot {
+    return this.#health.snapshot(this.#options.clock.now());
+  }
+
+  /** Switch durations (s, decision → every backend active) after the first `cursor`. */
+  switchDurationsSince(cursor: number): { values: number[]; cursor: number } {
+    return this.#health.durationsSince(cursor);
   }
 
   /** The balancer settings in force. */
@@ -170,11 +214,14 @@ export class Balancer {
         if (typeof built === "string") {
           throw new BalancerError("invalid", `Cannot apply plan: ${built}`);
         }
-        if (built.slotsPerBackend > slots) {
+        // An operator's plan may use more slots than the planner's sizing (full
+        // replication, say), never more than a budget holds.
+        const fits = this.#slotLimit(model, backends, "apply plan", built.slotsPerBackend);
+        if (built.slotsPerBackend > fits) {
           throw new BalancerError(
             "invalid",
             `Cannot apply plan: it holds ${built.slotsPerBackend} experts per layer per backend; ` +
-              `the backends' memory budgets fit ${slots}`,
+              `the backends' memory budgets fit ${fits}`,
           );
         }
         plan = built;
@@ -304,10 +351,16 @@ export class Balancer {
     if (model === null) {
       return this.#record({ ...kept, at: clock.now(), reason: "model shape not known yet" });
     }
+    // Whether a rebalance is due this evaluation (worst layer below threshold), once known.
+    let due: { worst: number } | null = null;
     try {
       if (this.#pending !== undefined) {
         const backends = await completeActivation(this.#pending, this.#deps);
         this.#pending = backends.length === 0 ? undefined : { ...this.#pending, backends };
+        if (this.#pending === undefined && this.#pendingSince !== undefined) {
+          this.#health.activated(clock.now() - this.#pendingSince);
+          this.#pendingSince = undefined;
+        }
       }
       const state = await this.#state("rebalance");
       // An empty KV must not push a static plan over the placement the pool runs.
@@ -337,10 +390,28 @@ export class Balancer {
         pinned: state.pinned,
         loads,
         budgets: this.#budgets(),
+        placement: {
+          mode: settings.placement ?? "auto",
+          costs: this.#options.costs?.() ?? assumedCosts(),
+          waitForBudgets: clock.now() - this.#startedAt < BUDGET_WAIT_MS,
+        },
       });
       this.#trigger = evaluation.trigger;
+      due = this.#dueOf(evaluation);
       const { decision } = evaluation;
+      if (decision.placement !== undefined) this.#placement = decision.placement;
+      const placement = brief(decision.placement);
       if (decision.action === "none" || decision.plan === undefined) {
+        this.#health.evaluated(
+          clock.now(),
+          due === null ? { due: false } : {
+            due: true,
+            reason: decision.held ?? (decision.failed ? "planning_failed" : "no_better_plan"),
+            detail: decision.reason,
+            worst: due.worst,
+            threshold: settings.threshold,
+          },
+        );
         return this.#record({
           ...kept,
           at: clock.now(),
@@ -348,12 +419,18 @@ export class Balancer {
           ...(decision.failed ? { outcome: "error" as const, error: decision.failed } : {}),
           before: decision.predicted.before,
           after: decision.predicted.after,
+          ...(placement ? { placement } : {}),
         });
       }
       await this.#switch(
         { ...decision.plan, reason: `${decision.action}: ${decision.reason}` },
         state,
-        { action: decision.action, trigger: "balancer", predicted: decision.predicted },
+        {
+          action: decision.action,
+          trigger: "balancer",
+          predicted: decision.predicted,
+          ...(placement ? { placement } : {}),
+        },
       );
       if (state.pinned !== null) {
         // Only an unusable plan (backends changed) overrides a pin; see decideRebalance.
@@ -366,6 +443,16 @@ export class Balancer {
       }
       return this.#decisions.at(-1)!;
     } catch (error) {
+      if (due !== null) {
+        const outcome = error instanceof SwitchFailed ? error.record.outcome : "error";
+        this.#health.evaluated(clock.now(), {
+          due: true,
+          reason: FAILED_REASON[outcome] ?? "error",
+          detail: error instanceof Error ? error.message : String(error),
+          worst: due.worst,
+          threshold: settings.threshold,
+        });
+      }
       if (error instanceof SwitchFailed) return error.record;
       return this.#record({
         ...kept,
@@ -385,9 +472,11 @@ export class Balancer {
       action: DecisionRecord["action"];
       trigger: DecisionRecord["trigger"];
       predicted?: { before: number | null; after: number | null };
+      placement?: PlacementBrief;
     },
   ): Promise<SwitchResult> {
     const { current } = state;
+    const decidedAt = this.#options.clock.now();
     const outcome = await switchPlan(placement, state, this.#deps);
     const { plan } = outcome;
     const loads = this.observedLoads();
@@ -396,6 +485,7 @@ export class Balancer {
       after: loads === null ? null : poolBalanceOrNull(plan, loads),
     };
     const moved = replicasMoved(current, plan);
+    const weights = weightsMoved(current, plan, this.#budgets());
     const base = {
       at: this.#options.clock.now(),
       trigger: context.trigger,
@@ -406,6 +496,7 @@ export class Balancer {
       before: predicted.before,
       after: predicted.after,
       moved,
+      ...(context.placement ? { placement: context.placement } : {}),
     };
     if (outcome.kind !== "switched") {
       const record = this.#record({ ...base, outcome: outcome.kind, error: outcome.error.message });
@@ -414,8 +505,15 @@ export class Balancer {
         : outcome.error;
       throw new SwitchFailed(record, cause);
     }
+    const now = this.#options.clock.now();
+    this.#health.switched(now, weights);
+    this.#pending = undefined;
+    this.#pendingSince = undefined;
     if (outcome.pending.length > 0) {
       this.#pending = { model: plan.model, version: plan.version, backends: outcome.pending };
+      this.#pendingSince = decidedAt;
+    } else {
+      this.#health.activated(now - decidedAt);
     }
     // The initial (static) placement does not count against adjust_interval.
     if (context.action !== "initial") this.#lastSwitchAt = this.#options.clock.now();
@@ -427,12 +525,14 @@ export class Balancer {
       reason: plan.reason,
       trigger: context.trigger,
       moved,
+      bytes: weights.bytes,
+      ...(context.placement ? { placement: context.placement } : {}),
       pending_activation: outcome.pending,
     });
     this.#record(
       outcome.error === undefined
-        ? { ...base, outcome: "switched" }
-        : { ...base, outcome: "activate_partial", error: outcome.error },
+        ? { ...base, bytes: weights.bytes, outcome: "switched" }
+        : { ...base, bytes: weights.bytes, outcome: "activate_partial", error: outcome.error },
     );
     return {
       version: plan.version,
@@ -454,14 +554,35 @@ export class Balancer {
     return { model, backends, current, pinned };
   }
 
-  #budgets() {
-    return this.#options.budgets?.() ?? new Map();
+  /** Budgets by backend id; without a source every backend is unlimited. */
+  #budgets(): ReadonlyMap<string, BackendBudget> {
+    const source = this.#options.budgets;
+    if (source !== undefined) return source();
+    return new Map(
+      this.#options.backends().map((b) => [b.id, { budgetBytes: null, expertBytes: 0 }]),
+    );
   }
 
-  /** Slots per backend within the memory budgets; throws when not even one replica fits. */
-  #slotLimit(model: ModelShape, backends: readonly PlanBackend[], action: string): number {
+  /** The worst layer when a rebalance is due now (strategy dynamic, below threshold). */
+  #dueOf(evaluation: Evaluation): { worst: number } | null {
+    const { settings } = this.#options;
+    const worst = evaluation.worst;
+    if (!settings.enabled || settings.strategy !== "dynamic" || worst === null) return null;
+    return worst < settings.threshold ? { worst } : null;
+  }
+
+  /**
+   * Slots per backend within the memory budgets (`wanted`, default the planner's sizing);
+   * throws when not even one replica fits.
+   */
+  #slotLimit(
+    model: ModelShape,
+    backends: readonly PlanBackend[],
+    action: string,
+    wanted?: number,
+  ): number {
     const limit = limitSlots(
-      slotsPerBackend(model.experts, backends.length, this.settings.redundancy),
+      wanted ?? slotsPerBackend(model.experts, backends.length, this.settings.redundancy),
       {
         experts: model.experts,
         layers: model.layers,
@@ -490,6 +611,7 @@ export class Balancer {
 
   /** Keeps `record` for the API and logs it: "kept" at debug, failures at warn or error. */
   #record(record: DecisionRecord): DecisionRecord {
+    this.#health.decided(record.outcome, record.trigger);
     this.#decisions.push(record);
     const kept = this.#options.decisionsKept ?? 20;
     while (this.#decisions.length > kept) this.#decisions.shift();
@@ -530,6 +652,24 @@ class SwitchFailed extends Error {
 function rethrowCause(error: unknown): never {
   throw error instanceof SwitchFailed ? error.cause : error;
 }
+
+/** The brief of a placement analysis, for records and log lines. */
+function brief(analysis: PlacementAnalysis | undefined): PlacementBrief | undefined {
+  if (analysis === undefined) return undefined;
+  return {
+    choice: analysis.choice,
+    remoteRowMs: analysis.inputs.remoteRow.ms,
+    remoteRowSource: analysis.inputs.remoteRow.source,
+    gain: analysis.gain,
+  };
+}
+
+/** A due rebalance's hold when the switch failed. */
+const FAILED_REASON: Partial<Record<DecisionOutcome, DueReason>> = {
+  stage_failed: "staging_failed",
+  conflict: "conflict",
+  error: "error",
+};
 
 const OUTCOME_LEVEL = {
   kept: "debug",

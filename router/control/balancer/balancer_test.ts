@@ -47,7 +47,10 @@ Deno.test("Balancer.tick() places the static plan first: stage, activate, releas
   ]);
   const current = await f.current();
   assert.equal(current?.version, 1);
-  assert.match(current!.reason, /^initial: no plan yet: static placement$/);
+  assert.match(
+    current!.reason,
+    /^initial: no plan yet: static placement \(expert parallelism: expert_balancer.placement is expert_parallel\)$/,
+  );
   assert.equal(current?.createdAt, f.clock.now());
   for (const state of f.backends.state.values()) {
     assert.equal(state.active, 1);

@@ -11,6 +11,8 @@ import type { PlanReconciler } from "./plan_reconciler.ts";
 import type { PlanStore } from "./plan_store.ts";
 import type { BackendBudget } from "./budget_slots.ts";
 import type { BalancerStrategy, ModelShape, RebalanceDecision } from "./rebalancer.ts";
+import type { PlacementCosts } from "../load/cost_window.ts";
+import type { PlacementKind, PlacementMode } from "./placement_choice.ts";
 
 /** The `expert_balancer` settings the balancer reads (the resolved config block fits). */
 export interface BalancerSettings {
@@ -24,6 +26,11 @@ export interface BalancerSettings {
   /** Worst-layer gain that switches within `adjust_interval`; default never. */
   switch_gain?: number;
   redundancy: number;
+  /**
+   * `expert_balancer.placement`: weigh full replication against expert parallelism
+   * (`placement_choice.ts`); default `auto`.
+   */
+  placement?: PlacementMode;
 }
 
 /** Options of {@linkcode Balancer}. */
@@ -38,8 +45,13 @@ export interface BalancerOptions {
   loadSource: (model: string) => number[][] | null;
   /** Pool members in slot order (configured members, healthy or not). */
   backends: () => PlanBackend[];
-  /** Each backend's memory budget by id, from its load report; absent: unlimited. */
+  /**
+   * Each backend's memory budget by id, from its latest load report (a backend missing has
+   * not reported yet); absent: every backend unlimited.
+   */
   budgets?: () => ReadonlyMap<string, BackendBudget>;
+  /** The remote-row and expert-row costs now (`control/load/cost_window.ts`); default assumed. */
+  costs?: () => PlacementCosts;
   /** The served model's shape, or null before any backend described it. */
   modelShape: () => ModelShape | null;
   /** Decisions kept for the API; default 20. */
@@ -80,8 +92,22 @@ export interface DecisionRecord {
   after: number | null;
   /** Experts backends had to newly load. */
   moved: number | null;
+  /** Their bytes (each backend's reported expert bytes); absent when not switched. */
+  bytes?: number | null;
+  /** The placement kind weighed, in brief (the whole analysis: `Balancer.placement()`). */
+  placement?: PlacementBrief;
   /** What went wrong, for failed outcomes. */
   error?: string;
+}
+
+/** A placement choice in brief, for decision records and their log lines. */
+export interface PlacementBrief {
+  choice: PlacementKind;
+  /** The remote-row cost it weighed (ms) and where that came from. */
+  remoteRowMs: number;
+  remoteRowSource: "measured" | "assumed";
+  /** Predicted relative gain of the busiest backend's work by full replication; null: n/a. */
+  gain: number | null;
 }
 
 /** Result of a successful switch. */

@@ -17,6 +17,7 @@ import {
   loadShapeProblem,
   type ModelShape,
   nextTrigger,
+  type PlacementChoiceSettings,
   type RebalanceDecision,
   sameBackends,
   type TriggerState,
@@ -44,6 +45,8 @@ export interface EvaluationInput {
   /** `[layers][experts]` observed load (the short detection window), or null. */
   loads: readonly (readonly number[])[] | null;
   budgets?: ReadonlyMap<string, BackendBudget>;
+  /** Weigh full replication against expert parallelism; absent: expert parallelism only. */
+  placement?: PlacementChoiceSettings;
 }
 
 /** The trigger's next state, the current plan's worst layer, and the decision. */
@@ -84,6 +87,7 @@ export function evaluateBalance(input: EvaluationInput): Evaluation {
     sinceLastSwitchMs: input.lastSwitchAt === null ? null : input.now - input.lastSwitchAt,
     adjustIntervalMs: settings.adjust_interval,
     ...(settings.switch_gain !== undefined ? { switchGain: settings.switch_gain } : {}),
+    ...(input.placement !== undefined ? { placement: input.placement } : {}),
   });
   return { trigger, worst, decision };
 }

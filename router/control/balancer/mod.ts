@@ -2,6 +2,8 @@
 export * from "./eplb_greedy.ts";
 export * from "./eplb_planner.ts";
 export * from "./placement_input.ts";
+export * from "./placement_choice.ts";
+export * from "./placement_cost.ts";
 // The balancer: plans in KV, backend plan calls, the decision and the adapter.
 export * from "./balancer.ts";
 export * from "./balancer_types.ts";

@@ -57,6 +57,9 @@ import {
 import { planPlacement } from "./eplb_planner.ts";
 import { planIncrementally } from "./incremental_planner.ts";
 import { type BackendBudget, limitSlots } from "./budget_slots.ts";
+import type { PlacementCosts } from "../load/cost_window.ts";
+import { choosePlacement, type PlacementAnalysis, type PlacementMode } from "./placement_choice.ts";
+import { fullReplicationPlan, isFullReplication } from "./placement_cost.ts";
 import {
   planFromPlacement,
   predictedBalance,
@@ -118,7 +121,37 @@ export interface RebalanceInput {
   adjustIntervalMs?: number;
   /** …unless the worst layer gains at least this (`expert_balancer.switch_gain`). */
   switchGain?: number;
+  /**
+   * Weigh full replication against expert parallelism (`placement_choice.ts`) with these
+   * costs; absent: expert parallelism only (the simulator prices hops itself).
+   */
+  placement?: PlacementChoiceSettings;
 }
+
+/** What {@linkcode decideRebalance} needs to choose the kind of placement. */
+export interface PlacementChoiceSettings {
+  /** `expert_balancer.placement`. */
+  mode: PlacementMode;
+  costs: PlacementCosts;
+  /**
+   * Before the first plan, wait while a backend's memory budget is unknown (no load report
+   * yet) rather than start expert-parallel; the balancer sets it for its first seconds.
+   */
+  waitForBudgets?: boolean;
+}
+
+/** Why a due rebalance (worst layer below the threshold) did not switch. */
+export type HoldReason =
+  /** Below the threshold, not yet for `TRIGGER_CONFIRM` evaluations. */
+  | "confirming"
+  /** The last switch was less than `adjust_interval` ago and the gain below `switch_gain`. */
+  | "adjust_interval"
+  /** An operator pinned the plan. */
+  | "pinned"
+  /** The planner finds no placement better enough than the current one. */
+  | "no_better_plan"
+  /** No plan can be made (e.g. the memory budgets cannot hold every expert once). */
+  | "planning_failed";
 
 /** Consecutive evaluations the worst layer must stay below the threshold to arm. */
 export const TRIGGER_CONFIRM = 2;
@@ -171,6 +204,10 @@ export interface RebalanceDecision {
   predicted: { before: number | null; after: number | null };
   /** Set when no plan can be made (the memory budgets cannot hold every expert once). */
   failed?: string;
+  /** For `none`: why a rebalance that may be due waits, when that is the reason. */
+  held?: HoldReason;
+  /** The placement kind weighed (with {@linkcode RebalanceInput.placement}). */
+  placement?: PlacementAnalysis;
 }
 
 /** Improvements smaller than this are noise, not a reason to move experts. */
@@ -178,11 +215,25 @@ const MIN_GAIN = 1e-9;
 
 /** Decides whether to keep the plan, place statically, or re-plan; see the module doc. */
 export function decideRebalance(input: RebalanceInput): RebalanceDecision {
+  const weighed: { analysis?: PlacementAnalysis } = {};
+  const decision = decide(input, weighed);
+  return weighed.analysis === undefined ? decision : { ...decision, placement: weighed.analysis };
+}
+
+function decide(
+  input: RebalanceInput,
+  weighed: { analysis?: PlacementAnalysis },
+): RebalanceDecision {
   const { current, model, pinned } = input;
-  const none = (reason: string, before: number | null = null): RebalanceDecision => ({
+  const none = (
+    reason: string,
+    before: number | null = null,
+    held?: HoldReason,
+  ): RebalanceDecision => ({
     action: "none",
     reason,
     predicted: { before, after: null },
+    ...(held ? { held } : {}),
   });
   // Step 1: off.
   if (input.enabled === false) return none("balancer disabled (expert_balancer.enabled is false)");
@@ -207,25 +258,65 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
     },
   );
   if (!limit.ok) {
-    return { ...none(`cannot place experts: ${limit.reason}`), failed: limit.reason };
+    return {
+      ...none(`cannot place experts: ${limit.reason}`, null, "planning_failed"),
+      failed: limit.reason,
+    };
   }
   const slots = limit.slots;
+  // What any plan may hold within the budgets (a full-replication plan exceeds `slots`).
+  const budgetCap = limitSlots(Number.MAX_SAFE_INTEGER, {
+    experts: model.experts,
+    layers: model.layers,
+    backends: input.backends.map((b) => b.id),
+    budgets: input.budgets ?? new Map(),
+  });
   // Built only when needed (steps 3 and 5): the balancer evaluates every few seconds.
   const fixed = () => staticPlacement(input, slots);
+  const choice = input.placement;
+  const analyse = (plan: PlacementPlan | null, expertParallel: UnversionedPlan) =>
+    weighed.analysis = choosePlacement({
+      mode: choice!.mode,
+      model,
+      backends: input.backends,
+      budgets: input.budgets ?? new Map(),
+      current: plan,
+      expertParallel,
+      loads: loadProblem === null ? loads : null,
+      costs: choice!.costs,
+      adjustIntervalMs: input.adjustIntervalMs ?? 0,
+    });
 
   // Step 3: a plan that cannot be used as it is.
   const unusable = unusableReason(current, input) ??
-    (current !== null && current.slotsPerBackend > slots
+    (current !== null && budgetCap.ok && current.slotsPerBackend > budgetCap.slots
       ? `version ${current.version} holds ${current.slotsPerBackend} experts per layer per ` +
-        `backend, the memory budget of ${limit.limitedBy} fits ${slots}`
+        `backend, the memory budget of ${budgetCap.limitedBy} fits ${budgetCap.slots}`
       : null);
   if (unusable !== null) {
     const pin = pinned === null ? "" : ` (drops the pin of version ${pinned})`;
-    const initial = fixed();
+    let initial = fixed();
+    let kind = "static placement";
+    // Step 3b: or full replication, when it fits and the cost model prefers it.
+    if (choice !== undefined) {
+      const analysis = analyse(null, initial);
+      if (analysis.action === "wait" && choice.waitForBudgets) {
+        return none(
+          `${unusable}: waiting for every backend's memory budget before the first ` +
+            `plan (${analysis.reason})`,
+        );
+      }
+      if (analysis.choice === "full_replication") {
+        kind = analysis.reason;
+        initial = fullReplicationPlan(model, input.backends, "full replication");
+      } else {
+        kind = `static placement (${analysis.reason})`;
+      }
+    }
     return {
       action: "initial",
-      reason: `${unusable}: static placement${pin}`,
-      plan: initial,
+      reason: `${unusable}: ${kind}${pin}`,
+      plan: { ...initial, reason: kind.startsWith("full") ? "full replication" : initial.reason },
       predicted: {
         before: current !== null && planProblem(current, model) === null ? score(current) : null,
         after: score(initial),
@@ -234,7 +325,18 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
   }
   const plan = current!;
   // Step 4: the operator holds the plan.
-  if (pinned !== null) return none(`pinned to version ${pinned}`, score(plan));
+  if (pinned !== null) return none(`pinned to version ${pinned}`, score(plan), "pinned");
+  // Step 4b: full replication although expert_balancer.placement says expert_parallel.
+  if (choice?.mode === "expert_parallel" && isFullReplication(plan, model.experts)) {
+    const initial = fixed();
+    return {
+      action: "initial",
+      reason: `expert_balancer.placement is expert_parallel but version ${plan.version} ` +
+        "replicates every expert: static placement",
+      plan: initial,
+      predicted: { before: score(plan), after: score(initial) },
+    };
+  }
   // Step 5: static placement never moves.
   if (input.strategy === "static") {
     const initial = fixed();
@@ -245,6 +347,33 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
       plan: initial,
       predicted: { before: score(plan), after: score(initial) },
     };
+  }
+  // Step 5b: full replication or expert parallelism (`placement_choice.ts`).
+  const since = input.sinceLastSwitchMs;
+  const interval = input.adjustIntervalMs ?? 0;
+  const held = since !== undefined && since !== null && since < interval;
+  if (choice !== undefined && input.strategy === "dynamic") {
+    // Compared with the plan in force, or (running full replication) the static placement.
+    const analysis = analyse(plan, isFullReplication(plan, model.experts) ? fixed() : plan);
+    if (analysis.choice === "full_replication") {
+      if (analysis.action !== "switch") return none(analysis.reason, score(plan));
+      if (held) {
+        return none(
+          `held: last switch ${(since! / 1000).toFixed(1)} s ago < adjust_interval ${
+            (interval / 1000).toFixed(0)
+          } s; ${analysis.reason}`,
+          score(plan),
+          "adjust_interval",
+        );
+      }
+      const full = fullReplicationPlan(model, input.backends, analysis.reason);
+      return {
+        action: "rebalance",
+        reason: analysis.reason,
+        plan: full,
+        predicted: { before: score(plan), after: score(full) },
+      };
+    }
   }
   // Step 6: nothing observed to plan on.
   if (loads === null) return none(`no usable expert load: ${loadProblem}`);
@@ -258,15 +387,16 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
       : `worst layer balancedness ${fmt(before)} < threshold ${
         fmt(input.threshold)
       }, confirming (${TRIGGER_CONFIRM} evaluations)`;
-    return none(`${why} (version ${plan.version})`, before);
+    return none(
+      `${why} (version ${plan.version})`,
+      before,
+      before < input.threshold ? "confirming" : undefined,
+    );
   }
   // Step 9 early, without planning: held, and no plan can gain switch_gain (after ≤ 1).
-  const since = input.sinceLastSwitchMs;
-  const interval = input.adjustIntervalMs ?? 0;
   const large = input.switchGain ?? Number.POSITIVE_INFINITY;
-  const held = since !== undefined && since !== null && since < interval;
   if (held && 1 - before < large) {
-    return heldDecision(since, interval, `at most ${fmt(1 - before)}`, large, before, null);
+    return heldDecision(since!, interval, `at most ${fmt(1 - before)}`, large, before, null);
   }
   // In the hysteresis band (armed, worst layer back at or above threshold) a switch must gain
   // at least the band's width: smaller predicted gains are within the window's noise, and
@@ -277,7 +407,7 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
     fmt(input.threshold)
   } (armed until ${fmt(input.threshold + TRIGGER_HYSTERESIS)})`;
   if (inBand && 1 - before < minGain) {
-    return none(`${bandText}: no plan can gain ${fmt(minGain)}`, before);
+    return none(`${bandText}: no plan can gain ${fmt(minGain)}`, before, "no_better_plan");
   }
   // Step 8: re-plan on the observed load — every layer, or only those that need it.
   const perLayer = predictedBalance(plan, loads).perLayer;
@@ -302,6 +432,7 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
   if (after <= before + MIN_GAIN || (inBand && after - before < minGain)) {
     return {
       action: "none",
+      held: "no_better_plan",
       reason: inBand
         ? `${bandText}: the planned ${fmt(after)} gains less than ${fmt(minGain)}`
         : `worst layer balancedness ${fmt(before)} < ${fmt(line)}, but the planned ` +
@@ -312,7 +443,7 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
   // Step 9: at most one switch per adjust_interval unless the gain is large.
   const gain = after - before;
   if (held && gain < large) {
-    return heldDecision(since, interval, fmt(gain), large, before, after);
+    return heldDecision(since!, interval, fmt(gain), large, before, after);
   }
   return {
     action: "rebalance",
@@ -337,6 +468,7 @@ function heldDecision(
 ): RebalanceDecision {
   return {
     action: "none",
+    held: "adjust_interval",
     reason: `held: last switch ${(since / 1000).toFixed(1)} s ago < adjust_interval ${
       (interval / 1000).toFixed(0)
     } s and gain ${gain} < switch_gain ${fmt(large)} (worst layer ${fmt(before)}${

@@ -8,7 +8,7 @@
  * Node resources, when both reports carry them: CPU cores used = Δcpu ms ÷ Δt ms (1.0 =
  * one core busy all the time; Workers count too) and network body bytes per second.
  */
-import type { LoadReport, PartLoad } from "../../../shared/load_report.ts";
+import type { LoadReport, PartLoad, PeerReport } from "../../../shared/load_report.ts";
 
 /** One backend's rates over the interval between two reports. */
 export interface BackendRates {
@@ -68,6 +68,12 @@ export interface ReportRates {
   resources?: ResourceRates | undefined;
   /** Absent when either report lacks `host` (an older backend). */
   host?: HostRates | undefined;
+  /**
+   * Peer-hop counters over the interval (Δ of each cumulative field, not per second);
+   * absent when either report lacks `peer`. The placement planner prices a remote row
+   * from them (`remote_row_cost.ts`).
+   */
+  peer?: PeerReport | undefined;
 }
 
 /**
@@ -110,6 +116,7 @@ export function reportRates(previous: LoadReport, current: LoadReport): ReportRa
     }
     : undefined;
   const host = hostRates(previous, current, intervalMs);
+  const peer = peerDelta(previous.peer, current.peer);
   return {
     backend: {
       intervalMs,
@@ -121,7 +128,21 @@ export function reportRates(previous: LoadReport, current: LoadReport): ReportRa
     parts,
     ...(resources ? { resources } : {}),
     ...(host ? { host } : {}),
+    ...(peer ? { peer } : {}),
   };
+}
+
+/** Δ of every peer counter between two reports of one run; `undefined` when either lacks it. */
+export function peerDelta(
+  previous: PeerReport | undefined,
+  current: PeerReport | undefined,
+): PeerReport | undefined {
+  if (previous === undefined || current === undefined) return undefined;
+  const delta = {} as PeerReport;
+  for (const key of Object.keys(current) as (keyof PeerReport)[]) {
+    delta[key] = Math.max(0, current[key] - (previous[key] ?? 0));
+  }
+  return delta;
 }
 
 /** Host-side rates between two reports; `undefined` when either lacks `host`. */

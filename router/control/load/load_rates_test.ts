@@ -128,3 +128,27 @@ Deno.test("hostRates() takes the queue wait a backend counted while every execut
   const after = fakeLoadReport({ at: 1_700_000_001_000, host: host(200, 1000, 200) });
   assert.equal(reportRates(before, after)!.host!.queueWaitMs, 1);
 });
+
+Deno.test("reportRates() carries the peer counters' deltas over the interval", () => {
+  const peer = (rowsSent: number, exposedMs: number) => ({
+    hops: rowsSent / 2,
+    rowsSent,
+    hopMs: 2 * exposedMs,
+    exposedMs,
+    coveredMs: 0,
+    peerServeMs: 0,
+    sendCpuMs: 1,
+    framesServed: 0,
+    rowsServed: 0,
+    serveCpuMs: 1,
+  });
+  const before = { ...fakeLoadReport({ at: T0 }), peer: peer(10, 4) };
+  const after = { ...fakeLoadReport({ at: T0 + 1000 }), peer: peer(50, 10) };
+  assert.deepEqual(reportRates(before, after)?.peer, {
+    ...peer(40, 6),
+    hopMs: 12,
+    sendCpuMs: 0,
+    serveCpuMs: 0,
+  });
+  assert.equal(reportRates(fakeLoadReport({ at: T0 }), after)?.peer, undefined);
+});

@@ -9,7 +9,7 @@
  * (two reports of one run) count towards sums and balancedness; stale ones are still
  * listed, with their last error and age, so an operator sees why.
  */
-import type { AcceleratorReading, LoadReport } from "../../../shared/load_report.ts";
+import type { AcceleratorReading, LoadReport, PeerReport } from "../../../shared/load_report.ts";
 import { balancedness, coefficientOfVariation } from "../../../shared/balancedness.ts";
 import {
   type ExpertSkew,
@@ -106,6 +106,12 @@ export interface BackendLoad {
   powerW: number | null | undefined;
   /** Plan versions active and staged there (latest report); `undefined` not reported. */
   plan: LoadReport["plan"];
+  /**
+   * Peer-hop counters over the latest report interval (Δ, `load_rates.ts`) and the time
+   * of the report that ended it, so a window counts each interval once; `undefined`
+   * without rates or peer counters.
+   */
+  peer?: { at: number; delta: PeerReport } | undefined;
   /**
    * Routed-expert tokens/s of the experts hosted here, per layer of its model; index =
    * logical expert, 0 where not hosted, as long as the pool's layer vector.
@@ -246,6 +252,7 @@ function backendLoad(sample: BackendLoadSample, options: AggregateOptions): Back
     accelerator: report?.resources?.accelerator,
     powerW: report?.resources?.powerW,
     plan: report?.plan,
+    ...(report && rates?.peer ? { peer: { at: report.at, delta: rates.peer } } : {}),
     expertLayers: rates && backendExpertLayers(rates),
   };
 }

@@ -4,8 +4,8 @@
  * on the injected clock). Never throws: a failure is a result with `error` set, naming
  * the backend's status or the connection problem, never the token.
  */
-import { z } from "zod";
 import type { PlanBackend } from "../../../shared/placement_plan.ts";
+import { WarmAnswerSchema } from "../../../shared/residency_api.ts";
 import { callJson } from "../../runtime/call_json.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import type { FetchLike } from "../../runtime/fetch_like.ts";
@@ -20,13 +20,6 @@ export interface ResidencyClientOptions {
   /** Limit of one warm call (it loads experts); default 60 000 ms. */
   timeoutMs?: number;
 }
-
-const WarmBodySchema = z.object({
-  warmed: z.array(z.string()).default([]),
-  already_warm: z.array(z.string()).default([]),
-  evicted: z.array(z.string()).default([]),
-  skipped: z.array(z.string()).default([]),
-});
 
 /** Warms parts on backends over HTTP; see the module doc. */
 export class ResidencyClient implements ResidencyWarmer {
@@ -50,7 +43,7 @@ export class ResidencyClient implements ResidencyWarmer {
       },
     );
     if (!answer.ok) return { ...result, ...empty, error: answer.reason };
-    const parsed = WarmBodySchema.safeParse(answer.body);
+    const parsed = WarmAnswerSchema.safeParse(answer.body);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       return {

@@ -7,6 +7,11 @@
  *   compares with `threshold`), `moves` (per backend the experts hosted over all layers
  *   and the replicas loaded since the previous stored plan, `plan_moves.ts`), the pin and
  *   the last balancer decisions. The measured balancedness now is `/api/load`'s.
+ *   `placement`: the balancer's last choice between full replication and expert
+ *   parallelism with its inputs (slots, budgets, remote-row and expert-row costs with
+ *   their provenance), predictions and the cost of moving weights; `health`: EPLB health
+ *   (switches by outcome, their durations, weights moved, a due rebalance held and why);
+ *   both from `placement_body.ts`.
  * - `POST /api/plan/preview`, `POST /api/plan/apply`, `POST /api/plan/pin`,
  *   `DELETE /api/plan/pin`: admin only (`authorization: Bearer <auth.admin_token>`).
  *
@@ -25,6 +30,7 @@ import { BalancerError, type DecisionRecord } from "../../control/balancer/balan
 import { PlanCallError } from "../../control/balancer/plan_client.ts";
 import { predictedBalance } from "../../control/balancer/plan_math.ts";
 import { type PlanMoves, planMoves } from "./plan_moves.ts";
+import { healthBody, placementBody } from "./placement_body.ts";
 import type { PlanStore } from "../../control/balancer/plan_store.ts";
 
 /** What the plan routes need. */
@@ -165,6 +171,15 @@ function decisionBody(decision: DecisionRecord) {
     before: round(decision.before),
     after: round(decision.after),
     moved: decision.moved,
+    bytes: decision.bytes ?? null,
+    placement: decision.placement === undefined ? null : {
+      choice: decision.placement.choice,
+      remote_row_ms: decision.placement.remoteRowMs,
+      remote_row_source: decision.placement.remoteRowSource,
+      gain: decision.placement.gain === null
+        ? null
+        : Math.round(decision.placement.gain * 10_000) / 10_000,
+    },
     error: decision.error ?? null,
   };
 }
@@ -199,8 +214,15 @@ async function planSummary(balancer: Balancer, store: PlanStore, cache: Map<stri
     moves: plan === null ? null : await movesOf(plan, store, cache),
     layers: plan === null ? [] : layerSummaries(plan, predicted),
     pinned,
+    placement: placementOf(balancer),
+    health: healthBody(balancer.health()),
     decisions: balancer.decisions().map(decisionBody),
   };
+}
+
+function placementOf(balancer: Balancer) {
+  const analysis = balancer.placement();
+  return analysis === null ? null : placementBody(analysis);
 }
 
 /** {@linkcode planMoves} of `plan` against the previous stored plan, cached per version. */

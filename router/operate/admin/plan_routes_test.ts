@@ -230,3 +230,59 @@ Deno.test("POST /api/plan/pin blocks ticks and apply; DELETE unpins", async () =
     [["pin plan", 1], ["unpin plan", 1]],
   );
 });
+
+Deno.test("GET /api/plan shows the placement decision with its inputs, and the EPLB health", async () => {
+  const MIB = 1048576;
+  const budgets = new Map([[A, { budgetBytes: 64 * MIB, expertBytes: MIB }], [
+    "127.0.0.1:9002",
+    { budgetBytes: 64 * MIB, expertBytes: MIB },
+  ]]);
+  await using f = await balancerFixture({ placement: "auto" }, { budgets });
+  const app = new Hono();
+  registerPlanRoutes(app, {
+    balancer: f.balancer,
+    store: f.store,
+    adminToken: ADMIN,
+    logger: f.logger,
+  });
+  const before = await (await app.request("/api/plan")).json();
+  assert.equal(before.placement, null);
+  assert.equal(before.health.last_rebalance_at, null);
+  await f.balancer.tick();
+  const body = await (await app.request("/api/plan")).json();
+  assert.equal(body.slots_per_backend, MODEL.experts);
+  const placement = body.placement;
+  assert.equal(placement.mode, "auto");
+  assert.equal(placement.choice, "full_replication");
+  assert.equal(placement.full_replication_fits, true);
+  assert.deepEqual(placement.inputs.slots_per_backend, { expert_parallel: 5, full_replication: 8 });
+  assert.deepEqual(placement.inputs.budgets[0], {
+    backend: A,
+    budget_bytes: 64 * MIB,
+    expert_bytes: MIB,
+    experts_per_layer: 32,
+  });
+  assert.equal(placement.inputs.remote_row_ms.source, "assumed");
+  assert.equal(placement.inputs.remote_row_ms.value, 0.1);
+  assert.equal(placement.inputs.load, "observed");
+  assert.equal(placement.predicted.full_replication.remote_row_share, 0);
+  // The static blocks with a spare each: expert 1 on both backends, the other 7 on one.
+  assert.equal(placement.predicted.expert_parallel.remote_row_share, 7 / 16);
+  assert.ok(placement.predicted.gain > 0);
+  const [decision] = body.decisions;
+  assert.equal(decision.bytes, 32 * MIB);
+  assert.deepEqual(
+    { choice: decision.placement.choice, source: decision.placement.remote_row_source },
+    { choice: "full_replication", source: "assumed" },
+  );
+  assert.deepEqual(body.health.rebalances, [{
+    outcome: "switched",
+    trigger: "balancer",
+    count: 1,
+  }]);
+  assert.equal(body.health.moved_bytes, 32 * MIB);
+  assert.equal(body.health.seconds_since_last_rebalance, 0);
+  assert.equal(body.health.switch_duration_s.count, 1);
+  assert.equal(body.health.stall_after_s, 180);
+  assert.equal(body.health.due, null);
+});

@@ -27,6 +27,8 @@
  * - `shedding`: backends refused (503) more than `shedRatio` of the requests offered to
  *   them, summed over fresh backends.
  * - `saturation`: the pool's saturation (mean of fresh backends) at or above `saturation`.
+ * - `rebalance_stalled`: a rebalance due for more than 3 × `adjust_interval` without a
+ *   switch, and why it is held (`rebalance_stalled.ts`).
  */
 import type { AlertKind } from "./alert_types.ts";
 import type { BackendView } from "../../serve/pool/backend_view.ts";
@@ -38,6 +40,7 @@ import {
 } from "./alert_settings.ts";
 import { MIN_SATURATION_FOR_CAPACITY } from "../../control/load/saturation.ts";
 import { layerWork } from "../../control/load/backend_balance.ts";
+import { type RebalanceReading, rebalanceStalled } from "./rebalance_stalled.ts";
 
 /** The latency SLO needs at least this many answered requests in its window. */
 export const MIN_LATENCY_REQUESTS = 20;
@@ -237,6 +240,7 @@ export function observeConditions(
   views: readonly BackendView[],
   settings: AlertSettings,
   latency?: LatencyReading,
+  rebalance?: RebalanceReading,
 ): AlertCondition[] {
   return [
     ...hotExperts(load, settings),
@@ -245,5 +249,6 @@ export function observeConditions(
     ...latencySlo(latency, settings),
     ...shedding(load, settings),
     ...saturation(load, settings),
+    ...rebalanceStalled(rebalance),
   ];
 }

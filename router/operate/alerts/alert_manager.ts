@@ -14,6 +14,7 @@ import type { BackendView } from "../../serve/pool/backend_view.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import type { FetchLike } from "../../runtime/fetch_like.ts";
 import { type LatencyReading, observeConditions } from "./alert_conditions.ts";
+import type { RebalanceReading } from "./rebalance_stalled.ts";
 import { type AlertState, evaluateAlerts } from "./alert_evaluator.ts";
 import type { AlertSettings } from "./alert_settings.ts";
 import type { AlertStore } from "./alert_store.ts";
@@ -28,6 +29,8 @@ export interface AlertManagerOptions {
   views: () => readonly BackendView[];
   /** The router's recent request latency (the SLO rule); none: no latency alert. */
   latency?: (now: number) => LatencyReading | undefined;
+  /** The balancer's health (the `rebalance_stalled` rule); none: no such alert. */
+  rebalance?: () => RebalanceReading | undefined;
   clock: Clock;
   logger: Logger;
   /** Where records are kept; none: memory only. */
@@ -146,6 +149,7 @@ export class AlertManager implements AlertSource {
       this.#options.views(),
       settings,
       this.#options.latency?.(now),
+      this.#options.rebalance?.(),
     );
     const round = evaluateAlerts(this.#state, conditions, {
       now,

@@ -16,7 +16,9 @@ export type AlertKind =
   /** Backends refuse more than `alerts.shed_ratio` of requests. */
   | "shedding"
   /** The pool's saturation is at or above `alerts.saturation`. */
-  | "saturation";
+  | "saturation"
+  /** A rebalance has been due for more than 3 × `adjust_interval` without a switch. */
+  | "rebalance_stalled";
 
 /** One alert, firing or resolved. */
 export interface Alert {

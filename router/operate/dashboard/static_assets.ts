@@ -51,6 +51,7 @@ export const PAGE_FILES: Readonly<Record<string, string>> = {
   "panels.js": "text/javascript; charset=utf-8",
   "page_model.js": "text/javascript; charset=utf-8",
   "dom.js": "text/javascript; charset=utf-8",
+  "eplb_panel.js": "text/javascript; charset=utf-8",
   // The Analysis and Advisor pages (routes in router/operate/analysis/analysis_pages.ts).
   "analysis.css": "text/css; charset=utf-8",
   "analysis.js": "text/javascript; charset=utf-8",

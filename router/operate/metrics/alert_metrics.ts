@@ -19,6 +19,7 @@ export const ALERT_KINDS: readonly AlertKind[] = [
   "latency_slo",
   "shedding",
   "saturation",
+  "rebalance_stalled",
 ];
 
 /** Log pipeline counters (`LogPipelineStats` of `shared/logging/service_logger.ts` fits). */

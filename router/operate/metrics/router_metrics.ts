@@ -23,6 +23,7 @@ import type { InputFaults } from "../../../shared/input_faults.ts";
 import { inputFaultMetrics } from "../../../shared/metrics/input_fault_metrics.ts";
 import { type PrewarmAccuracySource, signalMetrics } from "./signal_metrics.ts";
 import { overloadMetrics, type OverloadSource } from "./overload_metrics.ts";
+import { eplbMetrics, type EplbMetricsSource } from "./eplb_metrics.ts";
 
 /** What {@linkcode RouterMetrics} reads. */
 export interface RouterMetricsDeps {
@@ -50,6 +51,8 @@ export interface RouterMetricsDeps {
   overload?: OverloadSource | undefined;
   /** Request observer failures by kind (`ObserverFailures.counts`); absent: not exported. */
   observerErrors?: (() => ReadonlyMap<string, number>) | undefined;
+  /** EPLB health (balancer, hop counters); absent without a balancer (no KV). */
+  eplb?: EplbMetricsSource | undefined;
 }
 
 /** A `/metrics` body source: the text and its content type. */
@@ -85,6 +88,7 @@ export class RouterMetrics implements MetricsEndpoint {
         : {}),
     });
     if (deps.overload !== undefined) overloadMetrics(registry, deps.overload);
+    if (deps.eplb !== undefined) eplbMetrics(registry, deps.eplb);
     const observerErrors = deps.observerErrors;
     if (observerErrors !== undefined) {
       collectedCounter(registry, {

@@ -11,6 +11,7 @@ import { RouterMetrics, type RouterMetricsDeps } from "./router_metrics.ts";
 import { promtoolAvailable, promtoolCheckMetrics } from "../../../tests/_support/system_tools.ts";
 import { UNKNOWN_MODEL } from "./request_metrics.ts";
 import type { InferenceEvent } from "../../serve/observe/inference_event.ts";
+import { eplbSource } from "../../../tests/_support/router/eplb_source.ts";
 
 function view(name: string, healthy: boolean, inFlight: number): BackendView {
   return {
@@ -108,6 +109,7 @@ function metrics(overrides: Partial<RouterMetricsDeps> = {}): RouterMetrics {
       bodyReaders: () => 0,
       inFlight: () => 4,
     },
+    eplb: eplbSource(),
     ...overrides,
   });
 }

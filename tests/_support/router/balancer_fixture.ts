@@ -13,6 +13,7 @@ import { PlanAdoption } from "../../../router/control/balancer/plan_adoption.ts"
 import { PlanReconciler } from "../../../router/control/balancer/plan_reconciler.ts";
 import { PlanStore } from "../../../router/control/balancer/plan_store.ts";
 import type { ModelShape } from "../../../router/control/balancer/rebalancer.ts";
+import type { PlacementCosts } from "../../../router/control/load/cost_window.ts";
 
 /** The internal token the fixture's backends require. */
 export const INTERNAL_TOKEN = "internal-token-0123456789";
@@ -48,6 +49,7 @@ export async function balancerFixture(
     backends?: string[];
     decisionsKept?: number;
     budgets?: ReadonlyMap<string, { budgetBytes: number | null; expertBytes: number }>;
+    costs?: () => PlacementCosts;
   } = {},
 ): Promise<BalancerFixture> {
   const kv = await Deno.openKv(":memory:");
@@ -74,6 +76,8 @@ export async function balancerFixture(
       threshold: 0.75,
       adjust_interval: 60_000,
       redundancy: 0.25,
+      // These tests exercise expert parallelism; full replication has its own.
+      placement: "expert_parallel",
       ...settings,
     },
     loadSource: (model) => model === MODEL.name ? load.current : null,
@@ -81,6 +85,7 @@ export async function balancerFixture(
     modelShape: () => MODEL,
     ...(options.decisionsKept === undefined ? {} : { decisionsKept: options.decisionsKept }),
     ...(options.budgets === undefined ? {} : { budgets: () => options.budgets! }),
+    ...(options.costs === undefined ? {} : { costs: options.costs }),
   });
   return {
     balancer,

@@ -1,7 +1,8 @@
 /**
  * @module `bench:peer-hop` steps 2 and 3: the hop on the real stack (router + 2 backends
  * of the demo model, static placement: contiguous expert blocks, so requests cross
- * backends in 0, 1 or every layer).
+ * backends in 0, 1 or every layer), one pool per `backend.overlap_hops` mode, measured
+ * side by side in rotating rounds.
  *
  *   Step 2 (idle): paced 1-token requests, one at a time with a gap, in turn straight to
  *           each backend and through the router (keep-alive clients). Each answer's
@@ -50,17 +51,19 @@ export interface LoadCell {
   serveUsPerRow: number;
 }
 
-/** Options of {@linkcode measureStack}. */
+/** Options of {@linkcode measureStacks}. */
 export interface StackOptions {
   modelDir: string;
   model: string;
   dModel: number;
-  /** `backend.overlap_hops`. */
-  overlap: "auto" | "always" | "never";
-  /** 1-token requests per target at idle, and the gap between two (ms). */
+  /** `backend.overlap_hops` of each pool (one pool per mode, all started at once). */
+  modes: readonly OverlapMode[];
+  /** Rounds: every mode measured once per round, the order rotating. */
+  rounds: number;
+  /** 1-token requests per target and pool at idle (over all rounds), and the gap between two (ms). */
   idleRequests: number;
   gapMs: number;
-  /** Requests for the closed loop, its clients and seconds. */
+  /** Requests for the closed loop, its clients and seconds per pool (over all rounds). */
   load: readonly PreparedRequest[];
   concurrency: number;
   loadS: number;
@@ -68,87 +71,150 @@ export interface StackOptions {
   tokens: readonly Float32Array[];
 }
 
-/** Runs steps 2 and 3 on a fresh pool. */
-export async function measureStack(
+/** `backend.overlap_hops`. */
+export type OverlapMode = "auto" | "always" | "never";
+
+type Pool = Awaited<ReturnType<typeof startPool>>;
+
+interface Samples {
+  idle: Map<string, { latencies: number[]; phases: Map<string, number[]> }>;
+  rows: number;
+  seconds: number;
+  latencies: number[];
+  peer: PeerReport;
+}
+
+/**
+ * Steps 2 and 3 on one pool per mode, side by side: every pool starts before anything is
+ * measured, then each step runs in rounds whose order rotates over the pools, so drift
+ * on a shared machine spreads over all of them.
+ */
+export async function measureStacks(
   options: StackOptions,
-): Promise<{ idle: IdleCell[]; load: LoadCell }> {
-  const pool = await startPool({
-    modelDir: options.modelDir,
-    backends: 2,
-    env: {
-      SWITCHYARD_EXPERT_BALANCER__STRATEGY: "static",
-      SWITCHYARD_BACKEND__OVERLAP_HOPS: String(options.overlap),
-    },
-  });
+): Promise<{ overlap: OverlapMode; idle: IdleCell[]; load: LoadCell }[]> {
+  const pools: Pool[] = [];
   try {
-    const auth = { authorization: `Bearer ${pool.token}` };
-    await waitForPlan(pool.backends.map((b) => b.url), auth);
-    const targets: { name: string; url: string; headers: Record<string, string> }[] = [
-      { name: "backend-1", url: pool.backends[0]!.url, headers: auth },
-      { name: "backend-2", url: pool.backends[1]!.url, headers: auth },
-      { name: "router", url: pool.router.url, headers: {} },
-    ];
-    // Step 2: idle, targets in turn so drift spreads over all of them.
-    const samples = new Map<string, { latencies: number[]; phases: Map<string, number[]> }>();
-    for (let i = 0; i < options.idleRequests * targets.length; i++) {
-      const target = targets[i % targets.length]!;
-      const tokens = options.tokens[i % options.tokens.length]!;
-      const { ms, timing } = await once(target.url, options, tokens, target.headers);
-      const hop = timing.find((m) => m.name === "hop");
-      const crossing = hop?.desc?.startsWith("no layer")
-        ? 0
-        : Number(/^(\d+) layer/.exec(hop?.desc ?? "")?.[1] ?? NaN);
-      if (Number.isFinite(crossing)) {
-        const key = `${target.name}/${crossing}`;
-        const sample = samples.get(key) ?? { latencies: [] as number[], phases: new Map() };
-        sample.latencies.push(ms);
-        for (const metric of timing) {
-          sample.phases.set(metric.name, [...(sample.phases.get(metric.name) ?? []), metric.ms]);
-        }
-        samples.set(key, sample);
-      }
-      await new Promise((resolve) => setTimeout(resolve, options.gapMs));
+    for (const mode of options.modes) {
+      pools.push(
+        await startPool({
+          modelDir: options.modelDir,
+          backends: 2,
+          env: {
+            SWITCHYARD_EXPERT_BALANCER__STRATEGY: "static",
+            SWITCHYARD_BACKEND__OVERLAP_HOPS: mode,
+          },
+        }),
+      );
     }
-    const idle = [...samples].map(([key, sample]): IdleCell => {
-      const [target, crossing] = key.split("/") as [string, string];
-      return {
-        target,
-        crossing: Number(crossing),
-        n: sample.latencies.length,
-        p50Ms: quantile(sample.latencies, 0.5),
-        p90Ms: quantile(sample.latencies, 0.9),
-        phases: Object.fromEntries([...sample.phases].map(([k, v]) => [k, quantile(v, 0.5)])),
-      };
-    }).sort((a, b) => a.target.localeCompare(b.target) || a.crossing - b.crossing);
-    // Step 3: a closed loop through the router, peer counters diffed over it.
-    const before = await peerTotals(pool.backends.map((b) => b.url), auth);
-    const run = await closedLoop({
-      url: `${pool.router.url}/v2/models/${options.model}/infer`,
-      requests: options.load,
-      concurrency: options.concurrency,
-      durationS: options.loadS,
-    });
-    const after = await peerTotals(pool.backends.map((b) => b.url), auth);
-    const d = (key: keyof PeerReport) => after[key] - before[key];
-    return {
-      idle,
-      load: {
-        tokensPerS: run.rows / run.seconds,
-        p50Ms: quantile(run.latencies, 0.5),
-        p99Ms: quantile(run.latencies, 0.99),
-        hops: d("hops"),
-        hopMs: d("hopMs"),
-        exposedMs: d("exposedMs"),
-        hiddenShare: d("hopMs") > 0 ? 1 - d("exposedMs") / d("hopMs") : NaN,
-        coveredShare: d("hopMs") > 0 ? d("coveredMs") / d("hopMs") : NaN,
-        rowsSent: d("rowsSent"),
-        sendUsPerRow: d("rowsSent") > 0 ? (d("sendCpuMs") * 1000) / d("rowsSent") : NaN,
-        serveUsPerRow: d("rowsServed") > 0 ? (d("serveCpuMs") * 1000) / d("rowsServed") : NaN,
-      },
-    };
+    for (const pool of pools) {
+      await waitForPlan(pool.backends.map((b) => b.url), auth(pool));
+    }
+    const samples: Samples[] = pools.map(() => ({
+      idle: new Map(),
+      rows: 0,
+      seconds: 0,
+      latencies: [],
+      peer: emptyPeerReport(),
+    }));
+    const order = (round: number) => pools.map((_, i) => (i + round) % pools.length);
+    // Step 2: idle, pools in rotating order, targets in turn within each.
+    const perRound = Math.ceil(options.idleRequests / options.rounds);
+    for (let round = 0; round < options.rounds; round++) {
+      for (const i of order(round)) await idleRound(pools[i]!, samples[i]!, perRound, options);
+    }
+    // Step 3: a closed loop through each router, peer counters diffed over it.
+    for (let round = 0; round < options.rounds; round++) {
+      for (const i of order(round)) {
+        await loadRound(pools[i]!, samples[i]!, options.loadS / options.rounds, options);
+      }
+    }
+    return options.modes.map((overlap, i) => ({
+      overlap,
+      idle: idleCells(samples[i]!),
+      load: loadCell(samples[i]!),
+    }));
   } finally {
-    await pool.close();
+    await Promise.all(pools.map((pool) => pool.close()));
   }
+}
+
+function auth(pool: Pool): Record<string, string> {
+  return { authorization: `Bearer ${pool.token}` };
+}
+
+async function idleRound(pool: Pool, samples: Samples, requests: number, options: StackOptions) {
+  const targets: { name: string; url: string; headers: Record<string, string> }[] = [
+    { name: "backend-1", url: pool.backends[0]!.url, headers: auth(pool) },
+    { name: "backend-2", url: pool.backends[1]!.url, headers: auth(pool) },
+    { name: "router", url: pool.router.url, headers: {} },
+  ];
+  for (let i = 0; i < requests * targets.length; i++) {
+    const target = targets[i % targets.length]!;
+    const tokens = options.tokens[i % options.tokens.length]!;
+    const { ms, timing } = await once(target.url, options, tokens, target.headers);
+    const hop = timing.find((m) => m.name === "hop");
+    const crossing = hop?.desc?.startsWith("no layer")
+      ? 0
+      : Number(/^(\d+) layer/.exec(hop?.desc ?? "")?.[1] ?? NaN);
+    if (Number.isFinite(crossing)) {
+      const key = `${target.name}/${crossing}`;
+      const sample = samples.idle.get(key) ?? { latencies: [] as number[], phases: new Map() };
+      sample.latencies.push(ms);
+      for (const metric of timing) {
+        sample.phases.set(metric.name, [...(sample.phases.get(metric.name) ?? []), metric.ms]);
+      }
+      samples.idle.set(key, sample);
+    }
+    await new Promise((resolve) => setTimeout(resolve, options.gapMs));
+  }
+}
+
+async function loadRound(pool: Pool, samples: Samples, seconds: number, options: StackOptions) {
+  const urls = pool.backends.map((b) => b.url);
+  const before = await peerTotals(urls, auth(pool));
+  const run = await closedLoop({
+    url: `${pool.router.url}/v2/models/${options.model}/infer`,
+    requests: options.load,
+    concurrency: options.concurrency,
+    durationS: seconds,
+  });
+  const after = await peerTotals(urls, auth(pool));
+  samples.rows += run.rows;
+  samples.seconds += run.seconds;
+  samples.latencies.push(...run.latencies);
+  for (const key of Object.keys(samples.peer) as (keyof PeerReport)[]) {
+    samples.peer[key] += after[key] - before[key];
+  }
+}
+
+function idleCells(samples: Samples): IdleCell[] {
+  return [...samples.idle].map(([key, sample]): IdleCell => {
+    const [target, crossing] = key.split("/") as [string, string];
+    return {
+      target,
+      crossing: Number(crossing),
+      n: sample.latencies.length,
+      p50Ms: quantile(sample.latencies, 0.5),
+      p90Ms: quantile(sample.latencies, 0.9),
+      phases: Object.fromEntries([...sample.phases].map(([k, v]) => [k, quantile(v, 0.5)])),
+    };
+  }).sort((a, b) => a.target.localeCompare(b.target) || a.crossing - b.crossing);
+}
+
+function loadCell({ peer, rows, seconds, latencies }: Samples): LoadCell {
+  return {
+    tokensPerS: rows / seconds,
+    p50Ms: quantile(latencies, 0.5),
+    p99Ms: quantile(latencies, 0.99),
+    hops: peer.hops,
+    hopMs: peer.hopMs,
+    exposedMs: peer.exposedMs,
+    hiddenShare: peer.hopMs > 0 ? 1 - peer.exposedMs / peer.hopMs : NaN,
+    coveredShare: peer.hopMs > 0 ? peer.coveredMs / peer.hopMs : NaN,
+    rowsSent: peer.rowsSent,
+    sendUsPerRow: peer.rowsSent > 0 ? (peer.sendCpuMs * 1000) / peer.rowsSent : NaN,
+    serveUsPerRow: peer.rowsServed > 0 ? (peer.serveCpuMs * 1000) / peer.rowsServed : NaN,
+  };
 }
 
 async function once(
@@ -194,7 +260,17 @@ async function peerTotals(
     const response = await fetch(`${url}/v2/load`, { headers });
     return (await response.json()) as LoadReport;
   }));
-  const total: PeerReport = {
+  const total = emptyPeerReport();
+  for (const report of reports) {
+    for (const key of Object.keys(total) as (keyof PeerReport)[]) {
+      total[key] += report.peer?.[key] ?? 0;
+    }
+  }
+  return total;
+}
+
+function emptyPeerReport(): PeerReport {
+  return {
     hops: 0,
     rowsSent: 0,
     hopMs: 0,
@@ -206,10 +282,4 @@ async function peerTotals(
     rowsServed: 0,
     serveCpuMs: 0,
   };
-  for (const report of reports) {
-    for (const key of Object.keys(total) as (keyof PeerReport)[]) {
-      total[key] += report.peer?.[key] ?? 0;
-    }
-  }
-  return total;
 }

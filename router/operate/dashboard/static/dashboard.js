@@ -21,6 +21,7 @@ import {
 import { replicaCountOption, replicaOption, timelineOption, trendOption } from "./charts.js";
 import { renderAlerts, renderHot, renderPlan, renderResources } from "./panels.js";
 import { HeatCanvas } from "./heat_canvas.js";
+import { renderEplb } from "./eplb_panel.js";
 
 const STALE_AFTER_MS = 5000;
 /** ECharts charts below the main heatmap, created once ECharts has loaded. */
@@ -177,6 +178,7 @@ function renderDetails(snapshot, entry, layer) {
   renderResources(byId("resources-table"), load);
   renderAlerts(byId("alerts-table"), byId("alerts-note"), alerts);
   const counts = renderPlan(byId("plan-facts"), byId("plan-backends"), plan, layer, load);
+  renderEplb(byId("eplb-facts"), plan);
   charts.replicaCount.setOption(replicaCountOption(counts));
 }
 
