@@ -87,6 +87,7 @@ export function fakeRun(options: FakeRunOptions): ConfigRun {
       version: i + 2,
       moved: 10,
     })),
+    switching: null,
     replans: [],
     capacityRps: options.saturated / 10,
     mixStartsS: [0, 10, 20],

@@ -23,6 +23,13 @@ import { resolveConfig } from "../../../shared/config.ts";
 /** `eplb-10min`'s balancer threshold: below any real layer's balancedness, so it never fires. */
 export const EPLB_THRESHOLD = 1e-6;
 
+/**
+ * Expert parallelism for the static and EPLB baselines: with `placement: auto` the first
+ * plan is full replication wherever the cost model prefers it and everything fits (the
+ * demo model), whatever the strategy.
+ */
+const EXPERT_PARALLEL = { SWITCHYARD_EXPERT_BALANCER__PLACEMENT: "expert_parallel" };
+
 /** The baselines' pre-warm job off: it applies placements whatever the strategy. */
 const NO_PREWARM = { SWITCHYARD_PREWARM__ENABLED: "false" };
 
@@ -80,8 +87,9 @@ export function placementConfigs(names: readonly string[]): PlacementConfig[] {
   const all: Record<PlacementName, Omit<PlacementConfig, "name">> = {
     static: {
       placement: "contiguous expert blocks (spare slots round-robin), never moved " +
-        "(pre-warm job off: it would re-place)",
-      env: { SWITCHYARD_EXPERT_BALANCER__STRATEGY: "static", ...NO_PREWARM },
+        "(placement expert_parallel: the first plan is never full replication; pre-warm " +
+        "job off: it would re-place)",
+      env: { SWITCHYARD_EXPERT_BALANCER__STRATEGY: "static", ...EXPERT_PARALLEL, ...NO_PREWARM },
       eplb: false,
     },
     "eplb-10min": {
@@ -89,7 +97,11 @@ export function placementConfigs(names: readonly string[]): PlacementConfig[] {
         "applied by the benchmark every 10 minutes of load through the admin API; starts " +
         "from the static blocks, the router's own balancer never triggers (threshold 1e-6), " +
         "pre-warm job off",
-      env: { SWITCHYARD_EXPERT_BALANCER__THRESHOLD: String(EPLB_THRESHOLD), ...NO_PREWARM },
+      env: {
+        SWITCHYARD_EXPERT_BALANCER__THRESHOLD: String(EPLB_THRESHOLD),
+        ...EXPERT_PARALLEL,
+        ...NO_PREWARM,
+      },
       eplb: true,
     },
     switchyard: {

@@ -17,6 +17,13 @@ Deno.test("the configurations differ only in what moves experts", () => {
     assert.deepEqual(resolved.router.policy, resolveConfig().router.policy);
   }
   assert.deepEqual(placementConfigs(["switchyard"])[0]!.env, {}, "the default: nothing set");
+  // The expert-parallel baselines stay expert parallel where everything fits.
+  for (const name of ["static", "eplb-10min"]) {
+    assert.equal(
+      placementConfigs([name])[0]!.env.SWITCHYARD_EXPERT_BALANCER__PLACEMENT,
+      "expert_parallel",
+    );
+  }
   // Every baseline keeps the pre-warm job from re-placing it.
   for (const name of ["static", "eplb-10min", "replicate-all"]) {
     assert.equal(placementConfigs([name])[0]!.env.SWITCHYARD_PREWARM__ENABLED, "false", name);

@@ -35,6 +35,14 @@ export interface RunOutcome {
   /** Plan switches during the measured phases, by `action/trigger`. */
   switches: number;
   switchesBy: Record<string, number>;
+  /**
+   * Seconds the measured phases spent in plan switches (decision → every backend active,
+   * the balancer's own account), their share of the measured time, and the expert bytes
+   * they moved; null when the router does not report it.
+   */
+  switchingS: number | null;
+  switchingShareAll: number | null;
+  movedMb: number | null;
   /** EPLB re-plans applied, their mean switch time, and the share of the measured time spent switching. */
   replans: number;
   /** Periods skipped because the last re-plan was still switching. */
@@ -119,6 +127,11 @@ export function outcomeOf(run: ConfigRun, sloMs: number): RunOutcome {
     shedRate: openArrivals === 0 ? 0 : shed / openArrivals,
     switches: measured.length,
     switchesBy,
+    switchingS: run.switching?.seconds ?? null,
+    switchingShareAll: run.switching === null || !(measuredS > 0)
+      ? null
+      : run.switching.seconds / measuredS,
+    movedMb: run.switching === null ? null : run.switching.movedBytes / 2 ** 20,
     replans: applied.length,
     replansSkipped: run.replans.filter((r) => r.problem?.startsWith("skipped") ?? false).length,
     replanMs: applied.length === 0 ? null : mean(applied.map((r) => r.switchMs!)),

@@ -86,12 +86,36 @@ export interface ConfigRun {
   phases: PhaseRecord[];
   /** Plan switches after the first plan; `atS` after the warm-up (negative: during it). */
   switches: (PlanSwitch & { atS: number })[];
+  /**
+   * The balancer's own account (`GET /api/plan` health) of the measured phases: switches,
+   * their seconds from decision to every backend active, expert bytes they made backends
+   * load; null when the router does not report it.
+   */
+  switching: { count: number; seconds: number; movedBytes: number } | null;
   /** EPLB re-plans (the eplb configuration only), on the same clock. */
   replans: (EplbReplan & { atS: number })[];
   /** Closed-loop capacity at saturation (req/s). */
   capacityRps: number;
   /** Mix changes of the shift phase, seconds into it. */
   mixStartsS: number[];
+}
+
+/** Switch count, seconds and bytes moved so far, from `GET /api/plan`'s health; null: none. */
+async function switchHealth(
+  url: string,
+): Promise<{ count: number; seconds: number; movedBytes: number } | null> {
+  try {
+    const health = (await json(`${url}/api/plan`)).health;
+    const durations = health?.switch_duration_s;
+    if (typeof durations?.count !== "number" || typeof durations?.sum !== "number") return null;
+    return {
+      count: durations.count,
+      seconds: durations.sum,
+      movedBytes: typeof health.moved_bytes === "number" ? health.moved_bytes : 0,
+    };
+  } catch {
+    return null;
+  }
 }
 
 /** Runs one configuration; see the module doc. */
@@ -144,6 +168,7 @@ export async function runConfig(spec: RunSpec): Promise<ConfigRun> {
     }
     // EPLB's first plan, on the warm-up's load, is in force before anything is measured.
     await driver?.replan();
+    const healthBefore = await switchHealth(url);
     const warmedS = (performance.now() - warmStarted) / 1000;
     const measuredFrom = performance.now();
     const warmEndedAt = Date.now();
@@ -226,6 +251,12 @@ export async function runConfig(spec: RunSpec): Promise<ConfigRun> {
           }),
       );
     }
+    const healthAfter = await switchHealth(url);
+    const switching = healthBefore === null || healthAfter === null ? null : {
+      count: healthAfter.count - healthBefore.count,
+      seconds: healthAfter.seconds - healthBefore.seconds,
+      movedBytes: healthAfter.movedBytes - healthBefore.movedBytes,
+    };
     // Both on the measured clock: seconds after the warm-up (negative: during it).
     const measured = <T extends { at: number }>(item: T) => ({
       ...item,
@@ -242,6 +273,7 @@ export async function runConfig(spec: RunSpec): Promise<ConfigRun> {
       slots: first?.slots_per_backend ?? null,
       phases: records,
       switches,
+      switching,
       replans,
       capacityRps,
       mixStartsS: segments.map((s) => s.startS),

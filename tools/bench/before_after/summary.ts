@@ -128,6 +128,7 @@ function capacityTable(outcomes: readonly RunOutcome[]): string[] {
       "busiest device at saturation (%)",
       "cores: router / backends / load generator",
       "plan switches (measured phases; by action/trigger, all seeds)",
+      "time in plan switches: s (% of the measured time), MiB moved",
       "EPLB re-plans (switch time, share of the measured time)",
       "pool start / warm-up (s)",
     ],
@@ -146,6 +147,9 @@ function capacityTable(outcomes: readonly RunOutcome[]): string[] {
           s((o) => o.saturationCores.generator),
         ].map((x) => num(x.mean, 2)).join(" / "),
         switchCell(outcomes.filter((o) => o.config === c)),
+        `${fmtSpread(s((o) => o.switchingS), 1)} (${
+          num(100 * s((o) => o.switchingShareAll).mean, 0)
+        } %), ${fmtSpread(s((o) => o.movedMb), 0)}`,
         c === "eplb-10min"
           ? `${fmtSpread(s((o) => o.replans), 1)} (${num(s((o) => o.replanMs).mean / 1000, 1)} s ` +
             `each, ${num(100 * s((o) => o.switchingShare).mean, 0)} % of the time; ` +
