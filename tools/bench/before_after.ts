@@ -44,6 +44,7 @@ import { type PreparedRequest, prepareWorkload } from "./workload.ts";
 import { placementConfigs, type PoolSettings } from "./before_after/configs.ts";
 import { compression, type PhasePlan, rotate } from "./before_after/phases.ts";
 import { type ConfigRun, runConfig } from "./before_after/run_config.ts";
+import type { TestPool } from "../pool/processes.ts";
 import { outcomeOf } from "./before_after/outcome.ts";
 import { demoTarget, itemTargets } from "./before_after/targets.ts";
 import { type ExecutorSection, summaryMarkdown } from "./before_after/summary.ts";
@@ -158,6 +159,17 @@ function workloadOf(dir: string, m: ModelManifest, t: typeof traffic, seed: numb
   };
 }
 
+// Ctrl-C or a kill stops the pool in flight too: its processes would outlive the benchmark.
+let running: TestPool | null = null;
+const onPool = (pool: TestPool | null) => running = pool;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  Deno.addSignalListener(signal, async () => {
+    log(`${signal}: stopping the pool in flight`);
+    await running?.close();
+    Deno.exit(130);
+  });
+}
+
 /** Failed runs, in words: the others go on, and the summary lists these. */
 const failures: string[] = [];
 async function attempt<T>(label: string, work: () => Promise<T>): Promise<T | null> {
@@ -215,6 +227,7 @@ for (const executor of executors) {
           warmClients,
           burstiness,
           log,
+          onPool,
         }));
       if (run === null) {
         // Without the baseline the seed's rates are unknown: its other runs would not compare.
@@ -310,6 +323,7 @@ if (demoModel !== null) {
           warmClients,
           burstiness,
           log,
+          onPool,
         }));
       if (run === null) continue;
       log(`demo ${config.name} seed ${seed}: ${run.capacityRps.toFixed(1)} req/s at saturation`);

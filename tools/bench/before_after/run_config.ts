@@ -56,6 +56,8 @@ export interface RunSpec {
   /** Gamma shape of the open-loop arrivals (1 = Poisson). */
   burstiness: number;
   log: (line: string) => void;
+  /** Told of the pool once started (and of null once closed), to stop it on a signal. */
+  onPool?: (pool: TestPool | null) => void;
 }
 
 /** One measured phase. */
@@ -129,6 +131,7 @@ export async function runConfig(spec: RunSpec): Promise<ConfigRun> {
     executors: 1,
     env: { ...poolEnv(spec.pool), ...config.env },
   });
+  spec.onPool?.(pool);
   try {
     const url = pool.router.url;
     const path = `${url}/v2/models/${model.name}/infer`;
@@ -280,5 +283,6 @@ export async function runConfig(spec: RunSpec): Promise<ConfigRun> {
     };
   } finally {
     await pool.close();
+    spec.onPool?.(null);
   }
 }
