@@ -69,6 +69,12 @@ export const BEFORE_AFTER_CLI = {
       value: "<s>",
       description: "closed-loop saturation phase",
     },
+    ramp: {
+      type: "string",
+      default: "4",
+      value: "<s>",
+      description: "saturation's first seconds, excluded (the clients all start at once)",
+    },
     concurrency: {
       type: "string",
       default: "64",
@@ -87,7 +93,7 @@ export const BEFORE_AFTER_CLI = {
       value: "<list>",
       description: "open-loop rates, fractions of static's capacity",
     },
-    sweep: { type: "string", default: "8", value: "<s>", description: "seconds per rate" },
+    sweep: { type: "string", default: "6", value: "<s>", description: "seconds per rate" },
     shift: {
       type: "string",
       default: "60",

@@ -72,3 +72,18 @@ export function slice(result: LoadResult, fromS: number, toS: number): LoadResul
     timeline: timeline.map(([at, ms, rows]) => [at - fromS, ms, rows]),
   };
 }
+
+/**
+ * `whole` without its first `rampS` seconds: the answers completed after it (latency,
+ * throughput); errors and requests sent are the whole run's (they are rare in a closed loop,
+ * and none may go uncounted).
+ */
+export function steadyPart(whole: LoadResult, rampS: number): LoadResult {
+  const part = slice(whole, rampS, Number.POSITIVE_INFINITY);
+  return {
+    ...part,
+    errors: whole.errors,
+    errorKinds: whole.errorKinds,
+    sent: part.ok + whole.errors,
+  };
+}

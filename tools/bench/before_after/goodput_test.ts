@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { emptyResult, type LoadResult } from "../load_generator.ts";
-import { measurePhase, slice } from "./goodput.ts";
+import { measurePhase, slice, steadyPart } from "./goodput.ts";
 
 function result(latencies: number[], extra: Partial<LoadResult> = {}): LoadResult {
   return {
@@ -38,4 +38,13 @@ Deno.test("slice() keeps the answers completed in a window, on the window's cloc
   assert.deepEqual(part.timeline, [[0, 20, 2], [1, 30, 2]]);
   assert.equal(part.seconds, 2);
   assert.equal(measurePhase(part, 25).goodRps, 0.5);
+});
+
+Deno.test("steadyPart() drops the ramp's answers but keeps every error", () => {
+  const whole = result([10, 20, 30, 40], { errors: 2, sent: 6, errorKinds: { "503": 2 } });
+  const steady = steadyPart(whole, 2);
+  assert.deepEqual(steady.latencies, [30, 40]);
+  assert.equal(steady.seconds, 8);
+  assert.deepEqual([steady.ok, steady.errors, steady.sent], [2, 2, 4]);
+  assert.deepEqual(steady.errorKinds, { "503": 2 });
 });

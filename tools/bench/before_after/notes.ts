@@ -37,7 +37,8 @@ export function runNotes(facts: RunFacts): string[] {
     `phases per pool: warm-up closed loop × ${warmClients} clients (excluded), at least ` +
     `${phases.warmS} s and until the plan has not changed for ${phases.settleS} s (at most ` +
     `${phases.maxWarmS} s); ` +
-    `idle ${phases.idleS} s (1 client); saturation ${phases.saturationS} s × ${concurrency} clients; ` +
+    `idle ${phases.idleS} s (1 client); saturation ${phases.saturationS} s × ${concurrency} clients after ` +
+    `${phases.rampS} s of ramp (excluded); ` +
     `sweep ${phases.sweepS} s at each of ${phases.rates.join(", ")} × static's capacity; ` +
     `shift ${phases.shiftS} s at ${phases.shiftRate} × static's capacity, the mix changing ` +
     `${phases.shifts} times (ranking rotated by one type each time: the hot experts move to ` +

@@ -5,7 +5,7 @@
  * 1. warm-up (closed loop, excluded from every result, until the plan has settled; EPLB
  *    plans on its load at the end);
  * 2. idle (one client, back to back: latency without queueing);
- * 3. saturation (closed loop: the capacity);
+ * 3. saturation (closed loop: the capacity, its first seconds excluded);
  * 4. rate sweep (open loop at fractions of the static baseline's capacity, one mix);
  * 5. shift (open loop for one compressed hour, the request-type mix — and with it the hot
  *    experts — changing `shifts` times).
@@ -23,7 +23,9 @@ export interface PhasePlan {
   /** …but never past this. */
   maxWarmS: number;
   idleS: number;
+  /** Seconds of the saturation phase measured, after `rampS` excluded (clients starting). */
   saturationS: number;
+  rampS: number;
   /** Seconds per rate of the sweep. */
   sweepS: number;
   /** Offered rates of the sweep as fractions of the static baseline's capacity. */
@@ -79,7 +81,8 @@ export function eplbPeriodS(plan: Pick<PhasePlan, "shiftS">): number {
 
 /** Wall seconds of one run's load phases at the shortest warm-up (start-up and drains not counted). */
 export function loadSeconds(plan: PhasePlan): number {
-  return plan.warmS + plan.idleS + plan.saturationS + plan.sweepS * plan.rates.length +
+  return plan.warmS + plan.idleS + plan.rampS + plan.saturationS +
+    plan.sweepS * plan.rates.length +
     plan.shiftS;
 }
 

@@ -15,6 +15,7 @@ const PLAN: PhasePlan = {
   maxWarmS: 60,
   idleS: 5,
   saturationS: 10,
+  rampS: 4,
   sweepS: 10,
   rates: [0.5, 0.7, 0.9, 1.1],
   shiftS: 60,
@@ -38,7 +39,7 @@ Deno.test("the shift phase is a compressed hour: 10 minutes of load are a sixth 
   assert.equal(compression(PLAN), 60);
   assert.equal(eplbPeriodS(PLAN), 10);
   assert.equal(eplbPeriodS({ shiftS: 180 }), 30);
-  assert.equal(loadSeconds(PLAN), 20 + 5 + 10 + 40 + 60);
+  assert.equal(loadSeconds(PLAN), 20 + 5 + 4 + 10 + 40 + 60);
 });
 
 Deno.test("rotate() shifts left, wrapping", () => {

@@ -9,7 +9,8 @@
  *           `maxWarmS` in all), so a balancer that is still converging on the first mix
  *           is not measured mid-switch. For `eplb-10min` the first greedy plan is applied
  *           on the warm-up's load, then one every EPLB period until the end.
- *   Step 3: idle (one client), then saturation (closed loop) → the capacity.
+ *   Step 3: idle (one client), then saturation (closed loop; its first `rampS` excluded,
+ *           the clients all start at once) → the capacity.
  *   Step 4: the rate sweep — open loop at each fraction of the base rate (the static
  *           baseline's capacity in this seed; the baseline's own when it is the baseline).
  *   Step 5: the shift phase — one compressed hour of open loop at the shift rate, the
@@ -26,6 +27,7 @@ import { json } from "../http_probe.ts";
 import type { PlacementConfig, PoolSettings } from "./configs.ts";
 import { poolEnv } from "./configs.ts";
 import { eplbPeriodS, mixAt, mixSegments, type PhasePlan } from "./phases.ts";
+import { steadyPart } from "./goodput.ts";
 import { hosting, type PoolInterval, poolInterval, snapshot } from "./pool_probe.ts";
 import { type PlanSwitch, PlanWatch } from "./plan_watch.ts";
 import { EplbDriver, type EplbReplan } from "./eplb_driver.ts";
@@ -209,13 +211,16 @@ export async function runConfig(spec: RunSpec): Promise<ConfigRun> {
           durationS: plan.idleS,
         }),
     );
-    const saturated = await measure("saturation", null, () =>
-      closedLoop({
+    // The clients all start at once: the first `rampS` are a transient, not the capacity.
+    const saturated = await measure("saturation", null, async () => {
+      const whole = await closedLoop({
         url: path,
         requests: spec.workload(0),
         concurrency: spec.concurrency,
-        durationS: plan.saturationS,
-      }));
+        durationS: plan.rampS + plan.saturationS,
+      });
+      return steadyPart(whole, plan.rampS);
+    });
     const capacityRps = saturated.ok / Math.max(saturated.seconds, 1e-9);
     const base = spec.baseRps ?? capacityRps;
     const segments = mixSegments(plan);
