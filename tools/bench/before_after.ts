@@ -203,6 +203,7 @@ for (const executor of executors) {
       fixedMs: calibration.fixedMs * deviceScale,
       perRowMs: calibration.perRowMs * deviceScale,
       loadFixedMs: Number(values["load-fixed-ms"]),
+      loadMsPerMb: Number(values["load-ms-per-mb"]),
     }
     : null;
   const pool: PoolSettings = { backends, budgetMb, redundancy, simulated, adminToken };
@@ -273,6 +274,10 @@ for (const executor of executors) {
               calibration!.hosted
             }`
             : ""
+        }); an expert's weights load in ${simulated.loadFixedMs} ms (assumed) + ${simulated.loadMsPerMb} ms per MiB (${
+          simulated.loadMsPerMb === 0.0164
+            ? "published: host → device over PCIe 5.0 x16, 64 GB/s"
+            : "set with --load-ms-per-mb"
         })`,
     sloMs: sloMs!,
     sloSource: sloSource(idleP50),

@@ -147,6 +147,13 @@ export const BEFORE_AFTER_CLI = {
       value: "<ms>",
       description: "simulated expert load time, fixed part (assumed)",
     },
+    "load-ms-per-mb": {
+      type: "string",
+      default: "0.0164",
+      value: "<ms>",
+      description:
+        "simulated expert load time per MiB (default: host → device over PCIe 5.0 x16, 64 GB/s, published)",
+    },
     "demo-model": {
       type: "string",
       default: "models/demo",

@@ -58,7 +58,7 @@ export interface PoolSettings {
   /** `expert_balancer.redundancy`; null: the default. */
   redundancy: number | null;
   /** Simulated device time (measured), or null for the real onnxruntime executor. */
-  simulated: { fixedMs: number; perRowMs: number; loadFixedMs: number } | null;
+  simulated: { fixedMs: number; perRowMs: number; loadFixedMs: number; loadMsPerMb: number } | null;
   adminToken: string;
 }
 
@@ -77,6 +77,7 @@ export function poolEnv(settings: PoolSettings): Record<string, string> {
       SWITCHYARD_BACKEND__SIMULATED__FIXED_MS: String(settings.simulated.fixedMs),
       SWITCHYARD_BACKEND__SIMULATED__PER_ROW_MS: String(settings.simulated.perRowMs),
       SWITCHYARD_BACKEND__SIMULATED__LOAD_FIXED_MS: String(settings.simulated.loadFixedMs),
+      SWITCHYARD_BACKEND__SIMULATED__LOAD_MS_PER_MB: String(settings.simulated.loadMsPerMb),
     }),
   };
 }

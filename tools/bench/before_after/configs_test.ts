@@ -37,7 +37,7 @@ Deno.test("poolEnv() sets the pool's size-independent settings once for every co
     backends: 4,
     budgetMb: 77.1,
     redundancy: 0.6,
-    simulated: { fixedMs: 0.8, perRowMs: 0.004, loadFixedMs: 1 },
+    simulated: { fixedMs: 0.8, perRowMs: 0.004, loadFixedMs: 1, loadMsPerMb: 0.0164 },
     adminToken: "t".repeat(24),
   });
   assert.equal(env.SWITCHYARD_BACKEND__MEMORY_BUDGET_MB, "77.1");
