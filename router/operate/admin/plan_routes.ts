@@ -12,7 +12,8 @@
  *   their provenance), predictions and the cost of moving weights; `health`: EPLB health
  *   (switches by outcome, their durations, weights moved, a due rebalance held and why);
  *   both from `placement_body.ts`.
- * - `POST /api/plan/preview`, `POST /api/plan/apply`, `POST /api/plan/pin`,
+ * - `POST /api/plan/preview`, `POST /api/plan/apply` (`{phy2log?, pin?}`: `pin: true`
+ *   applies and pins in one step), `POST /api/plan/pin`,
  *   `DELETE /api/plan/pin`: admin only (`authorization: Bearer <auth.admin_token>`).
  *
  * Every state change is logged as an audit line (`who`, `what`, `version`), never with
@@ -47,7 +48,11 @@ export interface PlanRoutesDeps {
 
 const Matrix = z.array(z.array(z.number().min(0)));
 const PreviewBodySchema = z.strictObject({ weight: Matrix.min(1).optional() });
-const ApplyBodySchema = z.strictObject({ phy2log: z.array(z.array(z.int().min(0))).optional() });
+const ApplyBodySchema = z.strictObject({
+  phy2log: z.array(z.array(z.int().min(0))).optional(),
+  /** Pin the applied version in the same step (the balancer never replaces it meanwhile). */
+  pin: z.boolean().optional(),
+});
 /** Plan actions whose fields are all optional accept an empty body. */
 const EMPTY_OK = { allowEmpty: true };
 const PinBodySchema = z.strictObject({ version: z.int().positive() });
@@ -90,12 +95,16 @@ export function registerPlanRoutes<E extends Env>(app: Hono<E>, deps: PlanRoutes
     handle(c, async () => {
       requireAdmin(c.req.raw.headers, deps.adminToken);
       const body = await readJsonBody(c.req.raw, maxBytes, ApplyBodySchema, "apply plan", EMPTY_OK);
-      const result = await balancer.apply(body.phy2log ? { phy2log: body.phy2log } : {});
+      const result = await balancer.apply({
+        ...(body.phy2log ? { phy2log: body.phy2log } : {}),
+        ...(body.pin ? { pin: true } : {}),
+      });
       audit("apply plan", {
         model: balancer.modelShape()?.name ?? null,
         version: result.version,
         previous: result.previous,
         source: body.phy2log ? "phy2log" : "observed load",
+        pinned: body.pin ?? false,
       });
       return {
         version: result.version,
@@ -104,6 +113,7 @@ export function registerPlanRoutes<E extends Env>(app: Hono<E>, deps: PlanRoutes
         moved: result.moved,
         balancedness: result.predicted,
         pending_activation: result.pendingActivation,
+        pinned: body.pin ? result.version : null,
       };
     }));
 
