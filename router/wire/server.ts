@@ -204,7 +204,13 @@ export async function buildRouter(
     rebalance: () => {
       const balancer = balancing?.balancer;
       const model = balancer?.modelShape()?.name;
-      return balancer && model ? { model, health: balancer.health() } : undefined;
+      return balancer && model
+        ? {
+          model,
+          health: balancer.health(),
+          fullReplication: balancer.placement()?.choice === "full_replication",
+        }
+        : undefined;
     },
     clock,
     logger,

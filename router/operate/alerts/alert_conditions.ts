@@ -19,7 +19,9 @@
  *   out; the experts' own skew is the traffic's, and a good plan spreads it) — the value
  *   `/api/load` and `switchyard_layer_balancedness` show — is below `balanceThreshold`
  *   while the layer carries at least
- *   {@linkcode MIN_LAYER_TOKENS_S_PER_EXPERT} tokens/s per expert on average.
+ *   {@linkcode MIN_LAYER_TOKENS_S_PER_EXPERT} tokens/s per expert on average. Not under
+ *   full replication: there every backend hosts every expert and the shares follow
+ *   entry routing, which no placement can even out.
  * - `backend_down`: a configured backend is unhealthy in the pool, or its load report
  *   is stale or failing (never arrived, last poll failed, or too old).
  * - `latency_slo`: the pool's request latency p99 over `alerts.latency_window` — every
@@ -250,7 +252,7 @@ export function observeConditions(
 ): AlertCondition[] {
   return [
     ...hotExperts(load, settings),
-    ...lowBalance(load, settings),
+    ...(rebalance?.fullReplication ? [] : lowBalance(load, settings)),
     ...downBackends(load, views),
     ...latencySlo(latency, settings),
     ...shedding(load, settings),
