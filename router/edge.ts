@@ -3,13 +3,19 @@
  * @module The edge entry: the router for Deno Deploy and `deno serve`-style hosts.
  *
  *   deno serve --allow-net --allow-env router/edge.ts        (add --port, --host as needed)
+ *   deno task edge --port 8080                               (router/edge_serve.ts: the same,
+ *                                                             listening where --port/--host say)
  *
  * Differences from `main.ts`, all for hosts without a file system or processes:
  * - `Deno.cron` is registered here, at module top level and unconditionally (Deploy only
  *   picks up crons registered that way); its handler, {@linkcode cronHandler}, runs the
  *   pre-warm job on the leader. Hosts without cron POST `/api/cron/prewarm` (admin token).
  * - State: `state.kv: deploy` (the default on Deploy, where `DENO_DEPLOYMENT_ID` is set)
- *   opens Deploy's managed KV with `Deno.openKv()`; elsewhere any `state.kv` works.
+ *   opens Deploy's managed KV with `Deno.openKv()`. Elsewhere `state.kv` must name the KV
+ *   the other routers of the pool share (a KV Connect URL) — or `:memory:` for a router
+ *   that runs alone: plans carry the pool id kept in that state, and backends steered by
+ *   another pool refuse this router's (409). A file KV needs read and write permission the
+ *   entry is not given: start-up stops with one line naming the setting to change.
  * - The dashboard is served from the bundle generated at build time (`assets_bundle.ts`),
  *   never read from files; logs go to stdout (and Loki with `loki.url`), never to files.
  * - Config from `SWITCHYARD_*` variables; `SWITCHYARD_CONFIG` may name a file (then also
@@ -50,6 +56,15 @@ export async function edgeConfig(env: Record<string, string>): Promise<Config> {
     ...(env["DENO_DEPLOYMENT_ID"] !== undefined ? { SWITCHYARD_STATE__KV: "deploy" } : {}),
   };
   const config = await loadConfig([], { ...defaults, ...env });
+  const kv = config.state.kv;
+  const fileKv = kv !== ":memory:" && kv !== "deploy" && !/^https?:\/\//.test(kv);
+  if (fileKv && Deno.permissions.querySync({ name: "write", path: kv }).state !== "granted") {
+    throw new ConfigError(
+      `Invalid config: state.kv: "${kv}" is a file, which the edge entry (net + env only) cannot write; ` +
+        "set SWITCHYARD_STATE__KV to the KV the pool's other routers share (a KV Connect https:// URL, " +
+        'or "deploy" on Deno Deploy), or to ":memory:" for a router that runs alone',
+    );
+  }
   if (config.prewarm.scaler === "local") {
     throw new ConfigError(
       "Invalid config: prewarm.scaler: local starts processes, which the edge entry cannot; use advisory or webhook",
@@ -58,8 +73,15 @@ export async function edgeConfig(env: Record<string, string>): Promise<Config> {
   return config;
 }
 
-// Step 2: config, logs and the router.
-const config = await edgeConfig(Deno.env.toObject());
+// Step 2: config (a bad one stops here with one line, no stack trace), logs and the router.
+const config = await edgeConfig(Deno.env.toObject()).catch((error) => {
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(error.message);
+  Deno.exit(1);
+});
+
+/** Where `deno task edge` listens unless `--port`/`--host` say otherwise (`router.port`, `router.host`). */
+export const edgeListen = { port: config.router.port, host: config.router.host };
 const logs = createServiceLogger(config, { service: "router" });
 router = buildRouter(config, {
   logger: logs.logger,

@@ -175,6 +175,11 @@ export const ConfigSchema = z.object({
      * as a bearer token, or once as `?token=` on a page, which sets a cookie for the rest.
      */
     viewer_token: z.string().min(16).optional(),
+    /**
+     * What `viewer_token` also covers beyond the dashboard: `api` (every GET/HEAD under
+     * `/api/`), `metrics` (`/metrics`; scrape with the token as bearer credentials).
+     */
+    viewer_covers: z.array(z.enum(["api", "metrics"])).default([]),
   }).prefault({}),
   expert_balancer: z.object({
     enabled: z.boolean().default(true),
@@ -229,6 +234,12 @@ export const ConfigSchema = z.object({
      * readiness answers 503 saying why.
      */
     required: z.boolean().default(true),
+    /**
+     * The id of the pool this state steers, sent with every plan call: backends follow one
+     * pool's plans and refuse another's (409). Default: generated once and kept in
+     * `state.kv`, so routers sharing the KV share it (with `:memory:` a new one per start).
+     */
+    pool_id: z.string().min(1).max(200).optional(),
   }).prefault({}),
   /** One router among many runs the control loops, elected by a lease in `state.kv`. */
   leader: LeaderSchema,

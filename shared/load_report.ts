@@ -4,6 +4,7 @@
  * reports to get rates; cumulative counters make a lost report harmless.
  */
 import { z } from "zod";
+import { PlanOwnerSchema } from "./plan_owner.ts";
 
 /** Counters of one hosted model part (routed expert, shared expert or gate). */
 export const PartLoadSchema = z.object({
@@ -161,8 +162,12 @@ export const LoadReportSchema = z.object({
    * (`staged`), `null` when none; the router reconciles them with its current plan.
    * Optional so reports of older backends still parse.
    */
-  plan: z.object({ active: z.int().min(1).nullable(), staged: z.int().min(1).nullable() })
-    .optional(),
+  plan: z.object({
+    active: z.int().min(1).nullable(),
+    staged: z.int().min(1).nullable(),
+    /** The pool and leader term this backend follows (`null`: unclaimed); optional for older backends. */
+    owner: PlanOwnerSchema.nullable().optional(),
+  }).optional(),
   /** Peer hops; optional so reports of older backends (and the per-expert path) still parse. */
   peer: PeerReportSchema.optional(),
 });

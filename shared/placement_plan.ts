@@ -9,6 +9,7 @@
  * hosts them.
  */
 import { z } from "zod";
+import { PlanOwnerSchema } from "./plan_owner.ts";
 
 /** A backend of the pool as the plan names it. */
 export const PlanBackendSchema = z.object({
@@ -37,6 +38,11 @@ export const PlacementPlanSchema = z.object({
   backends: z.array(PlanBackendSchema).min(1),
   slotsPerBackend: z.int().positive(),
   layers: z.array(LayerPlacementSchema).min(1),
+  /**
+   * The pool and leader term that made it (`shared/plan_owner.ts`); optional so plans kept
+   * by older routers still parse. The headers of the call that stages it are what backends check.
+   */
+  owner: PlanOwnerSchema.optional(),
 });
 
 /** A placement plan. */

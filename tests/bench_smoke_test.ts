@@ -1,11 +1,15 @@
 /**
- * The before/after benchmark in smoke mode (seconds-long phases, tiny model): it runs
- * both baselines and the default configuration on real processes and writes well-formed `throughput.csv`,
- * `latency.csv` and `summary.md`. Speed is the benchmark's business, not this test's.
+ * The before/after benchmark in smoke mode (second-long phases, one seed, the tiny model
+ * for both the budget pool and the demo check): every configuration runs on real
+ * processes — the simulated executor with its device time measured in the run — and the
+ * three files come out well formed, each starting with the command, commit, date and
+ * machine. Speed is the benchmark's business, not this test's.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { makeTinyModel } from "./_support/tiny_model.ts";
+
+const CONFIGS = ["static", "eplb-10min", "switchyard", "replicate-all"];
 
 Deno.test("deno task bench --smoke writes throughput.csv, latency.csv and summary.md", async () => {
   const modelDir = await makeTinyModel();
@@ -17,12 +21,16 @@ Deno.test("deno task bench --smoke writes throughput.csv, latency.csv and summar
         "-A",
         "tools/bench/before_after.ts",
         "--smoke",
+        "--executors",
+        "simulated",
         "--model",
         modelDir,
+        "--demo-model",
+        modelDir,
+        "--demo-configs",
+        "replicate-all,switchyard",
         "--out",
         out,
-        "--concurrency",
-        "4",
       ],
       stdout: "piped",
       stderr: "piped",
@@ -31,33 +39,53 @@ Deno.test("deno task bench --smoke writes throughput.csv, latency.csv and summar
     assert.equal(run.code, 0, stderr);
 
     for (
-      const [file, header] of [
-        ["throughput.csv", "config,phase,t_s,requests_s,tokens_s"],
-        ["latency.csv", "config,phase,t_s,p50_ms,p99_ms"],
+      const [file, columns] of [
+        ["throughput.csv", "requests_s,tokens_s,good_s"],
+        ["latency.csv", "p50_ms,p90_ms,p99_ms,mean_ms"],
       ] as const
     ) {
       const lines = (await Deno.readTextFile(join(out, file))).trimEnd().split("\n");
-      assert.equal(lines[0], header);
-      const rows = lines.slice(1).map((line) => line.split(","));
-      assert.ok(rows.length >= 4, `${file} has too few rows`);
+      assert.match(lines[0]!, /^# Command: `deno task bench --smoke /);
+      assert.ok(
+        lines.some((l) => /^# commit: /.test(l)) && lines.some((l) => /^# machine: /.test(l)),
+      );
+      const data = lines.filter((l) => !l.startsWith("#"));
+      assert.equal(data[0], `executor,model,config,seed,phase,t_s,${columns}`);
+      const rows = data.slice(1).map((line) => line.split(","));
+      const width = data[0]!.split(",").length;
       for (const row of rows) {
-        assert.equal(row.length, 5, `${file}: ${row.join(",")}`);
-        assert.ok(["no-plan", "static", "switchyard"].includes(row[0]!));
-        assert.ok(["saturation", "schedule"].includes(row[1]!));
-        for (const cell of row.slice(2)) assert.ok(cell === "" || Number.isFinite(Number(cell)));
+        assert.equal(row.length, width, `${file}: ${row.join(",")}`);
+        assert.ok(["simulated", "onnx"].includes(row[0]!));
+        assert.ok(CONFIGS.includes(row[2]!), row[2]);
+        assert.match(row[4]!, /^(idle|saturation|rate-[\d.]+|shift)$/);
+        for (const cell of row.slice(5)) assert.ok(cell === "" || Number.isFinite(Number(cell)));
       }
-      // Every configuration (two baselines, the defaults) and both phases are there.
-      assert.deepEqual(new Set(rows.map((r) => `${r[0]}/${r[1]}`)).size, 6);
+      // The budget pool ran every phase of its three configurations; the demo check two.
+      const phases = new Set(rows.map((r) => `${r[0]}/${r[2]}/${r[4]}`));
+      for (const config of ["static", "eplb-10min", "switchyard"]) {
+        for (const phase of ["idle", "saturation", "rate-0.5", "rate-0.9", "shift"]) {
+          assert.ok(phases.has(`simulated/${config}/${phase}`), `${config}/${phase}`);
+        }
+      }
+      assert.ok(phases.has("onnx/replicate-all/saturation"));
     }
     const summary = await Deno.readTextFile(join(out, "summary.md"));
+    assert.match(summary, /^# Switchyard before\/after/);
+    assert.match(summary, /Command: `deno task bench --smoke /);
+    assert.match(summary, /- machine: .+, \d+ cores/);
+    assert.match(summary, /- compute limit \(measured in this run\): /);
     assert.match(
       summary,
-      /\| throughput at saturation \(tokens\/s\) \| \d+ \| \d+ \| \d+ \| [\d.]+× \| [\d.]+× \|/,
+      /device time per layer execution [\d.]+ ms \+ [\d.]+ ms per expert row \(MEASURED in this run/,
     );
-    assert.match(summary, /switchyard: the DEFAULT configuration/);
-    assert.match(summary, /command: `deno task bench /);
-    assert.match(summary, /\| p99 latency under the schedule \(ms\) \|/);
-    assert.match(summary, /real onnxruntime CPU executors/);
+    assert.match(
+      summary,
+      /\| saturation throughput \(tokens\/s\), switchyard ÷ static \| simulated \| ≥ 1\.4× \| [\d.]+× \| \*\*(met|not met)\*\* \(\d\/1 seeds\) \|/,
+    );
+    assert.match(summary, /\| demo model, ample memory: .+ \| onnx, demo model \| ≥ 0\.95× \|/);
+    assert.match(summary, /### The seed's five metrics, before and after/);
+    assert.match(summary, /SLO: \d+ ms per request \(assumed: 10 × the static baseline's idle p50/);
+    assert.match(summary, /eplb-10min re-plans every [\d.]+ s/);
   } finally {
     await Deno.remove(out, { recursive: true });
     await Deno.remove(modelDir, { recursive: true });

@@ -1,10 +1,11 @@
 /**
  * The dashboard in a real browser (Debian's Chromium driven by playwright-core) against
  * a live stack with skewed traffic: heatmap cells equal `/api/load`, snapshots arrive
- * without a reload, node resources say "n/a" where the API has no value, the plan panel
- * shows the placement choice and EPLB health, a killed
- * backend shows up as a `backend_down` alert, and a screenshot lands in
- * `out/dashboard.png`. Without Chromium the test is skipped (and fails under `CI`).
+ * without a reload, node resources say "n/a" where the API has no value (columns every
+ * backend lacks are left out), the plan panel shows the placement choice and EPLB health,
+ * and a backend stopped with SIGSTOP shows up at once: the other keeps fresh reports, the
+ * header and its table row turn red, and a `backend_down` alert fires; a screenshot lands
+ * in `out/dashboard.png`. Without Chromium the test is skipped (and fails under `CI`).
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
@@ -77,7 +78,7 @@ Deno.test({
     }
   });
   try {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
     const problems: string[] = [];
     page.on("console", (m) => m.type() === "error" && problems.push(m.text()));
     page.on("pageerror", (error) => problems.push(String(error)));
@@ -122,14 +123,21 @@ Deno.test({
       assert.equal(await row.count(), 1, `resource row of ${backend.name}`);
       const cell = async (field: string) =>
         await row.locator(`td[data-field="${field}"]`).textContent();
-      if (backend.power_w === null || backend.power_w === undefined) {
-        assert.equal(await cell("power"), "n/a");
-      }
+      // No backend reads power here: the column is left out rather than all "n/a".
+      assert.equal(backend.power_w, null);
+      assert.equal(await row.locator('td[data-field="power"]').count(), 0);
       if (backend.rss_bytes !== null) assert.notEqual(await cell("memory"), "n/a");
+      assert.equal(await cell("state"), "fresh");
       // Cold starts: a count wherever the backend reports them (every real backend does).
       assert.equal(typeof backend.cold_starts, "number", "cold_starts in /api/load");
-      assert.match((await cell("coldStarts")) ?? "", /^[\d,]+$/);
+      assert.match((await cell("coldStartsBoth")) ?? "", /^[\d,]+ \(/);
     }
+    // The table fits the 1440 px viewport (no horizontal scroll).
+    const overflow = await page.$eval(
+      "#resources-table",
+      (table) => table.scrollWidth - table.parentElement!.clientWidth,
+    );
+    assert.ok(overflow <= 0, `the resources table overflows by ${overflow} px`);
     assert.notEqual(await page.textContent('[data-fact="version"]'), null);
     // The plan panel's EPLB block: the placement decision and the balancer's health. Two
     // backends without a memory budget: full replication fits and hops cost something.
@@ -150,23 +158,44 @@ Deno.test({
     await screenshot(page);
     assert.deepEqual(problems, [], "browser console errors");
 
-    // Step 5: an induced alert: kill one backend, its backend_down row appears.
+    // Step 5: SIGSTOP one backend (its process hangs, connections stay open): the header
+    // and its row turn red, the other keeps fresh reports, backend_down fires.
     const alertsWired = await page.evaluate(() =>
       // deno-lint-ignore no-explicit-any
       (globalThis as any).switchyardDashboard.lastSnapshot.alerts !== null
     );
     assert.ok(alertsWired, "the router serves no alerts (snapshot.alerts is null)");
-    await pool.backends[1]!.kill();
-    await page.waitForSelector(
-      '#alerts-table tr[data-kind="backend_down"][data-state="firing"]',
-      { timeout: 20_000 },
-    );
-    const subject = await page.textContent(
-      '#alerts-table tr[data-kind="backend_down"] td[data-field="subject"]',
-    );
-    assert.match(subject ?? "", /backend-2|127\.0\.0\.1/);
-
-    await screenshot(page);
+    const stopped = pool.backends[1]!.child.pid;
+    Deno.kill(stopped, "SIGSTOP");
+    try {
+      await page.waitForSelector('#backends-health[data-health="bad"]', { timeout: 20_000 });
+      assert.match((await page.textContent("#backends-problems")) ?? "", /backend-2 (stale|down)/);
+      assert.equal(await page.getAttribute("#status", "data-state"), "degraded");
+      await page.waitForSelector(
+        '#alerts-table tr[data-kind="backend_down"][data-state="firing"]',
+        { timeout: 30_000 },
+      );
+      const subject = await page.textContent(
+        '#alerts-table tr[data-kind="backend_down"] td[data-field="subject"]',
+      );
+      assert.match(subject ?? "", /backend-2|127\.0\.0\.1/);
+      assert.match(
+        (await page.getAttribute('#resources-table tr[data-backend="backend-2"]', "data-state")) ??
+          "",
+        /stale|down/,
+      );
+      // The running backend still reports: fresh, and the heatmap still draws its load.
+      const healthy = await (await fetch(`${pool.router.url}/api/load`)).json();
+      const first = healthy.backends.find((b: { name: string }) => b.name === "backend-1");
+      assert.equal(first.state, "fresh", JSON.stringify(first));
+      assert.equal(
+        await page.getAttribute('#resources-table tr[data-backend="backend-1"]', "data-state"),
+        "fresh",
+      );
+      await screenshot(page);
+    } finally {
+      Deno.kill(stopped, "SIGCONT");
+    }
     assert.deepEqual(problems, [], "browser console errors");
   } finally {
     stop = true;

@@ -2,7 +2,9 @@
  * The dashboard behind `auth.viewer_token` with bounded streams, on a real router and
  * backend: anonymous clients get 401 and take no stream, so they cannot lock the
  * operator out; `?token=` trades for a cookie that opens the page and its stream; one
- * client address gets at most `limits.sse_streams_per_client` streams (429 beyond).
+ * client address gets at most `limits.sse_streams_per_client` streams (429 beyond). With
+ * `auth.viewer_covers: [api, metrics]` every `/api` read and `/metrics` need the token too
+ * (inference never does), and a browser gets a token prompt page instead of JSON.
  */
 import assert from "node:assert/strict";
 import { startPool } from "../tools/pool/processes.ts";
@@ -31,6 +33,7 @@ Deno.test("viewer token and per-client stream bounds keep the dashboard for the 
     backends: 1,
     env: {
       SWITCHYARD_AUTH__VIEWER_TOKEN: VIEWER,
+      SWITCHYARD_AUTH__VIEWER_COVERS: '["api","metrics"]',
       SWITCHYARD_LIMITS__SSE_STREAMS: "4",
       SWITCHYARD_LIMITS__SSE_STREAMS_PER_CLIENT: "2",
     },
@@ -57,6 +60,27 @@ Deno.test("viewer token and per-client stream bounds keep the dashboard for the 
       const stream = await fetch(`${url}/api/stream`, { headers: viewer });
       assert.equal(stream.status, 200);
       assert.match(await firstSnapshot(stream), /event: snapshot/);
+    });
+
+    await t.step("/api reads and /metrics need the token; inference does not", async () => {
+      for (const path of ["/api/load", "/api/alerts", "/api/leader", "/api/plan", "/metrics"]) {
+        const anonymous = await fetch(`${url}${path}`);
+        assert.equal(anonymous.status, 401, path);
+        assert.match((await anonymous.json()).error, /auth\.viewer_token/, path);
+        const allowed = await fetch(`${url}${path}`, { headers: viewer });
+        assert.equal(allowed.status, 200, path);
+        await allowed.body?.cancel();
+      }
+      const live = await fetch(`${url}/v2/health/ready`);
+      assert.equal(live.status, 200);
+      await live.body?.cancel();
+    });
+
+    await t.step("a browser without the token gets a prompt page, not JSON", async () => {
+      const page = await fetch(`${url}/dashboard`, { headers: { accept: "text/html" } });
+      assert.equal(page.status, 401);
+      assert.match(page.headers.get("content-type")!, /text\/html/);
+      assert.match(await page.text(), /<input id="token" name="token" type="password"/);
     });
 
     await t.step("?token= sets a cookie that opens the page and its stream", async () => {

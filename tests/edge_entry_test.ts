@@ -1,9 +1,11 @@
 /**
- * The edge entry under Deno Deploy's permission model: `deno serve --allow-net
- * --allow-env router/edge.ts` — no read, write or subprocess permission — with
- * `state.kv=:memory:`, in front of a real backend process. Checks inference, the
- * dashboard (served from the build-time bundle), the cron handler (through its HTTP
- * trigger) and the admin API.
+ * The edge entry under Deno Deploy's permission model, started as documented:
+ * `deno task edge --port N` (`deno run --allow-net --allow-env router/edge_serve.ts`, which
+ * serves `router/edge.ts`) — no read, write or subprocess permission — with
+ * `state.kv=:memory:`, in front of a real backend process. Checks that `--port` is
+ * honoured, inference, the dashboard (served from the build-time bundle), the cron
+ * handler (through its HTTP trigger) and the admin API; and that without a usable
+ * `state.kv` it stops with one line naming the setting, not a stack trace.
  */
 import assert from "node:assert/strict";
 import { createRandom } from "../tools/model/prng.ts";
@@ -16,6 +18,27 @@ const TOKEN = "test-internal-token-0123456789";
 const ADMIN = "test-admin-token-0123456789";
 /** Exactly the permissions the edge entry runs with (the closing note cites this line). */
 export const EDGE_PERMISSIONS = ["--allow-net", "--allow-env"];
+
+Deno.test("deno task edge runs with exactly net + env, and names the setting when state.kv is a file", async () => {
+  const { tasks } = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
+  assert.equal(tasks.edge, `deno run ${EDGE_PERMISSIONS.join(" ")} router/edge_serve.ts`);
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "edge", "--port", String(freePort())],
+    cwd: ROOT,
+    clearEnv: true,
+    env: { PATH: Deno.env.get("PATH") ?? "", HOME: Deno.env.get("HOME") ?? "" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(output.stderr);
+  assert.equal(output.code, 1, stderr);
+  assert.match(
+    stderr,
+    /^Invalid config: state\.kv: "data\/switchyard\.kv" is a file.*SWITCHYARD_STATE__KV/m,
+  );
+  assert.doesNotMatch(stderr, /\bat (file|async|ext):/, "no stack trace");
+});
 
 Deno.test("the edge entry serves inference, dashboard, cron and admin API with only net + env", async () => {
   const modelDir = await makeTinyModel();
@@ -34,15 +57,7 @@ Deno.test("the edge entry serves inference, dashboard, cron and admin API with o
   });
   const edgePort = freePort();
   const edge = new Deno.Command(Deno.execPath(), {
-    args: [
-      "serve",
-      ...EDGE_PERMISSIONS,
-      "--host",
-      "127.0.0.1",
-      "--port",
-      String(edgePort),
-      "router/edge.ts",
-    ],
+    args: ["task", "edge", "--host", "127.0.0.1", "--port", String(edgePort)],
     cwd: ROOT,
     clearEnv: true,
     env: {

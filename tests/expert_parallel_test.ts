@@ -13,6 +13,7 @@ import { createRandom } from "../tools/model/prng.ts";
 import { loadReferenceModel } from "../tools/model/reference.ts";
 import { demoTokens, loadDemoTraffic } from "../tools/model/traffic.ts";
 import { startPool, type TestPool } from "../tools/pool/processes.ts";
+import { ownerHeaders } from "../shared/plan_owner.ts";
 import { infer, maxAbsDiff } from "./_support/client.ts";
 import { makeTinyModel, TINY } from "./_support/tiny_model.ts";
 import { perExpertOutputs } from "./_support/per_expert.ts";
@@ -31,9 +32,18 @@ function plan(pool: TestPool, version: number, layers: number[][]): PlacementPla
 }
 
 async function call(pool: TestPool, backend: number, path: string, method: string, body?: unknown) {
-  const response = await fetch(`${pool.backends[backend]!.url}${path}`, {
+  const url = pool.backends[backend]!.url;
+  const auth = { authorization: `Bearer ${pool.token}` };
+  // The test steers on behalf of the pool's router: its calls carry the pool and term the
+  // backend follows (the router's replica-weight pushes claim it; shared/plan_owner.ts).
+  const { owner } = await (await fetch(`${url}/v2/plan`, { headers: auth })).json();
+  const response = await fetch(`${url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${pool.token}`, "content-type": "application/json" },
+    headers: {
+      ...auth,
+      "content-type": "application/json",
+      ...(owner ? ownerHeaders(owner) : {}),
+    },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   const json = await response.json();

@@ -131,6 +131,11 @@ const pool: LocalPool = createLocalPool({
     ...env,
     ...(configPath ? { SWITCHYARD_CONFIG: configPath } : {}),
     SWITCHYARD_AUTH__INTERNAL_TOKEN: internalToken,
+    // State in memory: a restarted router must keep steering its backends (plan calls carry
+    // the pool id, shared/plan_owner.ts), so the launcher names the pool for its lifetime.
+    ...(config.state.kv === ":memory:" && config.state.pool_id === undefined
+      ? { SWITCHYARD_STATE__POOL_ID: `pool-${crypto.randomUUID().slice(0, 8)}` }
+      : {}),
   },
   internalToken,
   adminToken,

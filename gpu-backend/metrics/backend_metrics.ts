@@ -7,6 +7,7 @@
  */
 import { Registry } from "prom-client";
 import type { LoadReport } from "../../shared/load_report.ts";
+import type { PlanOwner } from "../../shared/plan_owner.ts";
 import {
   buildInfoGauge,
   collectedCounter,
@@ -32,6 +33,10 @@ export interface PlacementReading {
   active: number | null;
   staged: number | null;
   coldStarts: number;
+  /** The pool and leader term plan calls must come from (null: unclaimed); absent: not read. */
+  owner?: PlanOwner | null;
+  /** Plan calls refused by the owner check, by reason. */
+  refused?: ReadonlyMap<string, number>;
 }
 
 /** What the backend's statistics say at one moment. */
@@ -341,6 +346,25 @@ export class BackendMetrics {
       "Last placement plan version staged on this backend (absent: none yet).",
       version("staged"),
       ["model"],
+    );
+    this.#gauge(
+      "switchyard_plan_owner_term",
+      "Leader term of the pool this backend takes plans from (label pool; absent: unclaimed).",
+      (s) =>
+        s.placement.owner
+          ? [{ labels: { pool: s.placement.owner.pool }, value: s.placement.owner.term }]
+          : [],
+      ["pool"],
+    );
+    this.#counter(
+      "switchyard_plan_refused_total",
+      "Plan calls refused (409) because they came from another pool, an older term or named none.",
+      (s) =>
+        ["other_pool", "older_term", "unfenced"].map((reason) => ({
+          labels: { reason },
+          value: s.placement.refused?.get(reason) ?? 0,
+        })),
+      ["reason"],
     );
     this.#counter(
       "switchyard_placement_cold_starts_total",

@@ -41,6 +41,7 @@ import type { ExpertExecutor } from "../execution/executor.ts";
 import { chooseEvictions, planWarm, type Resident } from "../residency/eviction_policy.ts";
 import { estimatedExpertBytes } from "../residency/expert_bytes.ts";
 import { type ColdStartStats, ExpertResidency } from "../residency/expert_residency.ts";
+import { PlanOwnerGate } from "./plan_owner_gate.ts";
 
 /** The layer executables as placement sees them (`gpu-backend/layer/layer_executables.ts`). */
 export interface ComposedLayers {
@@ -81,12 +82,15 @@ export class PlacementState {
   /** Experts loaded on demand because rows arrived before they were staged. */
   coldStarts = 0;
   readonly residency: ExpertResidency;
+  /** Whom plan calls must come from (pool id and leader term): the plan routes check it. */
+  readonly owner: PlanOwnerGate;
   /** Keys of experts hosted here by the active or staged plan (or one being staged). */
   #pinned = new Set<string>();
   #warnedOverBudget = false;
 
   constructor(options: PlacementStateOptions) {
     this.#options = options;
+    this.owner = new PlanOwnerGate(options.logger);
     const { manifest, executor } = options;
     const bytes = estimatedExpertBytes(manifest);
     this.residency = options.residency ?? new ExpertResidency({ bytes: () => bytes });

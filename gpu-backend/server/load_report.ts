@@ -6,6 +6,7 @@
  * Every hosted part is listed (by default every part of the manifest), with zero
  * counters until it first runs, so a consumer sees complete per-layer expert vectors.
  */
+import type { PlanOwner } from "../../shared/plan_owner.ts";
 import type {
   HostReport,
   LoadReport,
@@ -52,7 +53,7 @@ export interface LoadReportSources {
   /** Routed-expert residency (budget, used, largest expert). */
   residency?: ResidencyReport;
   /** Plan versions active and staged here; omitted from the report when absent. */
-  plan?: { active: number | null; staged: number | null };
+  plan?: { active: number | null; staged: number | null; owner?: PlanOwner | null };
   /** Peer hops (the layer path); omitted from the report when absent. */
   peer?: PeerReport;
   /** Cold starts of a routed expert by key; when given, every expert part reports them. */

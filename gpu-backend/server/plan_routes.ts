@@ -6,6 +6,10 @@
  * places here, `GET /v2/plan` says which versions are where, `GET /v2/plan/active` returns
  * the active plan itself (404 when none: a router with an empty KV adopts it). Also registers the
  * residency endpoints (`/v2/residency`, see `residency_routes.ts`).
+ *
+ * Fencing: every plan-changing call must come from the pool and leader term this backend
+ * follows (`placement.owner`, `shared/plan_owner.ts`): another pool or an older term is
+ * answered 409 before anything changes. `GET /v2/plan` names the owner followed.
  */
 import type { Hono } from "hono";
 import { ApiError } from "../../shared/errors.ts";
@@ -34,6 +38,7 @@ export function registerPlanRoutes(
     c.json({
       active: placement.active?.version ?? null,
       staged: placement.staged?.version ?? null,
+      owner: placement.owner.owner,
       cold_starts: placement.coldStarts,
       peers: peers.stats(),
     }));
@@ -46,6 +51,7 @@ export function registerPlanRoutes(
   });
   app.put("/v2/plan", async (c) => {
     const plan = await readJsonBody(c.req.raw, MAX_BODY_BYTES, PlacementPlanSchema, "stage plan");
+    placement.owner.admit(`stage plan ${plan.version}`, c.req.raw.headers, plan.owner);
     peers.update(plan.backends);
     const { loaded, ms, layersMs } = await placement.stage(plan);
     return c.json({
@@ -63,6 +69,7 @@ export function registerPlanRoutes(
       PlanVersionBodySchema,
       "activate plan",
     );
+    placement.owner.admit(`activate plan ${version}`, c.req.raw.headers);
     placement.activate(version);
     return c.json({ active: version });
   });
@@ -73,6 +80,7 @@ export function registerPlanRoutes(
       ReplicaWeightsBodySchema,
       "set replica weights",
     );
+    placement.owner.admit(`set replica weights of plan ${body.version}`, c.req.raw.headers);
     placement.setWeights(body.version, body.weights);
     return c.json({ version: body.version });
   });
@@ -83,6 +91,7 @@ export function registerPlanRoutes(
       PlanVersionBodySchema,
       "release plan",
     );
+    placement.owner.admit(`release plan ${version}`, c.req.raw.headers);
     return c.json({ unloaded: await placement.release(version) });
   });
 }

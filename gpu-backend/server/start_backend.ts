@@ -201,6 +201,7 @@ export async function startBackend(
       plan: {
         active: placement.active?.version ?? null,
         staged: placement.staged?.version ?? null,
+        owner: placement.owner.owner,
       },
       ...(layers ? { peer: peerReport(layers.dispatcher.counters, peers.channels(), served) } : {}),
     });
@@ -221,6 +222,8 @@ export async function startBackend(
         active: placement.active?.version ?? null,
         staged: placement.staged?.version ?? null,
         coldStarts: placement.coldStarts,
+        owner: placement.owner.owner,
+        refused: placement.owner.refusals(),
       },
     }),
   });

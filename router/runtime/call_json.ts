@@ -20,6 +20,8 @@ export interface JsonCallRequest {
   /** JSON-encoded when present. */
   body?: unknown;
   timeoutMs: number;
+  /** Extra headers (e.g. the plan owner's). */
+  headers?: Record<string, string>;
 }
 
 /** Calls `url`; a 2xx answer is `ok` (its body parsed, `undefined` if not JSON). */
@@ -34,7 +36,7 @@ export async function callJson(
     timedOut = true;
     controller.abort();
   }, request.timeoutMs);
-  const headers = new Headers();
+  const headers = new Headers(request.headers);
   if (request.token !== undefined) headers.set("authorization", `Bearer ${request.token}`);
   if (request.body !== undefined) headers.set("content-type", "application/json");
   try {

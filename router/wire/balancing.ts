@@ -29,6 +29,7 @@ import {
 import type { Clock } from "../runtime/clock.ts";
 import type { FetchLike } from "../runtime/fetch_like.ts";
 import { modelParameter } from "./served_model.ts";
+import type { PlanOwner } from "../../shared/plan_owner.ts";
 
 /** What {@linkcode wireBalancing} reads. */
 export interface BalancingDeps {
@@ -43,6 +44,8 @@ export interface BalancingDeps {
   logger: Logger;
   /** The leader lease's fence for plan switches; default none (one router). */
   fence?: () => Promise<PlanFence | null>;
+  /** Pool id and leader term every plan call carries; null while not leading. Default: unfenced. */
+  owner?: () => PlanOwner | null;
 }
 
 /** The wired balancer, its plan store and what must run with the router. */
@@ -53,6 +56,8 @@ export interface Balancing {
   prewarm: PrewarmJob | undefined;
   /** Repairs backends off the current plan (its counters feed metrics). */
   reconciler: PlanReconciler;
+  /** Plan calls backends refused as coming from another pool or an older term (metrics). */
+  refusedPlanCalls(): number;
   /**
    * The planner's measured costs and the pool's hop counters; every router records every
    * load round into it (`record`), the leader's balancer reads it.
@@ -91,7 +96,27 @@ export function wireBalancing<E extends Env>(
   const recent = new ShortWindowLoad(config.expert_balancer.detect_window);
   const observedNow = (model: string) =>
     recent.load(model) ?? observedLoad(model, deps.load(), deps.history);
-  const client = new PlanClient({ fetch, clock, ...(internalToken ? { internalToken } : {}) });
+  const owner = deps.owner ? { owner: deps.owner } : {};
+  // A backend that follows another pool refuses our plans: never silent, never a storm.
+  const refusals = { count: 0, loggedAt: -Infinity };
+  const onRefused = (backend: string, reason: string) => {
+    refusals.count++;
+    if (clock.now() - refusals.loggedAt < 30_000) return;
+    refusals.loggedAt = clock.now();
+    logger.error("plan refused: another controller steers this pool", {
+      event: "plan_owner",
+      backend,
+      reason,
+      refused_total: refusals.count,
+    });
+  };
+  const client = new PlanClient({
+    fetch,
+    clock,
+    ...(internalToken ? { internalToken } : {}),
+    ...owner,
+    onRefused,
+  });
   const budgets = () =>
     new Map(
       deps.load().backends.flatMap((b) =>
@@ -133,7 +158,15 @@ export function wireBalancing<E extends Env>(
     // Memory budgets from the latest load reports: plans never exceed them.
     budgets,
   });
-  const weights = new ReplicaWeightsPusher({ store, fetch, clock, logger, internalToken });
+  const weights = new ReplicaWeightsPusher({
+    store,
+    fetch,
+    clock,
+    logger,
+    internalToken,
+    ...owner,
+    onRefused,
+  });
   registerPlanRoutes(app, {
     balancer,
     store,
@@ -166,6 +199,7 @@ export function wireBalancing<E extends Env>(
     store,
     prewarm,
     reconciler,
+    refusedPlanCalls: () => refusals.count,
     costs,
     onRound: (load) => {
       recent.record(load);

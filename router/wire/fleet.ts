@@ -20,7 +20,9 @@ import type { RouterDiscovery } from "../control/discovery/create_discovery.ts";
 import type { DiscoveredPool } from "../control/discovery/discovery.ts";
 import { KvLeaseStore, LeaderElector } from "../control/leader/mod.ts";
 import { LeaderViews } from "../control/leader/leader_views.ts";
+import { withKvRetry } from "../control/state/kv_retry.ts";
 import type { Clock } from "../runtime/clock.ts";
+import type { PlanOwner } from "../../shared/plan_owner.ts";
 
 /** Plan-changing routes only the leader serves. */
 const LEADER_ONLY = new Set(["POST /api/plan/apply", "POST /api/advice/apply"]);
@@ -35,6 +37,17 @@ export interface FleetDeps {
   onMembership?: (change: MembershipChange) => void;
   /** Whether a published view is out of date (see `LeaderViews`). */
   viewStale?: (path: string, body: string) => Promise<boolean>;
+  /** The pool id plan calls carry (`router/control/leader/pool_id.ts`). */
+  poolId: string;
+}
+
+/** The lease as this router sees it (`router/operate/metrics/leader_metrics.ts`). */
+export interface LeadershipReading {
+  leader: boolean;
+  /** The lease's term as last read or written (any holder); null without a lease. */
+  term: number | null;
+  /** Milliseconds since the lease was last renewed by its holder; null without a lease. */
+  renewalAgeMs: number | null;
 }
 
 /** The wired fleet pieces; see the module doc. */
@@ -42,6 +55,18 @@ export interface Fleet {
   /** This router's name (lease holder name, series shard). */
   id: string;
   isLeader(): boolean;
+  /** The pool id this router's plan calls carry. */
+  poolId: string;
+  /** What plan calls carry now: pool id and leader term (0 without a lease); null when not leading. */
+  owner(): PlanOwner | null;
+  /** For the leader metrics: whether this router leads, the lease as last read, its renewal age. */
+  leadership(): LeadershipReading;
+  /**
+   * While leading: when the previous leader's term began, from the lease log (a dead
+   * leader may hold the lease past a cron minute it never ran); null for the first term,
+   * or without a lease.
+   */
+  previousTermSince(): Promise<number | null>;
   /** The plan-store fence; undefined when this router always leads. */
   fence: (() => Promise<PlanFence | null>) | undefined;
   discovery: RouterDiscovery;
@@ -92,6 +117,22 @@ export function createFleet(config: Config, deps: FleetDeps): Fleet {
   return {
     id,
     isLeader,
+    poolId: deps.poolId,
+    owner: () => {
+      if (elector === undefined) return { pool: deps.poolId, term: 0 };
+      const term = elector.term();
+      return term === null ? null : { pool: deps.poolId, term };
+    },
+    previousTermSince: async () => {
+      const term = elector?.term();
+      if (store === undefined || term === null || term === undefined || term <= 1) return null;
+      return (await withKvRetry(() => store.term(term - 1)))?.since ?? null;
+    },
+    leadership: () => ({
+      leader: isLeader(),
+      term: elector?.status().lease?.term ?? null,
+      renewalAgeMs: elector?.renewalAgeMs() ?? null,
+    }),
     fence,
     discovery,
     views,

@@ -17,6 +17,8 @@ import type { Balancer } from "../control/balancer/balancer.ts";
 import { registerDashboardRoutes } from "../operate/dashboard/dashboard_routes.ts";
 import { type AssetSource, StaticAssets } from "../operate/dashboard/static_assets.ts";
 import type { LoadTimeline } from "../operate/dashboard/load_timeline.ts";
+import type { LoadWindow } from "../operate/dashboard/load_window.ts";
+import type { ApiCall } from "../operate/dashboard/dashboard_snapshot.ts";
 import { registerDoctorRoutes } from "../operate/doctor/doctor_routes.ts";
 import { registerEventRoutes } from "../control/events/event_routes.ts";
 import { ForecastService } from "../control/forecast/forecast_service.ts";
@@ -30,7 +32,6 @@ import type { Clock } from "../runtime/clock.ts";
 import type { FetchLike } from "../runtime/fetch_like.ts";
 import type { RouterSeries } from "./series.ts";
 import { modelParameter } from "./served_model.ts";
-import { decideViewer, gated } from "../serve/http/viewer_gate.ts";
 
 /** What the operator API reads. */
 export interface OperatorApiDeps {
@@ -43,6 +44,8 @@ export interface OperatorApiDeps {
   prewarm?: PrewarmJob | undefined;
   alerts: AlertManager;
   timeline: LoadTimeline;
+  /** The dashboard's averaging windows (10 s, 1 min). */
+  window?: LoadWindow;
   requests: RequestWindow;
   utilisation: UtilisationWindow;
   fetch: FetchLike;
@@ -50,6 +53,8 @@ export interface OperatorApiDeps {
   logger: Logger;
   /** Where the dashboard's files come from; default the files beside the code. */
   assets?: AssetSource;
+  /** In-process reads of the app for the dashboard's snapshots (with the viewer token). */
+  api?: ApiCall;
 }
 
 /** Registers the operator API; `close()` ends the dashboard's live streams. */
@@ -111,7 +116,7 @@ export function registerOperatorApi<E extends Env>(
     clock,
     logger,
   });
-  registerAdviceRoutes(app, { advisor, adminToken, logger });
+  registerAdviceRoutes(app, { advisor, adminToken, logger, clock });
   if (deps.kv && series.traffic && series.backends) {
     registerAnalysisRoutes(app, {
       kv: deps.kv,
@@ -121,35 +126,21 @@ export function registerOperatorApi<E extends Env>(
       servedModels: () => [...pool.catalog().keys()],
     });
   }
-  // Before the pages and streams: with a viewer token, only viewers reach them.
-  const viewer = config.auth.viewer_token;
-  if (viewer !== undefined) {
-    const tokens = { viewer, admin: adminToken };
-    app.use("*", async (c, next) => {
-      if (!gated(c.req.path)) return await next();
-      const decision = decideViewer(c.req.raw, tokens);
-      if (decision.kind === "refuse") throw decision.error;
-      if (decision.kind === "redirect") {
-        return new Response(null, {
-          status: 303,
-          headers: { location: decision.location, "set-cookie": decision.setCookie },
-        });
-      }
-      await next();
-    });
-  }
+  // (With a viewer token, `router/wire/server.ts` put the gate in front of all of this.)
   // One cache of the dashboard's files for every page.
   const assets = new StaticAssets(deps.assets);
   registerAnalysisPages(app, assets);
   // Read-only page and SSE stream; its streams must end before the server can shut down.
   const dashboard = registerDashboardRoutes(app, {
     timeline: deps.timeline,
+    ...(deps.window ? { window: deps.window } : {}),
     clock,
     logger,
     alerts: deps.alerts,
     assets,
     maxClients: config.limits.sse_streams,
     maxPerClient: config.limits.sse_streams_per_client,
+    ...(deps.api ? { api: deps.api } : {}),
   });
   return {
     close: () => dashboard.close(),

@@ -15,8 +15,11 @@ import { AlertManager, alertSettingsFromConfig, AlertStore } from "../operate/al
 import { createApp } from "../serve/app.ts";
 import type { Balancer } from "../control/balancer/balancer.ts";
 import { LoadTimeline } from "../operate/dashboard/load_timeline.ts";
+import { LoadWindow } from "../operate/dashboard/load_window.ts";
 import { UtilisationWindow } from "../operate/doctor/utilisation_window.ts";
 import { LoadCollector } from "../control/load/load_collector.ts";
+import type { PoolLoad } from "../control/load/pool_load.ts";
+import { LatestRunner } from "../runtime/latest_runner.ts";
 import { RouterMetrics } from "../operate/metrics/router_metrics.ts";
 import { metricsRoutes } from "../operate/metrics/metrics_routes.ts";
 import { loadRoutes } from "../control/load/load_routes.ts";
@@ -24,6 +27,7 @@ import type { InferenceObserver } from "../serve/observe/inference_event.ts";
 import { ObserverFailures } from "../operate/requests/observer_failures.ts";
 import { requestLogObserver } from "../operate/requests/request_log.ts";
 import { RequestWindow } from "../operate/requests/request_window.ts";
+import { PoolLatency } from "../operate/requests/pool_latency.ts";
 import { BackendPool } from "../serve/pool/backend_pool.ts";
 import { createGuards } from "../serve/guards.ts";
 import { LoopLagMonitor } from "../serve/health/loop_lag.ts";
@@ -33,14 +37,17 @@ import type { FetchLike } from "../runtime/fetch_like.ts";
 import { backendFetch } from "../serve/forward/backend_fetch.ts";
 import { type Balancing, wireBalancing } from "./balancing.ts";
 import { registerPrewarmCron } from "../control/prewarm/prewarm_job.ts";
+import { missedCronRun } from "../control/prewarm/prewarm_history.ts";
 import type { AssetSource } from "../operate/dashboard/static_assets.ts";
 import { registerOperatorApi } from "./operator_api.ts";
 import { createFleet, type Fleet } from "./fleet.ts";
 import { createRouterSeries } from "./series.ts";
 import { openStateKv, StateHealth } from "./state_kv.ts";
+import { resolvePoolId } from "../control/leader/pool_id.ts";
 import { InputFaults } from "../../shared/input_faults.ts";
 import { closeWhenAsked, serveErrorHandler } from "../../shared/serve_hooks.ts";
 import { publicHost, readTls } from "./tls.ts";
+import { viewerMiddleware } from "../serve/http/viewer_gate.ts";
 import { type FrontCounts, serveNode } from "../serve/front/node_server.ts";
 
 /** Options of {@linkcode startRouter}; every field has a real default. */
@@ -86,7 +93,9 @@ export interface BuiltRouter {
   fleet: Fleet;
   /** Starts discovery, the lease, health checks, load polling, series and the balancer. */
   start(): Promise<void>;
-  /** Stops everything started (idempotent). */
+  /** Ends the dashboard's live streams, so an HTTP server can finish its requests and stop. */
+  closeStreams(): Promise<void>;
+  /** Stops everything started (idempotent); flushes the series. */
   stop(): Promise<void>;
   /** The scheduled job's body (`Deno.cron` handler): the pre-warm run, on the leader only. */
   runCron(now?: number): Promise<"ran" | "follower" | "disabled">;
@@ -137,11 +146,17 @@ export async function buildRouter(
     location: options.kv === undefined ? config.state.kv : "(provided)",
     clock,
   });
+  const viewer = config.auth.viewer_token;
+  const inProcess = (path: string) =>
+    app!.request(path, viewer ? { headers: { authorization: `Bearer ${viewer}` } } : {});
   // Assigned once the app exists (it registers routes); rounds and metrics use it then.
   // deno-lint-ignore prefer-const
   let balancing: Balancing | undefined;
-  // One router among many: the lease picks the one running the control loops.
+  // One router among many: the lease picks the one running the control loops; plan calls
+  // carry the pool id (shared through the KV) and the lease's term.
+  const poolId = await resolvePoolId(state?.kv, config.state.pool_id);
   const fleet = createFleet(config, {
+    poolId,
     kv: state?.kv,
     pool,
     clock,
@@ -159,28 +174,45 @@ export async function buildRouter(
     },
   });
   const loadIntervalMs = options.loadIntervalMs ?? 1000;
+  const fence = fleet.fence;
   const series = createRouterSeries(state?.kv, config, {
     clock,
     logger,
     loadIntervalMs,
     shard: fleet.id,
+    ...(fence ? { fence: async () => (await fence())?.check ?? null } : {}),
   });
   // The dashboard's recent minutes and the doctor's utilisation, fed by every round.
   const timeline = new LoadTimeline();
+  const loadWindow = new LoadWindow();
   const utilisation = new UtilisationWindow();
   // Alert rules over every round; KV records and webhook POSTs never block the round.
   // Every router evaluates (its dashboard shows them); only the leader announces.
   const alertStore = state && new AlertStore(state.kv, { logger });
   // The doctor's latency variation and token rate through this router; the latency SLO.
   const requests = new RequestWindow();
+  // The latency SLO over every router's requests (histograms shared through the KV).
+  const poolLatency = new PoolLatency({
+    kv: state?.kv,
+    id: fleet.id,
+    own: (now) => requests.latencyHistogram(now, config.alerts.latency_window),
+    clock,
+    logger,
+  });
   const alerts = new AlertManager({
     settings: alertSettingsFromConfig(config),
     views: () => pool.views(),
-    latency: (now) => requests.latency(now, config.alerts.latency_window),
+    latency: (now) => poolLatency.reading(now),
     rebalance: () => {
       const balancer = balancing?.balancer;
       const model = balancer?.modelShape()?.name;
-      return balancer && model ? { model, health: balancer.health() } : undefined;
+      return balancer && model
+        ? {
+          model,
+          health: balancer.health(),
+          fullReplication: balancer.placement()?.choice === "full_replication",
+        }
+        : undefined;
     },
     // Capacity contracts at risk or missed, a scaler failing (the pre-warm job's).
     conditions: () => balancing?.prewarm?.conditions() ?? [],
@@ -219,20 +251,24 @@ export async function buildRouter(
       const admitted = guards.admission.admitted;
       return { shed: full, admitted: Math.max(0, admitted) };
     },
-    onRound: async (load) => {
+    onRound: (load) => {
       balancing?.costs.record(load);
       alerts.onRound(load);
       timeline.record(load);
+      loadWindow.record(load);
       utilisation.record(load);
       operatorApi?.onRound(load);
-      // Pool-wide series, replica weights and the views followers read: the leader's.
-      if (!fleet.isLeader()) return;
-      await series.recordRound(load);
-      await balancing?.onRound(load);
-      const served = app;
-      if (served) await fleet.views?.publish((path) => Promise.resolve(served.request(path)));
+      // Pool-wide series, replica weights and the views followers read: the leader's, beside
+      // the rounds (a slow KV write or backend call never delays alerts or the dashboard).
+      if (fleet.isLeader()) leaderRounds.offer(load);
     },
   });
+  const leaderRounds = new LatestRunner<PoolLoad>(async (load) => {
+    if (!fleet.isLeader()) return;
+    await series.recordRound(load, collector.latestReports());
+    await balancing?.onRound(load);
+    await fleet.views?.publish((path) => Promise.resolve(inProcess(path)));
+  }, (error) => logger.warn("leader round failed", { error: (error as Error).message }));
   const policy = createPolicy(config.router.policy, {
     ...(options.random ? { random: options.random } : {}),
     loadOf: (id) => collector.loadOf(id),
@@ -259,6 +295,10 @@ export async function buildRouter(
       reconciliations: () => balancing?.reconciler.counts ?? { reconciled: 0, failed: 0 },
     },
     alerts,
+    leadership: {
+      leadership: () => fleet.leadership(),
+      refusedPlanCalls: () => balancing?.refusedPlanCalls() ?? 0,
+    },
     logShipping: options.logShipping,
     prewarm: () => balancing?.prewarm,
     eplb: state && {
@@ -304,12 +344,25 @@ export async function buildRouter(
     onObserverError: (kind, error) => observerFailures.record(kind, error),
     state: () => stateHealth.check(),
   });
+  // With a viewer token: the gate before every route it covers (pages, streams, and
+  // with auth.viewer_covers `/api` reads and `/metrics`); the router's own in-process reads
+  // (dashboard snapshots, the leader's views) carry the token.
+  if (viewer !== undefined) {
+    app.use(
+      "*",
+      viewerMiddleware({
+        tokens: { viewer, admin: config.auth.admin_token },
+        covers: config.auth.viewer_covers,
+      }),
+    );
+  }
   // The load API and `/metrics`, ahead of the fleet's guards and the operator routes.
   app.route(
     "/",
     loadRoutes({
       snapshot: loadNow,
       ewma: (model, layer) => series.history?.ewma(model, layer),
+      health: () => new Map(pool.views().map((view) => [view.id, view.healthy])),
     }),
   );
   app.route("/", metricsRoutes(metrics));
@@ -325,6 +378,7 @@ export async function buildRouter(
     clock,
     logger,
     ...(fleet.fence ? { fence: fleet.fence } : {}),
+    owner: () => fleet.owner(),
   });
   operatorApi = registerOperatorApi(app, config, {
     kv: state?.kv,
@@ -335,8 +389,10 @@ export async function buildRouter(
     prewarm: balancing?.prewarm,
     alerts,
     timeline,
+    window: loadWindow,
     requests,
     utilisation,
+    api: inProcess,
     fetch,
     clock,
     logger,
@@ -349,6 +405,20 @@ export async function buildRouter(
     await prewarm.run(now);
     return "ran" as const;
   };
+  // A new leader runs the pre-warm job at once when a cron minute passed since the last
+  // run (or, with none recorded, since the previous leader's term began): a dead leader
+  // holding the lease over a minute boundary ran nothing.
+  const runMissedCron = async () => {
+    if (prewarm === undefined) return;
+    const now = clock.now();
+    const since = prewarm.lastRunAt() ?? await fleet.previousTermSince();
+    if (!missedCronRun(since, now)) return;
+    logger.info("prewarm run missed while nobody led: running it now", {
+      event: "leader",
+      since,
+    });
+    await runCron(now);
+  };
   let stopCron: (() => void) | undefined;
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -357,7 +427,9 @@ export async function buildRouter(
       await operatorApi.close();
       await balancing?.stop();
       await collector.stop();
+      await leaderRounds.settled();
       await alerts.settled();
+      await poolLatency.stop();
       await series.close();
       await fleet.stop();
       await pool.stop();
@@ -374,6 +446,7 @@ export async function buildRouter(
     balancer: balancing?.balancer,
     fleet,
     runCron,
+    closeStreams: () => operatorApi.close(),
     stop,
     async start() {
       lag.start();
@@ -381,11 +454,18 @@ export async function buildRouter(
       await pool.start();
       void collector.start();
       series.start();
+      poolLatency.start();
       // The balancer ticks on the leader only; a new leader continues the alerts it finds.
       fleet.whileLeader(async () => {
         if (alertStore) alerts.resume(await alertStore.list());
+        await series.lead();
+        await prewarm?.resume();
         balancing?.start();
-      }, () => balancing?.stop());
+        await runMissedCron();
+      }, () => {
+        series.follow();
+        return balancing?.stop();
+      });
       if (prewarm && options.registerCron !== false) {
         stopCron = registerPrewarmCron({ run: (now) => runCron(now) }, {
           now: () => clock.now(),
@@ -468,8 +548,10 @@ export async function startRouter(
     finished: server.finished,
     close: () =>
       closing ??= (async () => {
-        await router.stop();
+        // Requests in flight finish (and are counted) before the series flush and close.
+        await router.closeStreams();
         await server.shutdown();
+        await router.stop();
         logger.info("router stopped", { event: "stop", url });
       })(),
   };

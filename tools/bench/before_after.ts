@@ -1,465 +1,433 @@
 // deno-lint-ignore-file no-console
 /**
- * @module `deno task bench [--model dir] [--duration s] [--out dir]`: the before/after
- * benchmark. One run measures, on the same pool size and the same skewed workload:
+ * @module `deno task bench`: the before/after that isolates balancing (issue 26, item 6),
+ * with the conventions of vLLM `bench serve` and AIPerf — open-loop Poisson (or bursty
+ * gamma) arrivals at several rates, a closed-loop saturation point, a warm-up excluded
+ * from the results, and goodput under a latency SLO beside throughput and p50/p90/p99.
  *
- * - two baselines, both round-robin entry routing, no batching (`fixed-1`), no pre-warm:
- *   "no-plan" (balancer off: every backend hosts every expert, no cross-backend hops) and
- *   "static" (static placement: contiguous expert blocks, rows cross backends);
- * - after — Switchyard with its DEFAULT configuration (`resolveConfig()`, nothing set);
- * - beside it, labelled, a tuned variant (faster balancer: threshold 0.9, every 2 s,
- *   3 s window) — not the headline.
+ * The configurations differ only in placement (`before_after/configs.ts`): `static`
+ * (the baseline), `eplb-10min` (greedy EPLB every 10 minutes of load, driven through the
+ * admin API), `switchyard` (the default configuration) — on the benchmark model's budget
+ * pool, where no backend holds every expert — and, on the demo model with ample memory,
+ * `replicate-all` beside `static` and `switchyard`.
  *
- * For each configuration:
- *   Step 1: start the pool (real processes on loopback) and warm up on skewed traffic;
- *           Switchyard waits (bounded) for its first rebalance.
- *   Step 2: saturation — closed loop → tokens/s.
- *   Step 3: the schedule — a compressed day (rate swinging 0.7–1.3× with the request-type
- *           mix shifting) plus a 2× spike with yet another mix, open loop at the
- *           first (no-plan) baseline's saturation rate → latency, expert load per backend (from backend
- *           load reports), utilisation and power (from `/api/load`).
- * Writes `throughput.csv` and `latency.csv` (per second, per configuration and phase)
- * and `summary.md` (each measure with after ÷ before) into `--out`.
+ *   Step 0: the models (generated when missing), the compute limit of this machine, and
+ *           for the simulated executor its device time MEASURED here: one composed layer of
+ *           the pool's experts per backend on onnxruntime (`calibrateLayerFromOrt`).
+ *   Step 1: per executor (simulated, onnx), per seed, per configuration (static first: its
+ *           capacity is the base of every open-loop rate of that seed): a fresh pool through
+ *           the phases (`before_after/run_config.ts`). The SLO is fixed from the first
+ *           seed's static idle latency before anything is compared.
+ *   Step 2: the demo-model check (capacity only), per seed and configuration.
+ *   Step 3: `throughput.csv` and `latency.csv` (per second, per executor, configuration,
+ *           seed and phase) and `summary.md` (targets, the seed's five metrics, every
+ *           phase) into `--out`, each starting with the command, commit, date and machine.
  *
- * `--executor onnx` (default) runs the model on onnxruntime Workers; `--executor
- * simulated` spends an ASSUMED device time (`--fixed-ms`, `--per-row-ms`) instead of
- * computing, for pool sizes this machine cannot hold; such pools are host-bound on this
- * machine (docs/BENCHMARKS.md), so fleet-scale figures come from `deno task sim` instead.
- * `--smoke` runs seconds-long phases (tests use it to check the files are well formed).
+ * `--smoke` runs second-long phases and one seed (tests check the files' form with it).
  */
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import type { LoadReport } from "../../shared/load_report.ts";
-import { loadDemoTraffic } from "../model/traffic.ts";
-import { benchModelDir } from "./bench_model.ts";
-import { startPool, type TestPool } from "../pool/processes.ts";
-import { closedLoop, emptyResult, type LoadResult, openLoop } from "./load_generator.ts";
-import { formatTable, round, summarize } from "./stats.ts";
-import { type PreparedRequest, prepareWorkload } from "./workload.ts";
-import { diurnalSchedule, rotate, type Segment } from "./before_after/schedule.ts";
-import { perSecond, type SecondRow, toCsv } from "./before_after/series.ts";
-import { backendLoads, logicalLoads, spread } from "./before_after/expert_load.ts";
-import { type ConfigOutcome, summaryMarkdown } from "./before_after/summary.ts";
 import { parseCli } from "../cli/cli_args.ts";
-import { resolveConfig } from "../../shared/config.ts";
-import { calibrateFromOrt } from "../../gpu-backend/execution/calibrate.ts";
-import { json } from "./http_probe.ts";
-import { waitFor } from "../wait_for.ts";
+import { BEFORE_AFTER_CLI } from "./before_after/cli.ts";
+import { generateModel } from "../model/generate.ts";
+import { BENCH_PRESET } from "../model/presets.ts";
+import { loadDemoTraffic } from "../model/traffic.ts";
+import { loadManifest } from "../../gpu-backend/server/start_backend.ts";
+import { calibrateLayerFromOrt } from "../../gpu-backend/layer/calibrate_layer.ts";
+import { expertFileBytes } from "../../gpu-backend/residency/expert_bytes.ts";
+import { slotsPerBackend } from "../../router/control/balancer/plan_math.ts";
+import type { ModelManifest } from "../../shared/model_manifest.ts";
+import { benchModelDir } from "./bench_model.ts";
+import { computeLimit } from "./compute_limit.ts";
+import { resultsHeader } from "./results_header.ts";
+import { type PreparedRequest, prepareWorkload } from "./workload.ts";
+import { placementConfigs, type PoolSettings } from "./before_after/configs.ts";
+import { compression, type PhasePlan, rotate } from "./before_after/phases.ts";
+import { type ConfigRun, runConfig } from "./before_after/run_config.ts";
+import type { TestPool } from "../pool/processes.ts";
+import { outcomeOf } from "./before_after/outcome.ts";
+import { demoTarget, itemTargets } from "./before_after/targets.ts";
+import { type ExecutorSection, summaryMarkdown } from "./before_after/summary.ts";
+import { perSecond, toCsv } from "./before_after/series.ts";
+import { readingNotes } from "./before_after/reading.ts";
+import { runNotes } from "./before_after/notes.ts";
 
-const { values } = parseCli({
-  name: "deno task bench",
-  summary:
-    "Before/after: the baseline (round-robin, static placement, no batching, no pre-warm) vs\nSwitchyard on the same pool and one diurnal + spike workload; writes throughput.csv,\nlatency.csv and summary.md to --out.",
-  options: {
-    executor: {
-      type: "string",
-      default: "onnx",
-      value: "<onnx|simulated>",
-      description: "real onnxruntime Workers or simulated device time (assumed a + b·rows)",
-    },
-    model: {
-      type: "string",
-      value: "<dir>",
-      description: "model directory (default models/demo, or a generated wide one when simulated)",
-    },
-    backends: {
-      type: "string",
-      value: "<n>",
-      description: "backend processes (default 2 for onnx, 32 for simulated)",
-    },
-    experts: {
-      type: "string",
-      default: "256",
-      value: "<n>",
-      description: "experts per layer of the generated simulated model",
-    },
-    duration: {
-      type: "string",
-      default: "20",
-      value: "<s>",
-      description: "seconds of saturation (the schedule runs twice as long)",
-    },
-    concurrency: {
-      type: "string",
-      default: "48",
-      value: "<n>",
-      description: "closed-loop clients at saturation",
-    },
-    zipf: {
-      type: "string",
-      default: "1.2",
-      value: "<s>",
-      description: "Zipf exponent over request types",
-    },
-    "fixed-ms": {
-      type: "string",
-      default: "1",
-      value: "<ms>",
-      description: "simulated device ms per execution (assumed, not measured)",
-    },
-    "per-row-ms": {
-      type: "string",
-      default: "2",
-      value: "<ms>",
-      description: "simulated device ms per row (assumed, not measured)",
-    },
-    out: {
-      type: "string",
-      default: "out/bench",
-      value: "<dir>",
-      description: "directory for the CSVs and summary.md",
-    },
-    calibrate: {
-      type: "boolean",
-      default: false,
-      description:
-        "simulated: measure a and b with calibrateFromOrt() instead of --fixed-ms/--per-row-ms",
-    },
-    smoke: {
-      type: "boolean",
-      default: false,
-      description: "seconds-long phases, no tuned variant (tests check the files' form)",
-    },
-  },
-});
-const simulated = values.executor === "simulated";
-const smoke = values.smoke;
-const backends = Number(values.backends ?? (simulated ? 32 : 2));
-const durationS = smoke ? 2 : Number(values.duration);
-const scheduleS = smoke ? 4 : 2 * durationS;
-const warmS = smoke ? 1 : 6;
-const concurrency = Number(values.concurrency);
+const { values } = parseCli(BEFORE_AFTER_CLI);
 
-// Step 0: the model — the demo model for onnx, a wide small one for simulated pools.
-const modelDir = await benchModelDir({
-  dir: values.model,
-  simulated,
-  experts: Number(values.experts),
-  topK: 8,
-});
-const manifest = JSON.parse(await Deno.readTextFile(join(modelDir, "moe.json")));
-// Device time of simulated executors: measured here, or the (assumed) CLI values.
-const calibration = simulated && values.calibrate
-  ? await calibrateFromOrt(modelDir, manifest)
-  : null;
-const device = calibration === null
+const smoke = values.smoke ?? false;
+const list = (text: string) => text.split(",").map((s) => s.trim()).filter((s) => s !== "");
+const numbers = (text: string) => list(text).map(Number);
+const phases: PhasePlan = smoke
   ? {
-    fixedMs: values["fixed-ms"]!,
-    perRowMs: values["per-row-ms"]!,
-    label: `ASSUMED device time ${values["fixed-ms"]} ms + ${
-      values["per-row-ms"]
-    } ms/row, not measured`,
+    warmS: 1,
+    settleS: 0,
+    maxWarmS: 1,
+    idleS: 1,
+    saturationS: 1,
+    rampS: 0.5,
+    sweepS: 1,
+    rates: [0.5, 0.9],
+    shiftS: 3,
+    shiftRate: 0.7,
+    shifts: 2,
   }
   : {
-    fixedMs: String(calibration.fixedMs),
-    perRowMs: String(calibration.perRowMs),
-    label: `MEASURED device time ${calibration.fixedMs.toFixed(3)} ms + ` +
-      `${calibration.perRowMs.toFixed(4)} ms/row (calibrateFromOrt on this machine)`,
+    warmS: Number(values.warm),
+    settleS: Number(values.settle),
+    maxWarmS: Number(values["max-warm"]),
+    idleS: Number(values.idle),
+    saturationS: Number(values.saturation),
+    rampS: Number(values.ramp),
+    sweepS: Number(values.sweep),
+    rates: numbers(values.rates),
+    shiftS: Number(values.shift),
+    shiftRate: Number(values["shift-rate"]),
+    shifts: Number(values.shifts),
   };
-const traffic = await loadDemoTraffic(modelDir);
-const types = traffic?.request_types ?? ["default"];
-const path = `/v2/models/${manifest.name}/infer`;
-const admin = "bench-admin-token-0123456789";
-const schedule = diurnalSchedule(scheduleS);
-const workloads = new Map<number, PreparedRequest[]>();
-const workloadFor = (mixShift: number) => {
-  let requests = workloads.get(mixShift);
-  if (requests === undefined) {
-    requests = prepareWorkload({
-      dModel: manifest.d_model,
-      traffic,
-      zipf: Number(values.zipf),
-      typeOrder: rotate(types, mixShift),
-      seed: 11 + mixShift,
-    });
-    workloads.set(mixShift, requests);
-  }
-  return requests;
-};
-
-interface Config {
-  name: string;
-  settings: string;
-  env: Record<string, string>;
-  waitForRebalance: boolean;
-}
-
-const defaults = resolveConfig();
-const balancer = defaults.expert_balancer;
-const baseline = {
-  SWITCHYARD_ROUTER__POLICY: "round_robin",
-  SWITCHYARD_BATCHING__POLICY: "fixed-1",
-  SWITCHYARD_PREWARM__ENABLED: "false",
-};
-const configs: Config[] = [
-  {
-    name: "no-plan",
-    settings: "round_robin routing, balancer off (every backend hosts every expert), " +
-      "no batching (fixed-1), no pre-warm",
-    env: { ...baseline, SWITCHYARD_EXPERT_BALANCER__STRATEGY: "off" },
-    waitForRebalance: false,
-  },
-  {
-    name: "static",
-    settings: "round_robin routing, static placement, no batching (fixed-1), no pre-warm",
-    env: { ...baseline, SWITCHYARD_EXPERT_BALANCER__STRATEGY: "static" },
-    waitForRebalance: false,
-  },
-  {
-    name: "switchyard",
-    settings: `the DEFAULT configuration: ${defaults.router.policy} routing, ` +
-      `${balancer.strategy} placement (threshold ${balancer.threshold}, every ` +
-      `${balancer.adjust_interval / 1000} s, ${balancer.window / 1000} s window, redundancy ` +
-      `${balancer.redundancy}), ${defaults.batching.policy} batching ` +
-      `${defaults.batching.min}–${defaults.batching.max}, pre-warm ` +
-      `${defaults.prewarm.enabled ? "on" : "off"}; same warm-up as the baselines`,
-    env: {},
-    waitForRebalance: false,
-  },
-  ...(smoke ? [] : [{
-    name: "switchyard-tuned",
-    settings: "TUNED variant, not the default: as switchyard but threshold 0.9, every 2 s, " +
-      "3 s window; waits (≤ 30 s) for its first rebalance",
-    env: {
-      SWITCHYARD_EXPERT_BALANCER__ADJUST_INTERVAL: "2s",
-      SWITCHYARD_EXPERT_BALANCER__WINDOW: "3s",
-      SWITCHYARD_EXPERT_BALANCER__THRESHOLD: "0.9",
-    },
-    waitForRebalance: true,
-  }]),
-];
-
-async function loadReports(pool: TestPool): Promise<Map<string, LoadReport>> {
-  const auth = { authorization: `Bearer ${pool.token}` };
-  const reports = await Promise.all(pool.backends.map((b) => json(`${b.url}/v2/load`, auth)));
-  return new Map(reports.map((report: LoadReport) => [report.backend, report]));
-}
-
-/** Samples `/api/load` once a second until `stop` resolves. */
-async function sampleLoad(url: string, stop: Promise<unknown>) {
-  const samples: { utilisation: number[]; powerW: (number | null)[] }[] = [];
-  let done = false;
-  void stop.finally(() => done = true);
-  while (!done) {
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    try {
-      const load = await json(`${url}/api/load`);
-      const fresh = load.backends.filter((b: { stale: boolean }) => !b.stale);
-      samples.push({
-        // A backend that reports no utilisation is left out, never counted as idle.
-        utilisation: fresh.flatMap((b: { utilisation?: number | null }) =>
-          typeof b.utilisation === "number" ? [b.utilisation] : []
-        ),
-        powerW: fresh.map((b: { power_w?: number | null }) => b.power_w ?? null),
-      });
-    } catch { /* a missed sample only narrows the average */ }
-  }
-  return samples;
-}
-
-/** Error counts by kind (status code or `network`) of two load runs together. */
-function mergeKinds(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
-  const merged = { ...a };
-  for (const [kind, count] of Object.entries(b)) merged[kind] = (merged[kind] ?? 0) + count;
-  return merged;
-}
-
-interface Run {
-  outcome: ConfigOutcome;
-  saturatedReqPerS: number;
-  series: { phase: string; rows: SecondRow[] }[];
-}
-
-async function runSchedule(url: string, rate: number): Promise<LoadResult> {
-  const merged = emptyResult();
-  for (const segment of schedule as Segment[]) {
-    const result = await openLoop({
-      url: url + path,
-      requests: workloadFor(segment.mixShift),
-      rate: rate * segment.rateMultiplier,
-      durationS: segment.durationS,
-      seed: 100 + Math.round(segment.startS),
-    });
-    merged.sent += result.sent;
-    merged.ok += result.ok;
-    merged.errors += result.errors;
-    merged.errorKinds = mergeKinds(merged.errorKinds, result.errorKinds);
-    merged.shed += result.shed;
-    merged.rows += result.rows;
-    merged.latencies.push(...result.latencies);
-    for (const [at, ms, rows] of result.timeline) {
-      merged.timeline.push([merged.seconds + at, ms, rows]);
-    }
-    merged.seconds += result.seconds;
-  }
-  return merged;
-}
-
-async function run(config: Config, baseRate: number | undefined): Promise<Run> {
-  const pool = await startPool({
-    modelDir,
-    backends,
-    executors: 1,
-    env: {
-      ...config.env,
-      SWITCHYARD_AUTH__ADMIN_TOKEN: admin,
-      SWITCHYARD_LOG__DIR: "",
-      ...(simulated
-        ? {
-          SWITCHYARD_BACKEND__EXECUTOR: "simulated",
-          SWITCHYARD_BACKEND__SIMULATED__FIXED_MS: device.fixedMs,
-          SWITCHYARD_BACKEND__SIMULATED__PER_ROW_MS: device.perRowMs,
-        }
-        : {}),
-    },
-  });
-  try {
-    const url = pool.router.url;
-    await waitFor("the first plan", async () => (await json(`${url}/api/plan`)).version >= 1, {
-      timeoutMs: 20_000,
-      retryErrors: true,
-      onTimeout: "resolve",
-    });
-    // Step 1: warm up on the morning mix; Switchyard waits for its first rebalance.
-    const warm = openLoop({
-      url: url + path,
-      requests: workloadFor(0),
-      rate: simulated ? 60 : 150,
-      durationS: warmS,
-    });
-    if (config.waitForRebalance) {
-      await waitFor("a rebalance", async () => {
-        const plan = await json(`${url}/api/plan`);
-        return plan.decisions?.some((d: { action: string; outcome: string }) =>
-          d.action === "rebalance" && d.outcome === "switched"
-        ) ?? false;
-      }, { timeoutMs: smoke ? 3000 : 30_000, retryErrors: true, onTimeout: "resolve" });
-    }
-    await warm;
-    // Step 2: saturation.
-    const saturated = await closedLoop({
-      url: url + path,
-      requests: workloadFor(0),
-      concurrency,
-      durationS,
-    });
-    const saturatedReqPerS = saturated.ok / saturated.seconds;
-    // Step 3: the schedule at the first baseline's saturation rate.
-    const rate = baseRate ?? saturatedReqPerS;
-    const before = await loadReports(pool);
-    const scheduled = runSchedule(url, rate);
-    const samples = await sampleLoad(url, scheduled);
-    const result = await scheduled;
-    const after = await loadReports(pool);
-    // Measures.
-    const perBackend = spread(backendLoads(manifest.layers, before, after));
-    const logical = spread(logicalLoads(manifest.experts, manifest.layers, before, after));
-    const utilisations = samples.flatMap((s) => s.utilisation);
-    const meanOf = (xs: number[]) =>
-      xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length;
-    const perSample = samples.filter((s) => s.utilisation.length > 0).map((s) => {
-      const max = Math.max(...s.utilisation, 0);
-      return max > 0 ? meanOf(s.utilisation)! / max : 1;
-    });
-    const powers = samples.flatMap((s) => s.powerW);
-    const joules = powers.length > 0 && powers.every((p) => p !== null)
-      ? powers.reduce((sum, p) => sum! + p!, 0)! // one sample per backend per second
-      : null;
-    const latency = summarize(result.latencies);
-    const sent = saturated.sent + result.sent;
-    // Only the schedule is open loop: its arrivals are what shedding is measured against.
-    const openLoopArrivals = result.sent + result.shed;
-    return {
-      saturatedReqPerS,
-      outcome: {
-        name: config.name,
-        settings: config.settings,
-        tokensPerS: saturated.rows / saturated.seconds,
-        p50: latency.p50,
-        p99: latency.p99,
-        errorRate: sent === 0 ? 0 : (saturated.errors + result.errors) / sent,
-        errorKinds: mergeKinds(saturated.errorKinds, result.errorKinds),
-        shedRate: openLoopArrivals === 0 ? 0 : result.shed / openLoopArrivals,
-        backendCv: perBackend.cv,
-        logicalCv: logical.cv,
-        backendBalancedness: perBackend.balancedness,
-        utilisation: meanOf(utilisations),
-        utilisationBalancedness: meanOf(perSample),
-        tokensPerJoule: joules === null || joules === 0 ? null : result.rows / joules,
-      },
-      series: [
-        { phase: "saturation", rows: perSecond(saturated.timeline, saturated.seconds) },
-        { phase: "schedule", rows: perSecond(result.timeline, result.seconds) },
-      ],
-    };
-  } finally {
-    await pool.close();
+const seeds = smoke ? [1] : numbers(values.seeds);
+const executors = list(values.executors);
+for (const executor of executors) {
+  if (executor !== "onnx" && executor !== "simulated") {
+    throw new RangeError(`Cannot run executor "${executor}": not one of simulated, onnx`);
   }
 }
-
-const context = [
-  `${
-    simulated
-      ? `SIMULATED executors (${device.label}; outputs are not model outputs; ` +
-        "host-bound on this machine)"
-      : "real onnxruntime CPU executors"
-  }, ${backends} backends × 1 executor Worker`,
-  `model ${manifest.name}: ${manifest.layers} layers × ${manifest.experts} experts, top-${manifest.top_k}`,
-  `workload: Zipf ${values.zipf} request types; saturation ${concurrency} closed-loop clients × ${durationS} s; ` +
-  `schedule ${scheduleS} s (8 segments: 0.7–1.3× day swing, mix shift at mid-day, 2× spike with its own mix) ` +
-  `open loop at the no-plan baseline's saturation rate`,
-  `machine: ${navigator.hardwareConcurrency} CPU cores shared by the load generator, router and backends`,
-];
-console.log(`bench — ${context.join("; ")}`);
-// The first baseline's saturation rate is the schedule's offered rate for every run.
-const runs: Run[] = [];
-for (const config of configs) {
-  runs.push(await run(config, runs[0]?.saturatedReqPerS));
-  if (runs.length === 1) {
-    console.log(
-      `${config.name} saturation: ${round(runs[0]!.saturatedReqPerS, 1)} req/s → schedule rate`,
-    );
-  }
-}
-const offeredRate = runs[0]!.saturatedReqPerS;
-
-await Deno.mkdir(values.out!, { recursive: true });
-const seriesRows = (pick: (row: SecondRow) => (number | string)[]) =>
-  runs.flatMap((r) =>
-    r.series.flatMap(({ phase, rows }) => rows.map((row) => [r.outcome.name, phase, ...pick(row)]))
+const configs = placementConfigs(list(values.configs));
+if (configs[0]?.name !== "static") {
+  throw new RangeError(
+    "Cannot run the benchmark: --configs must start with static (its capacity sets the rates)",
   );
-await Deno.writeTextFile(
-  join(values.out!, "throughput.csv"),
-  toCsv(
-    ["config", "phase", "t_s", "requests_s", "tokens_s"],
-    seriesRows((row) => [row.t, row.requestsPerS, row.tokensPerS]),
-  ),
+}
+const demoConfigs = values["skip-demo"] ? [] : placementConfigs(list(values["demo-configs"]));
+const adminToken = "bench-admin-token-0123456789";
+const concurrency = smoke ? 4 : Number(values.concurrency);
+const warmClients = smoke ? 2 : Number(values["warm-clients"]);
+const burstiness = Number(values.burstiness);
+const deviceScale = Number(values["device-scale"]);
+const benchStarted = performance.now();
+const log = (line: string) =>
+  console.log(`[bench +${((performance.now() - benchStarted) / 1000).toFixed(0)} s] ${line}`);
+
+// Step 0: the models, the compute limit and the simulated device time.
+async function benchModel(dir: string): Promise<string> {
+  if (!existsSync(join(dir, "moe.json"))) {
+    log(`generating the benchmark model into ${dir} (--preset bench)`);
+    await generateModel(dir, BENCH_PRESET);
+  }
+  return dir;
+}
+const modelDir = await benchModel(values.model);
+const manifest = await loadManifest(modelDir);
+const shape = (m: ModelManifest) => ({
+  name: m.name,
+  layers: m.layers,
+  experts: m.experts,
+  groups: m.groups ?? 1,
+});
+const limit = await computeLimit(modelDir, manifest);
+const budgetMb = Number(values["budget-mb"]);
+const redundancy = Number(values.redundancy);
+const backends = Number(values.backends);
+const expertBytes = Math.max(...(await expertFileBytes(modelDir, manifest)).flat());
+// The slots a backend of the pool hosts per layer: the planner's sizing within the budget.
+const hostedPerBackend = Math.min(
+  manifest.experts,
+  slotsPerBackend(manifest.experts, backends, redundancy),
+  Math.floor((budgetMb * 2 ** 20) / (manifest.layers * expertBytes)),
 );
-await Deno.writeTextFile(
-  join(values.out!, "latency.csv"),
-  toCsv(
-    ["config", "phase", "t_s", "p50_ms", "p99_ms"],
-    seriesRows((row) => [row.t, round(row.p50), round(row.p99)]),
-  ),
-);
+const calibration = executors.includes("simulated")
+  ? await calibrateLayerFromOrt(modelDir, manifest, {
+    hosted: Math.max(manifest.top_k, hostedPerBackend),
+  })
+  : null;
+
+const traffic = await loadDemoTraffic(modelDir);
+const workloadCache = new Map<string, PreparedRequest[]>();
+function workloadOf(dir: string, m: ModelManifest, t: typeof traffic, seed: number) {
+  const types = t?.request_types ?? ["default"];
+  return (mix: number) => {
+    const key = `${dir}/${seed}/${mix}`;
+    let requests = workloadCache.get(key);
+    if (requests === undefined) {
+      requests = prepareWorkload({
+        dModel: m.d_model,
+        traffic: t,
+        zipf: Number(values.zipf),
+        typeOrder: rotate(types, mix),
+        seed: seed * 100 + mix,
+      });
+      workloadCache.set(key, requests);
+    }
+    return requests;
+  };
+}
+
+// Ctrl-C or a kill stops the pool in flight too: its processes would outlive the benchmark.
+let running: TestPool | null = null;
+const onPool = (pool: TestPool | null) => running = pool;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  Deno.addSignalListener(signal, async () => {
+    log(`${signal}: stopping the pool in flight`);
+    await running?.close();
+    Deno.exit(130);
+  });
+}
+
+/** Failed runs, in words: the others go on, and the summary lists these. */
+const failures: string[] = [];
+async function attempt<T>(label: string, work: () => Promise<T>): Promise<T | null> {
+  try {
+    return await work();
+  } catch (error) {
+    const message = (error as Error).message.split("\n")[0];
+    failures.push(`${label}: ${message}`);
+    log(`FAILED ${label}: ${message}`);
+    return null;
+  }
+}
+
+// Step 1: the budget pool, per executor, seed and configuration.
+const sections: ExecutorSection[] = [];
+const allRuns: { model: string; sloMs: number; run: ConfigRun }[] = [];
+const sloScale = Number(values["slo-scale"]);
+const fixedSlo = values["slo-ms"] === undefined ? null : Number(values["slo-ms"]);
+const sloSource = (idleP50: number | null) =>
+  fixedSlo !== null
+    ? "set with --slo-ms"
+    : `assumed: ${sloScale} × the static baseline's idle p50 (${
+      idleP50?.toFixed(1)
+    } ms, first seed), fixed before any configuration is compared; a bound the baseline meets ` +
+      "at light load and misses near its capacity, so the sweep brackets its 50 % point";
+for (const executor of executors) {
+  const simulated = executor === "simulated" && calibration !== null
+    ? {
+      fixedMs: calibration.fixedMs * deviceScale,
+      perRowMs: calibration.perRowMs * deviceScale,
+      loadFixedMs: Number(values["load-fixed-ms"]),
+      loadMsPerMb: Number(values["load-ms-per-mb"]),
+    }
+    : null;
+  const pool: PoolSettings = { backends, budgetMb, redundancy, simulated, adminToken };
+  const runs: ConfigRun[] = [];
+  let sloMs = fixedSlo;
+  let idleP50: number | null = null;
+  for (const seed of seeds) {
+    let baseRps: number | null = null;
+    for (const config of configs) {
+      const run = await attempt(`${executor} ${config.name} seed ${seed}`, () =>
+        runConfig({
+          executor,
+          modelDir,
+          model: shape(manifest),
+          config,
+          pool,
+          seed,
+          phases,
+          budgetSlots: hostedPerBackend,
+          baseRps,
+          openLoops: true,
+          workload: workloadOf(modelDir, manifest, traffic, seed),
+          concurrency,
+          warmClients,
+          burstiness,
+          log,
+          onPool,
+        }));
+      if (run === null) {
+        // Without the baseline the seed's rates are unknown: its other runs would not compare.
+        if (config.name === "static") {
+          failures.push(`${executor} seed ${seed}: skipped after its static baseline failed`);
+          break;
+        }
+        continue;
+      }
+      if (config.name === "static") {
+        baseRps = run.capacityRps;
+        if (sloMs === null) {
+          const idle = run.phases.find((p) => p.name === "idle")!.result.latencies;
+          idleP50 = [...idle].sort((a, b) => a - b)[Math.floor(idle.length / 2)] ?? 100;
+          sloMs = sloScale * idleP50;
+        }
+      }
+      log(
+        `${executor} ${config.name} seed ${seed}: ${run.capacityRps.toFixed(1)} req/s at ` +
+          `saturation, ${run.switches.filter((s) => s.atS >= 0).length} plan switches`,
+      );
+      runs.push(run);
+    }
+  }
+  if (runs.length === 0 || sloMs === null) continue;
+  const outcomes = runs.map((run) => outcomeOf(run, sloMs!));
+  for (const run of runs) allRuns.push({ model: manifest.name, sloMs: sloMs!, run });
+  const slots = runs.find((r) => r.slots !== null)?.slots ?? null;
+  sections.push({
+    name: executor,
+    label: simulated === null
+      ? "real onnxruntime executor (one Worker per backend; all processes share this machine's cores)"
+      : `simulated executor — one dedicated device per backend, device time per layer execution ` +
+        `${simulated.fixedMs.toFixed(3)} ms + ${simulated.perRowMs.toFixed(5)} ms per expert row ` +
+        (deviceScale === 1
+          ? "(MEASURED in this run: "
+          : `(ASSUMED ${deviceScale} × the time MEASURED in this run: `) +
+        `${calibration!.method}${
+          slots !== null && slots !== calibration!.hosted
+            ? `; NOTE the pool's plans hold ${slots} slots per backend, calibrated with ${
+              calibration!.hosted
+            }`
+            : ""
+        }); an expert's weights load in ${simulated.loadFixedMs} ms (assumed) + ${simulated.loadMsPerMb} ms per MiB (${
+          simulated.loadMsPerMb === 0.0164
+            ? "published: host → device over PCIe 5.0 x16, 64 GB/s"
+            : "set with --load-ms-per-mb"
+        })`,
+    sloMs: sloMs!,
+    sloSource: sloSource(idleP50),
+    outcomes,
+    targets: itemTargets(outcomes),
+  });
+}
+
+// Step 2: the demo-model check (ample memory: replicate-all is possible).
+let demo: {
+  label: string;
+  outcomes: ReturnType<typeof outcomeOf>[];
+  target: ReturnType<typeof demoTarget>;
+} | null = null;
+const demoModel = demoConfigs.length === 0 ? null : await attempt("demo model", async () => {
+  const dir = await benchModelDir({
+    dir: values["demo-model"],
+    simulated: false,
+    experts: 0,
+    topK: 0,
+  });
+  return { dir, manifest: await loadManifest(dir), traffic: await loadDemoTraffic(dir) };
+});
+if (demoModel !== null) {
+  const { dir: demoDir, manifest: demoManifest, traffic: demoTraffic } = demoModel;
+  const pool: PoolSettings = {
+    backends: Number(values["demo-backends"]),
+    budgetMb: null,
+    redundancy: null,
+    simulated: null,
+    adminToken,
+  };
+  const runs: ConfigRun[] = [];
+  for (const seed of seeds) {
+    for (const config of demoConfigs) {
+      const run = await attempt(`demo ${config.name} seed ${seed}`, () =>
+        runConfig({
+          executor: "onnx",
+          modelDir: demoDir,
+          model: shape(demoManifest),
+          config,
+          pool,
+          seed,
+          phases,
+          budgetSlots: null,
+          baseRps: null,
+          openLoops: false,
+          workload: workloadOf(demoDir, demoManifest, demoTraffic, seed),
+          concurrency,
+          warmClients,
+          burstiness,
+          log,
+          onPool,
+        }));
+      if (run === null) continue;
+      log(`demo ${config.name} seed ${seed}: ${run.capacityRps.toFixed(1)} req/s at saturation`);
+      runs.push(run);
+    }
+  }
+  const staticIdle = runs.find((r) => r.config === "static")?.phases.find((p) => p.name === "idle");
+  const sorted = [...(staticIdle?.result.latencies ?? [])].sort((a, b) => a - b);
+  const demoSlo = fixedSlo ?? sloScale * (sorted[Math.floor(sorted.length / 2)] ?? 100);
+  const outcomes = runs.map((run) => outcomeOf(run, demoSlo));
+  for (const run of runs) allRuns.push({ model: demoManifest.name, sloMs: demoSlo, run });
+  demo = {
+    label:
+      `${demoManifest.name} (${demoManifest.layers} layers × ${demoManifest.experts} experts, ` +
+      `top-${demoManifest.top_k}) on ${pool.backends} backends without a memory budget, real ` +
+      "onnxruntime executor; warm-up, idle and saturation phases only",
+    outcomes,
+    target: demoTarget(outcomes),
+  };
+}
+
+// Step 3: the files.
 const command = ["deno task bench", ...Deno.args].join(" ");
-const summary = summaryMarkdown(
-  runs.map((r) => r.outcome),
-  { baselines: ["no-plan", "static"], after: "switchyard" },
-  [
-    `command: \`${command}\``,
-    ...context,
-    `schedule mean rate ${round(offeredRate, 1)} req/s (the no-plan baseline's saturation), ` +
-    "the same for every configuration",
-  ],
-);
-await Deno.writeTextFile(join(values.out!, "summary.md"), summary);
-console.log("\n" + summary);
-console.log(
-  formatTable(
-    ["file"],
-    [["throughput.csv"], ["latency.csv"], ["summary.md"]].map(([f]) => [
-      join(values.out!, f!),
-    ]),
+const header = await resultsHeader({
+  command,
+  limit: `${Math.round(limit.tokensPerS)} tokens/s per core for ${manifest.name} ` +
+    `(single-thread MatMul ${limit.gflops.toFixed(1)} GFLOP/s at batch 256 ÷ ` +
+    `${(limit.flopsPerToken / 1e6).toFixed(2)} MFLOP per token)`,
+});
+const notes = runNotes({
+  manifest,
+  phases,
+  pool: { backends, budgetMb, redundancy, hostedPerBackend },
+  seeds,
+  concurrency,
+  warmClients,
+  burstiness,
+  zipf: Number(values.zipf),
+});
+const summary = summaryMarkdown({
+  header,
+  notes,
+  configs: [...configs, ...demoConfigs.filter((d) => !configs.some((c) => c.name === d.name))],
+  executors: sections,
+  demo,
+  failures,
+  reading: readingNotes(sections, demo?.outcomes ?? [], { compression: compression(phases) }),
+});
+await Deno.mkdir(values.out, { recursive: true });
+const csvHeader = header.map((line) => line.replace(/^- /, ""));
+const seriesRows = (pick: (row: ReturnType<typeof perSecond>[number]) => (number | string)[]) =>
+  allRuns.flatMap(({ model, sloMs, run }) =>
+    run.phases.flatMap((phase) =>
+      perSecond(phase.result.timeline, phase.result.seconds, sloMs).map((row) => [
+        run.executor,
+        model,
+        run.config,
+        run.seed,
+        phase.name,
+        row.t,
+        ...pick(row),
+      ])
+    )
+  );
+const round = (v: number) => Math.round(v * 10) / 10;
+await Deno.writeTextFile(
+  join(values.out, "throughput.csv"),
+  toCsv(
+    ["executor", "model", "config", "seed", "phase", "t_s", "requests_s", "tokens_s", "good_s"],
+    seriesRows((row) => [row.requestsPerS, row.tokensPerS, row.goodPerS]),
+    csvHeader,
   ),
+);
+await Deno.writeTextFile(
+  join(values.out, "latency.csv"),
+  toCsv(
+    [
+      "executor",
+      "model",
+      "config",
+      "seed",
+      "phase",
+      "t_s",
+      "p50_ms",
+      "p90_ms",
+      "p99_ms",
+      "mean_ms",
+    ],
+    seriesRows((row) => [round(row.p50), round(row.p90), round(row.p99), round(row.mean)]),
+    csvHeader,
+  ),
+);
+await Deno.writeTextFile(join(values.out, "summary.md"), summary);
+console.log("\n" + summary);
+log(
+  `wrote ${
+    ["throughput.csv", "latency.csv", "summary.md"].map((f) => join(values.out, f)).join(", ")
+  }`,
 );
 Deno.exit(0);

@@ -1,9 +1,10 @@
 /**
  * @module One multi-router run: a fleet (`tools/pool/fleet.ts`: routers on one KV file,
  * backends found by register discovery) under skewed load from a closed-loop client that
- * spreads requests over the live routers — retrying on another router when a connection
- * fails, as a client behind a load balancer does — with the leader drained from the
- * rotation and then SIGKILLed in the middle. Afterwards it reads what the issue asks:
+ * spreads requests over the live routers — by default retrying on another router when a
+ * connection fails, as a client behind a load balancer does, with the leader drained from
+ * the rotation before its SIGKILL in the middle; with `drainMs: 0, retries: false` the
+ * leader is killed under load and a request it held fails (the client then leaves it). Afterwards it reads what the issue asks:
  * lease log (leaders, overlap, failover), requests sent vs the KV traffic series, webhook
  * notifications per alert transition, plan versions on every backend, and whether every
  * router answers `/api/plan` and `/api/alerts` alike. Shared by the integration test and
@@ -24,10 +25,16 @@ export interface FleetRunOptions {
   model: string;
   dModel: number;
   dir: string;
-  durationMs: number;
-  /** When the leader is killed (it leaves the client rotation `drainMs` before, default 3 s: longer than the routers' 2 s series flush). */
-  killAtMs: number;
+  /** Load time (ms), or a function of the load's start time (ms since the epoch). */
+  durationMs: number | ((start: number) => number);
+  /**
+   * When the leader is killed, ms after the load started (or a function of the start time);
+   * it leaves the client rotation `drainMs` before (default 3 s; 0: not drained).
+   */
+  killAtMs: number | ((start: number) => number);
   drainMs?: number;
+  /** Whether a request whose connection failed is retried on another router (default true). */
+  retries?: boolean;
   concurrency: number;
   leaderTtl: string;
   renewInterval: string;
@@ -62,7 +69,19 @@ export interface FleetRunResult {
   };
   plans: { current: number | null; backends: Record<string, number | null>; consistent: boolean };
   viewsAgree: { plan: boolean; alerts: boolean };
+  /** Requests answered 200 per router (client side). */
+  answeredBy: Record<string, number>;
+  /** The killed leader's 200 answers in the `atRiskMs` before its kill: what it may not have flushed. */
+  killedAtRisk: number;
+  atRiskMs: number;
+  /** When the pre-warm job ran (decision times, the new leader's `/api/prewarm`). */
+  prewarmRuns: number[];
+  /** The lease's takeover time after the kill (ms since the epoch), or null. */
+  takeoverAt: number | null;
 }
+
+/** What a killed router may hold unflushed: one flush interval (1 s) and a flush's write time. */
+export const AT_RISK_MS = 1500;
 
 interface Notification {
   /** `idempotency-key`: the transition (`<id>@<firedAt>:<state>`). */
@@ -120,10 +139,18 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
     random() < 0.7 ? types[0]! : types[1 + Math.floor(random() * (types.length - 1))]!;
   const [leader] = fleet.routers;
   const draining = new Set<string>();
+  const answeredBy: Record<string, number> = {};
+  const killedAnswers: number[] = [];
   let sent = 0, ok = 0, failed = 0, retries = 0;
   const failures: Record<string, number> = {};
   let next = 0;
   const start = Date.now();
+  const killAtMs = typeof options.killAtMs === "number"
+    ? options.killAtMs
+    : options.killAtMs(start);
+  const durationMs = typeof options.durationMs === "number"
+    ? options.durationMs
+    : options.durationMs(start);
   const send = async () => {
     const type = pickType();
     const rows = 1 + Math.floor(random() * 4);
@@ -141,13 +168,21 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
           body,
         });
         await response.body?.cancel();
-        if (response.status === 200) ok++;
-        else {
+        if (response.status === 200) {
+          ok++;
+          answeredBy[router.id] = (answeredBy[router.id] ?? 0) + 1;
+          if (router.id === leader!.id) killedAnswers.push(Date.now());
+        } else {
           failed++;
           failures[String(response.status)] = (failures[String(response.status)] ?? 0) + 1;
         }
         return;
       } catch {
+        if (options.retries === false) {
+          // No retry: this request failed; the client stops using the router (as a balancer would).
+          draining.add(router.id);
+          break;
+        }
         retries++; // the connection failed before the router saw the request
       }
     }
@@ -155,17 +190,18 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
     failures["connection"] = (failures["connection"] ?? 0) + 1;
   };
   let killAt = 0;
+  const drainMs = options.drainMs ?? 3000;
   const killer = (async () => {
-    await new Promise((resolve) =>
-      setTimeout(resolve, options.killAtMs - (options.drainMs ?? 3000))
-    );
-    draining.add(leader!.id);
-    await new Promise((resolve) => setTimeout(resolve, options.drainMs ?? 3000));
+    await new Promise((resolve) => setTimeout(resolve, killAtMs - drainMs));
+    if (drainMs > 0) {
+      draining.add(leader!.id);
+      await new Promise((resolve) => setTimeout(resolve, drainMs));
+    }
     killAt = Date.now();
     await leader!.stop("SIGKILL");
   })();
   await Promise.all(Array.from({ length: options.concurrency }, async () => {
-    while (Date.now() - start < options.durationMs) await send();
+    while (Date.now() - start < durationMs) await send();
   }));
   await killer;
   const live = fleet.routers.filter((r) => r.alive);
@@ -192,6 +228,9 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
     alertBodies = await bodies("/api/alerts");
     return agree(planBodies) && agree(alertBodies);
   }, { ...FLEET_WAIT, onTimeout: "resolve" });
+  const prewarm = await json(`${live[0]!.url}/api/prewarm?limit=500`) as {
+    decisions?: { at: number }[];
+  };
   const backendPlans: Record<string, number | null> = {};
   for (const backend of fleet.backends) {
     const plan = await json(`${backend.url}/v2/plan`, {
@@ -266,5 +305,10 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
       plan: agree(planBodies),
       alerts: agree(alertBodies),
     },
+    answeredBy,
+    killedAtRisk: killedAnswers.filter((at) => at >= killAt - AT_RISK_MS).length,
+    atRiskMs: AT_RISK_MS,
+    prewarmRuns: (prewarm.decisions ?? []).map((d) => d.at).sort((a, b) => a - b),
+    takeoverAt: takeover?.since ?? null,
   };
 }

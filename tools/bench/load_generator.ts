@@ -1,11 +1,13 @@
 /**
- * @module Load generators over HTTP: open loop (Poisson arrivals at a fixed rate,
+ * @module Load generators over HTTP: open loop (Poisson arrivals at a fixed rate, or
+ * gamma-distributed gaps with a burstiness as vLLM `bench serve`'s `--burstiness`;
  * latency measured from the scheduled arrival so a slow server cannot hide queueing)
  * and closed loop (N clients back to back, for capacity). Both bounded in time and
  * in outstanding requests, and both stop by themselves.
  */
 import type { FetchLike } from "../../router/runtime/fetch_like.ts";
 import { createRandom } from "../model/prng.ts";
+import { gammaGaps } from "./arrivals.ts";
 import type { PreparedRequest } from "./workload.ts";
 
 /** Outcome of one load run. */
@@ -100,6 +102,11 @@ export interface OpenLoopOptions {
   durationS: number;
   maxOutstanding?: number;
   seed?: number;
+  /**
+   * Shape of the gamma-distributed gaps between arrivals (default 1: Poisson); below 1
+   * arrivals come in bursts, above 1 more evenly (`arrivals.ts`).
+   */
+  burstiness?: number;
   /** Arrival rate at `t` seconds into the run (piecewise-constant scenarios). */
   rateAt?: (tSeconds: number) => number;
   /** The request of an arrival at `t` seconds (time-varying mixes). */
@@ -112,7 +119,10 @@ export interface OpenLoopOptions {
   signal?: AbortSignal;
 }
 
-/** Poisson arrivals at `rate`/s for `durationS`; waits for every answer before returning. */
+/**
+ * Poisson (or gamma, `burstiness`) arrivals at `rate`/s for `durationS`; waits for every
+ * answer before returning.
+ */
 export async function openLoop(options: OpenLoopOptions): Promise<LoadResult> {
   const random = createRandom(options.seed ?? 3);
   const result = emptyResult();
@@ -127,7 +137,8 @@ export async function openLoop(options: OpenLoopOptions): Promise<LoadResult> {
   const inFlight = new Set<Promise<void>>();
   const t0 = performance.now();
   const end = t0 + options.durationS * 1000;
-  const interval = (at: number) => (-Math.log(1 - random()) / rateAt((at - t0) / 1000)) * 1000;
+  const gap = gammaGaps(random, options.burstiness ?? 1);
+  const interval = (at: number) => gap(rateAt((at - t0) / 1000)) * 1000;
   let next = t0;
   while (next < end && !options.signal?.aborted) {
     const now = performance.now();

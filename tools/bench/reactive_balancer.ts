@@ -26,6 +26,8 @@ import type { Logger } from "../../shared/logger.ts";
 import { Balancer } from "../../router/control/balancer/balancer.ts";
 import { PlanClient } from "../../router/control/balancer/plan_client.ts";
 import { PlanStore } from "../../router/control/balancer/plan_store.ts";
+import { resolvePoolId } from "../../router/control/leader/pool_id.ts";
+import { KvLeaseStore } from "../../router/control/leader/lease_store.ts";
 import { modelShapeFromMetadata } from "../../router/control/balancer/rebalancer.ts";
 import { LoadHistory } from "../../router/control/load/load_history.ts";
 import type { PoolLoad } from "../../router/control/load/pool_load.ts";
@@ -90,6 +92,10 @@ export async function startReactiveBalancer(
   const historyKv = await Deno.openKv(":memory:");
   const history = new LoadHistory(historyKv, { clock: systemClock, alpha });
   const store = new PlanStore(options.kv);
+  // Plan calls carry the router's pool id and lease term, as the router's own do: the
+  // backends follow that pool (shared/plan_owner.ts) and would refuse unfenced calls.
+  const pool = await resolvePoolId(options.kv, config.state.pool_id);
+  const term = (await new KvLeaseStore(options.kv).read()).lease?.term ?? 0;
   const observe = (model: string) =>
     observedLoad(model, router.load.snapshot(), (m, l) => history.ewma(m, l));
   const balancer = new Balancer({
@@ -98,6 +104,7 @@ export async function startReactiveBalancer(
       fetch,
       clock: systemClock,
       ...(config.auth.internal_token ? { internalToken: config.auth.internal_token } : {}),
+      owner: () => ({ pool, term }),
     }),
     logger: options.logger,
     clock,

@@ -205,6 +205,8 @@ export async function startPool(options: StartPoolOptions): Promise<TestPool> {
   );
   const routerPort = freePort();
   const routerEnv = () => ({
+    // State in memory: a restarted router keeps steering the same pool (a test may override).
+    SWITCHYARD_STATE__POOL_ID: "test-pool",
     ...common,
     SWITCHYARD_ROUTER__HOST: "127.0.0.1",
     SWITCHYARD_ROUTER__PORT: String(routerPort),

@@ -197,12 +197,13 @@ export class Balancer {
    * or `PlanStageError` when backends fail to stage (nothing changes then).
    */
   apply(
-    request: { phy2log?: number[][] } = {},
+    request: { phy2log?: number[][]; pin?: boolean } = {},
     trigger: "admin" | "prewarm" = "admin",
   ): Promise<SwitchResult> {
     return this.#exclusive(async () => {
       const state = await this.#state("apply plan", { needBackends: true });
-      if (state.pinned !== null) {
+      // `pin: true` applies and pins in one step (a pin held before moves to the new version).
+      if (state.pinned !== null && !request.pin) {
         throw new BalancerError(
           "conflict",
           `Cannot apply plan: pinned to version ${state.pinned}; unpin it first`,
@@ -243,8 +244,10 @@ export class Balancer {
           reason: "admin apply: planned on observed load",
         });
       }
-      return await this.#switch(plan, state, { action: "apply", trigger })
+      const result = await this.#switch(plan, state, { action: "apply", trigger })
         .catch(rethrowCause);
+      if (request.pin) await this.#options.store.pin(model.name, result.version);
+      return result;
     });
   }
 

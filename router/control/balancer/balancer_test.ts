@@ -281,6 +281,32 @@ Deno.test("Balancer.apply() refuses while pinned and fails cleanly when staging 
   await assert.rejects(() => f.balancer.apply(), /pinned to version 1; unpin it first/);
 });
 
+Deno.test("Balancer.apply({ pin: true }) applies and pins in one step, also over an earlier pin", async () => {
+  await using f = await balancerFixture();
+  await f.balancer.tick();
+  const first = await f.balancer.apply({
+    phy2log: [[7, 6, 5, 4, 3, 2, 1, 0], [0, 1, 2, 3, 4, 5, 6, 7]],
+    pin: true,
+  });
+  assert.equal(await f.store.pinned("m"), first.version);
+  // The balancer holds it: a hot load does not move it.
+  f.load.current = HOT;
+  await f.balancer.tick();
+  await f.balancer.tick();
+  assert.equal((await f.current())?.version, first.version);
+  // Another apply with pin replaces the pinned plan; one without is refused.
+  await assert.rejects(
+    () => f.balancer.apply({ phy2log: [[0, 1, 2, 3, 4, 5, 6, 7], [7, 6, 5, 4, 3, 2, 1, 0]] }),
+    /pinned/,
+  );
+  const second = await f.balancer.apply({
+    phy2log: [[0, 1, 2, 3, 4, 5, 6, 7], [7, 6, 5, 4, 3, 2, 1, 0]],
+    pin: true,
+  });
+  assert.equal(second.version, first.version + 1);
+  assert.equal(await f.store.pinned("m"), second.version);
+});
+
 Deno.test("Balancer.pin() of an older version restores its placement as a new version", async () => {
   await using f = await balancerFixture();
   await f.balancer.tick();

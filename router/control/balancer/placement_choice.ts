@@ -201,11 +201,13 @@ export function choosePlacement(input: PlacementChoiceInput): PlacementAnalysis 
   });
   // Rules 1–3: full replication is not an option.
   if (fr === null) return parallel("keep", "one backend hosts every expert either way");
+  // Before the first plan, a backend whose budget is still unknown could be given more
+  // slots than it holds: wait for its report, whatever the mode.
+  const unknown = !fit.fits && fit.unknown.length > 0 && input.current === null;
   if (input.mode === "expert_parallel") {
-    return parallel("keep", "expert_balancer.placement is expert_parallel");
+    return parallel(unknown ? "wait" : "keep", "expert_balancer.placement is expert_parallel");
   }
   if (!fit.fits) {
-    const unknown = fit.unknown.length > 0 && input.current === null;
     return parallel(unknown ? "wait" : "keep", `full replication does not fit: ${fit.reason}`);
   }
   // Rules 4–5: already there, or asked for.

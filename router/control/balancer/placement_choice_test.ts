@@ -431,3 +431,17 @@ Deno.test("the bench model on 4 backends at 77.1 MiB: expert parallelism within 
   });
   assert.equal(forced.plan!.slotsPerBackend, 80);
 });
+
+Deno.test("decideRebalance() under strategy static places contiguous blocks, never full replication, after the budgets are known", () => {
+  const fixed = decideRebalance(rebalance({ strategy: "static" }));
+  assert.equal(fixed.action, "initial");
+  assert.ok(!isFullReplication(fixed.plan!, 4), "static means blocks, even where everything fits");
+  assert.match(fixed.reason, /static placement/);
+  const waiting = decideRebalance(rebalance({
+    strategy: "static",
+    budgets: unlimited(["b1"]),
+    placement: { mode: "auto", costs: costs(2), waitForBudgets: true },
+  }));
+  assert.equal(waiting.action, "none");
+  assert.match(waiting.reason, /waiting for every backend's memory budget/);
+});

@@ -4,6 +4,11 @@
  * `GET /v2/plan`. Each call goes to every backend of the plan in parallel, bounded by a
  * per-backend timeout on the injected clock, and carries the internal token when one is
  * configured. Errors name backends and reasons, never the token.
+ *
+ * Fencing: with an `owner` source, every call carries this router's pool id and leader
+ * term (`shared/plan_owner.ts`; a staged plan names them too), and while the source says
+ * this router does not steer (null) no call is sent: each backend fails with that reason.
+ * A backend following another pool or a newer term answers 409 (`HTTP 409: …` reasons).
  */
 import { z } from "zod";
 import {
@@ -11,6 +16,7 @@ import {
   PlacementPlanSchema,
   type PlanBackend,
 } from "../../../shared/placement_plan.ts";
+import { isOwnerRefusal, ownerHeaders, type PlanOwner } from "../../../shared/plan_owner.ts";
 import { callJson, type JsonCallResult } from "../../runtime/call_json.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import type { FetchLike } from "../../runtime/fetch_like.ts";
@@ -25,7 +31,17 @@ export interface PlanClientOptions {
   stageTimeoutMs?: number;
   /** Limit of every other call per backend; default 10 000 ms. */
   timeoutMs?: number;
+  /**
+   * The pool id and leader term calls carry; null while this router must not steer (no
+   * call is sent). Default: none (unfenced calls, for tools and tests of one router).
+   */
+  owner?: () => PlanOwner | null;
+  /** Told of every backend that refused a call as coming from another pool or an older term. */
+  onRefused?: (backend: string, reason: string) => void;
 }
+
+/** The reason every backend fails with while this router does not steer the pool. */
+export const NOT_STEERING = "this router does not lead the pool now (no plan call sent)";
 
 /** The step of a plan switch a call belongs to. */
 export type PlanStep = "stage" | "activate" | "release" | "status";
@@ -118,9 +134,14 @@ export class PlanClient {
     const answers = await this.#each(
       plan,
       only,
-      (backend) =>
-        this.#call(backend, "PUT", "/v2/plan", plan, this.#options.stageTimeoutMs ?? 120_000)
-          .then((answer) => parseAnswer(answer, StageBodySchema)),
+      (backend, owner) =>
+        this.#call(
+          backend,
+          "PUT",
+          "/v2/plan",
+          owner ? { ...plan, owner } : plan,
+          this.#options.stageTimeoutMs ?? 120_000,
+        ).then((answer) => parseAnswer(answer, StageBodySchema)),
     );
     const failures = answers.flatMap((a) => a.ok ? [] : [{ backend: a.backend, reason: a.reason }]);
     if (failures.length > 0) {
@@ -185,14 +206,35 @@ export class PlanClient {
   #each<T>(
     plan: PlacementPlan,
     only: readonly string[] | undefined,
-    call: (backend: PlanBackend) => Promise<Parsed<T>>,
+    call: (backend: PlanBackend, owner: PlanOwner | undefined) => Promise<Parsed<T>>,
   ): Promise<(Parsed<T> & { backend: string })[]> {
     const targets = only === undefined
       ? plan.backends
       : plan.backends.filter((backend) => only.includes(backend.id));
+    const owner = this.#owner();
+    if (owner === null) {
+      return Promise.resolve(
+        targets.map((backend) => ({
+          ok: false as const,
+          reason: NOT_STEERING,
+          backend: backend.id,
+        })),
+      );
+    }
     return Promise.all(
-      targets.map(async (backend) => ({ ...(await call(backend)), backend: backend.id })),
+      targets.map(async (backend) => {
+        const answer = await call(backend, owner);
+        if (!answer.ok && isOwnerRefusal(answer.reason)) {
+          this.#options.onRefused?.(backend.id, answer.reason);
+        }
+        return { ...answer, backend: backend.id };
+      }),
     );
+  }
+
+  /** The owner calls carry: undefined when unfenced, null while this router must not steer. */
+  #owner(): PlanOwner | null | undefined {
+    return this.#options.owner === undefined ? undefined : this.#options.owner();
   }
 
   #call(
@@ -203,11 +245,13 @@ export class PlanClient {
     timeoutMs = this.#options.timeoutMs ?? 10_000,
   ): Promise<Answer> {
     const { internalToken } = this.#options;
+    const owner = this.#owner();
     return callJson(this.#options, `${backend.url.replace(/\/+$/, "")}${path}`, {
       method,
       token: internalToken,
       body,
       timeoutMs,
+      ...(owner ? { headers: ownerHeaders(owner) } : {}),
     });
   }
 }

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { staticPlan } from "../../../shared/placement_plan.ts";
 import { ManualClock } from "../../../tests/_support/router/manual_clock.ts";
 import { FakePlanBackends } from "../../../tests/_support/router/fake_plan_backends.ts";
-import { PlanCallError, PlanClient, PlanStageError } from "./plan_client.ts";
+import { NOT_STEERING, PlanCallError, PlanClient, PlanStageError } from "./plan_client.ts";
 
 const TOKEN = "internal-token-0123456789";
 
@@ -97,4 +97,36 @@ Deno.test("PlanClient rejects a malformed answer", async () => {
   });
   const error = await client.stage(plan).catch((e) => e);
   assert.match(error.failures[0].reason, /^bad answer: staged: /);
+});
+
+Deno.test("PlanClient carries the pool and term; another pool's calls are refused with 409", async () => {
+  const backends = new FakePlanBackends(["a:1", "b:1"], { internalToken: TOKEN });
+  const clock = new ManualClock();
+  let term: number | null = 2;
+  const first = new PlanClient({
+    fetch: backends.fetch,
+    clock,
+    internalToken: TOKEN,
+    owner: () => term === null ? null : { pool: "pool-a", term },
+  });
+  const second = new PlanClient({
+    fetch: backends.fetch,
+    clock,
+    internalToken: TOKEN,
+    owner: () => ({ pool: "pool-b", term: 9 }),
+  });
+  const plan = staticPlan({ model: "m", layers: 1, experts: 4, backends: backends.backends() });
+  await first.stage(plan);
+  assert.deepEqual(backends.state.get("a:1")!.owner, { pool: "pool-a", term: 2 });
+  const refused = await second.stage({ ...plan, version: 2 }).catch((e) => e);
+  assert.ok(refused instanceof PlanStageError);
+  assert.match(refused.failures[0]!.reason, /^HTTP 409: .*follows pool "pool-a" \(term 2\)/);
+  assert.equal(backends.state.get("b:1")!.staged, 1);
+  // Not leading: no call is sent at all.
+  term = null;
+  const calls = backends.calls.length;
+  const idle = await first.activate(plan).catch((e) => e);
+  assert.ok(idle instanceof PlanCallError);
+  assert.equal(idle.failures[0]!.reason, NOT_STEERING);
+  assert.equal(backends.calls.length, calls);
 });

@@ -274,9 +274,11 @@ function decide(
   // Built only when needed (steps 3 and 5): the balancer evaluates every few seconds.
   const fixed = () => staticPlacement(input, slots);
   const choice = input.placement;
+  // Static placement is contiguous blocks: never full replication, whatever `placement` says.
+  const mode = input.strategy === "static" ? "expert_parallel" : choice?.mode;
   const analyse = (plan: PlacementPlan | null, expertParallel: UnversionedPlan) =>
     weighed.analysis = choosePlacement({
-      mode: choice!.mode,
+      mode: mode!,
       model,
       backends: input.backends,
       budgets: input.budgets ?? new Map(),

@@ -5,8 +5,10 @@
  * router leads now, tells listeners when that changes, and hands out the fence that
  * leader-only writes check (`fence()`).
  *
- * A KV failure (e.g. "database is locked") is logged and retried at the next attempt;
- * leadership then simply lapses with time: `isLeader()` turns false `marginMs` before
+ * A busy store ("database is locked": several routers on one SQLite file) is retried at
+ * once with backoff (`withKvRetry`), so a takeover read does not wait for the next
+ * attempt; any other KV failure is logged and retried at the next attempt; leadership
+ * then simply lapses with time: `isLeader()` turns false `marginMs` before
  * the last written expiry, whatever the store does. `stop()` gives the lease up so a
  * follower takes over at its next attempt instead of waiting for the TTL.
  */
@@ -14,6 +16,7 @@ import type { Logger } from "../../../shared/logger.ts";
 import type { Clock, TimerHandle } from "../../runtime/clock.ts";
 import { decideLease, leads, type Lease, released } from "./lease.ts";
 import type { LeaseStore } from "./lease_store.ts";
+import { type KvRetryOptions, withKvRetry } from "../state/kv_retry.ts";
 
 /** Options of {@linkcode LeaderElector}. */
 export interface LeaderElectorOptions {
@@ -26,6 +29,8 @@ export interface LeaderElectorOptions {
   logger: Logger;
   /** How long before expiry a holder stops acting; default min(1 s, ttl / 10). */
   marginMs?: number;
+  /** Retries of a busy store within one attempt; default 5 attempts from 20 ms. */
+  retry?: KvRetryOptions;
 }
 
 /** What `GET /api/leader` shows. */
@@ -49,6 +54,8 @@ export class LeaderElector {
   #running = false;
   #attempt: Promise<void> | undefined;
   #failing = false;
+  /** Retry waits in progress; stop() ends them. */
+  readonly #wakers = new Set<() => void>();
 
   constructor(options: LeaderElectorOptions) {
     this.#options = options;
@@ -70,6 +77,16 @@ export class LeaderElector {
   /** The current term when leading, else null. */
   term(): number | null {
     return this.isLeader() ? this.#seen!.term : null;
+  }
+
+  /**
+   * Milliseconds since the lease as last read or written was renewed (its holder's last
+   * write: expiry − ttl), whoever holds it; null before any lease was seen.
+   */
+  renewalAgeMs(): number | null {
+    const seen = this.#seen;
+    if (seen === null) return null;
+    return Math.max(0, this.#options.clock.now() - (seen.expiresAt - this.#options.ttlMs));
   }
 
   /** For `GET /api/leader`. */
@@ -118,6 +135,7 @@ export class LeaderElector {
     this.#running = false;
     if (this.#timer !== undefined) this.#options.clock.clearTimeout(this.#timer);
     this.#timer = undefined;
+    for (const wake of [...this.#wakers]) wake();
     await this.#attempt;
     if (!this.isLeader()) return this.#update();
     const { store, clock, logger } = this.#options;
@@ -139,15 +157,28 @@ export class LeaderElector {
 
   async #try(): Promise<void> {
     const { store, id, ttlMs, clock, logger } = this.#options;
+    // Retries wait on the injected clock (tests drive it); stop() cuts the waits short.
+    const sleep = (ms: number) =>
+      new Promise<void>((resolve) => {
+        if (!this.#running) return resolve();
+        const wake = () => {
+          this.#wakers.delete(wake);
+          clock.clearTimeout(handle);
+          resolve();
+        };
+        const handle = clock.setTimeout(wake, ms);
+        this.#wakers.add(wake);
+      });
+    const retry = { attempts: 5, baseDelayMs: 20, sleep, ...this.#options.retry };
     try {
-      const read = await store.read();
+      const read = await withKvRetry(() => store.read(), retry);
       const decision = decideLease(read.lease, id, clock.now(), ttlMs);
       if (decision.kind === "follow") {
         this.#seen = decision.holder;
-      } else if (await store.compareAndSet(read, decision.next)) {
+      } else if (await withKvRetry(() => store.compareAndSet(read, decision.next), retry)) {
         this.#seen = decision.next;
       } else {
-        this.#seen = (await store.read()).lease;
+        this.#seen = (await withKvRetry(() => store.read(), retry)).lease;
       }
       if (this.#failing) logger.info("leader lease reachable again", { event: "leader" });
       this.#failing = false;

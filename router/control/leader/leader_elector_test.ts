@@ -114,3 +114,18 @@ Deno.test("property: under random cut-offs at most one router leads, and a reach
     { numRuns: 10 },
   );
 });
+
+Deno.test("LeaderElector: a busy store at takeover is retried at once, not at the next attempt", async () => {
+  const clock = new ManualClock(0);
+  const shared = new MemoryLease();
+  const rs = routers(["a", "b"], clock, shared);
+  await Promise.all(rs.map((r) => r.elector.start()));
+  rs[0]!.store.cutOff = true;
+  // b's takeover attempt (at a's expiry) meets two "database is locked" reads.
+  rs[1]!.store.busyReads = 2;
+  await clock.advance(TTL + 500);
+  assert.deepEqual(leaders(rs), ["b"]);
+  assert.equal(rs[1]!.elector.status().lease?.holder, "b");
+  assert.ok(rs[1]!.elector.renewalAgeMs()! < 1000);
+  await Promise.all(rs.map((r) => r.elector.stop()));
+});

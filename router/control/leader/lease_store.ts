@@ -80,6 +80,11 @@ export class KvLeaseStore implements LeaseStore {
     return records;
   }
 
+  /** The lease log's record of `term`, or null. */
+  async term(term: number): Promise<TermRecord | null> {
+    return (await this.#kv.get<TermRecord>([...TERMS_PREFIX, term])).value;
+  }
+
   check(read: LeaseRead): Deno.AtomicCheck {
     return { key: this.#key, versionstamp: read.version };
   }

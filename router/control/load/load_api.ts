@@ -35,6 +35,16 @@ export interface LoadSource {
   snapshot(): PoolLoad;
   /** EWMA of a layer's expert tokens/s, when history is kept. */
   ewma?(model: string, layer: number): readonly number[] | undefined;
+  /** The pool's health verdict per backend id (health checks, outlier detection). */
+  health?(): ReadonlyMap<string, boolean>;
+}
+
+/**
+ * A backend's state as the dashboard shows it: `down` (the pool took it out of rotation),
+ * `stale` (no fresh load report: its last poll failed or is too old), else `fresh`.
+ */
+export function backendState(stale: boolean, healthy: boolean | undefined): string {
+  return healthy === false ? "down" : stale ? "stale" : "fresh";
 }
 
 function round(value: number): number {
@@ -103,18 +113,28 @@ function worstLayerBody(worst: WorstLayer | null | undefined) {
     : null;
 }
 
+/** Whether a layer carried routed-expert load: balancedness of nothing is no data, not 1. */
+function worked(layer: { expertTokensPerS: readonly number[] }): boolean {
+  return layer.expertTokensPerS.some((rate) => rate > 0);
+}
+
 /** The `/api/load` body for `load`; `detail` adds optional sections. */
 export function loadApiBody(
   load: PoolLoad,
-  source: Pick<LoadSource, "ewma"> = {},
+  source: Pick<LoadSource, "ewma" | "health"> = {},
   detail?: LoadApiDetail,
 ) {
+  const health = source.health?.();
+  // No routed-expert load measured, or a spread over one backend of several (the others
+  // not reporting): balancedness is unknown (null, "n/a"), never 1.
+  const spread = load.backends.length <= 1 || load.pool.reporting >= 2;
+  const measured = spread && load.models.some((m) => m.layers.some(worked));
   return {
     at: load.at,
     pool: {
       backends_reporting: load.pool.reporting,
-      balancedness: round(load.pool.balancedness),
-      worst_layer: worstLayerBody(load.pool.worstLayer),
+      balancedness: measured ? round(load.pool.balancedness) : null,
+      worst_layer: measured ? worstLayerBody(load.pool.worstLayer) : null,
       utilisation_balancedness: round(load.pool.utilisationBalancedness),
       utilisation_cv: round(load.pool.utilisationCv),
       saturation: roundOrNull(load.pool.saturation),
@@ -128,6 +148,8 @@ export function loadApiBody(
       name: backend.name,
       model: backend.model ?? null,
       stale: backend.stale,
+      healthy: health?.get(backend.id) ?? null,
+      state: backendState(backend.stale, health?.get(backend.id)),
       error: backend.error ?? null,
       report_age_ms: backend.reportAgeMs ?? null,
       utilisation: roundOrNull(backend.utilisation),
@@ -161,12 +183,12 @@ export function loadApiBody(
     })),
     models: load.models.map(({ model, layers, balancedness, worstLayer }) => ({
       model,
-      balancedness: roundOrNull(balancedness),
-      worst_layer: worstLayerBody(worstLayer),
+      balancedness: spread && layers.some(worked) ? roundOrNull(balancedness) : null,
+      worst_layer: spread && layers.some(worked) ? worstLayerBody(worstLayer) : null,
       layers: layers.map((layer) => ({
         layer: layer.layer,
         expert_tokens_s: layer.expertTokensPerS.map(round),
-        balancedness: round(layer.balancedness),
+        balancedness: spread && worked(layer) ? round(layer.balancedness) : null,
         expert_skew: {
           top10_share: round(layer.expertSkew.top10Share),
           cv: round(layer.expertSkew.cv),

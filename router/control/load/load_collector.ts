@@ -1,13 +1,19 @@
 /**
  * @module Polls every backend's load report and keeps the pool's load current.
  *
- * Design: every `intervalMs` one round fetches `GET /v2/load` from each backend in the
- * pool (healthy or not; rounds never overlap, the next is scheduled when one ends),
- * with the internal token and a per-call limit. Per backend it keeps the latest two
- * reports of one run and the rates between them; a backend that restarted starts a new
- * pair. A failed poll keeps the old reports but marks the backend stale, so routing
- * falls back to in-flight counts for it; nothing a backend answers can break a round.
- * After each round `onRound` gets the aggregate (the history recorder hooks in here).
+ * Design: every `intervalMs` one round asks `GET /v2/load` of each backend in the pool
+ * (healthy or not; rounds never overlap, the next is scheduled when one ends), with the
+ * internal token. **No backend can hold a round**: each poll runs on its own, limited by
+ * `timeoutMs` (two intervals); a backend whose poll is still out is not asked again; the round waits for
+ * its polls at most `roundWaitMs` and aggregates what has arrived (a late answer counts
+ * in the next round; a poll that times out marks its backend stale at once). So a stopped
+ * backend is stale within two rounds while the others keep fresh reports. Per backend it
+ * keeps the latest two reports of one run and the rates between them; a backend that
+ * restarted starts a new pair. A failed poll keeps the old reports but marks the backend
+ * stale, so routing falls back to in-flight counts for it; nothing a backend answers can
+ * break a round. After each round `onRound` gets the aggregate (alerts, the dashboard,
+ * the leader's series); it runs beside the polls, one at a time — a slow one never delays
+ * the next round, whose aggregate it gets next (rounds in between are skipped).
  */
 import type { LoadReport } from "../../../shared/load_report.ts";
 import type { Logger } from "../../../shared/logger.ts";
@@ -19,6 +25,7 @@ import type { BackendLoadSignal } from "../../serve/entry/load_weighted.ts";
 import { type ReportRates, reportRates, sameRun } from "./load_rates.ts";
 import { aggregatePoolLoad, type BackendLoadSample, isFresh, type PoolLoad } from "./pool_load.ts";
 import { PeriodicRounds } from "../../runtime/periodic_rounds.ts";
+import { LatestRunner } from "../../runtime/latest_runner.ts";
 import { type CapacityMemory, rememberCapacity } from "./saturation.ts";
 import { type ColdStartHistory, coldStartTotal, rememberColdStarts } from "./cold_start_window.ts";
 
@@ -29,8 +36,14 @@ export interface LoadCollectorOptions {
   logger: Logger;
   /** Time between the end of one round and the start of the next; default 1000 ms. */
   intervalMs?: number;
-  /** Limit of each call; default `intervalMs`. */
+  /**
+   * Limit of each call; default 2 × `intervalMs` (a poll runs beside the rounds, so a slow
+   * answer on a busy machine is not a failure while a stopped backend still is within two
+   * rounds).
+   */
   timeoutMs?: number;
+  /** How long a round waits for its polls before it aggregates; default `intervalMs / 2`. */
+  roundWaitMs?: number;
   /** A report older than this is stale; default 3 × `intervalMs`. */
   staleAfterMs?: number;
   /** Bearer token backends require; never logged. */
@@ -78,14 +91,25 @@ export class LoadCollector {
   #coldStarts: ColdStartHistory = new Map();
   #routerLast: { at: number; shed: number; admitted: number } | undefined;
   #routerRates: { shedPerS: number; admittedPerS: number } | undefined;
+  /** Polls still out, by backend id (never two at once for one backend). */
+  readonly #polling = new Map<string, Promise<void>>();
+  /** Runs `onRound` beside the rounds, on the latest aggregate. */
+  readonly #handler: LatestRunner<void> | undefined;
 
   constructor(pool: { views(): readonly BackendView[] }, options: LoadCollectorOptions) {
     this.#pool = pool;
     this.#options = options;
     this.intervalMs = options.intervalMs ?? 1000;
-    this.#timeoutMs = options.timeoutMs ?? this.intervalMs;
+    this.#timeoutMs = options.timeoutMs ?? 2 * this.intervalMs;
     this.staleAfterMs = options.staleAfterMs ?? 3 * this.intervalMs;
     this.#rounds = new PeriodicRounds(options.clock, this.intervalMs, () => this.#runRound());
+    const onRound = options.onRound;
+    this.#handler = onRound && new LatestRunner<void>(
+      // The aggregate as it is when the handler gets to run (the latest round's).
+      () => onRound(this.snapshot()),
+      (error) =>
+        options.logger.warn("load round handler failed", { error: (error as Error).message }),
+    );
   }
 
   /** Runs a first round, then one every interval until `stop()`. */
@@ -94,13 +118,21 @@ export class LoadCollector {
   }
 
   /** Stops polling, aborts calls in progress and waits for the current round to end. */
-  stop(): Promise<void> {
-    return this.#rounds.stop();
+  async stop(): Promise<void> {
+    await this.#rounds.stop();
+    await Promise.all(this.#polling.values());
+    await this.settled();
   }
 
-  /** Polls every backend once (joins the round in progress, if any). */
-  pollNow(): Promise<void> {
-    return this.#rounds.runNow();
+  /** Resolves when the `onRound` work started so far has finished. */
+  settled(): Promise<void> {
+    return this.#handler?.settled() ?? Promise.resolve();
+  }
+
+  /** Polls every backend once (joins the round in progress, if any) and waits for `onRound`. */
+  async pollNow(): Promise<void> {
+    await this.#rounds.runNow();
+    await this.settled();
   }
 
   /** The pool's load now. */
@@ -117,6 +149,14 @@ export class LoadCollector {
       utilisation: state.rates.backend.utilisation,
       inFlight: state.current!.inFlightRequests,
     };
+  }
+
+  /** The latest report of every pool backend whose last poll answered. */
+  latestReports(): LoadReport[] {
+    return this.#pool.views().flatMap((view) => {
+      const state = this.#states.get(view.id);
+      return state?.current !== undefined && state.error === undefined ? [state.current] : [];
+    });
   }
 
   /** The latest reports of backend `id` (at most two, oldest first). */
@@ -177,7 +217,13 @@ export class LoadCollector {
   }
 
   async #runRound(): Promise<void> {
-    await Promise.all(this.#pool.views().map((view) => this.#poll(view)));
+    const started = this.#pool.views().flatMap((view) => {
+      if (this.#polling.has(view.id)) return [];
+      const poll = this.#poll(view).finally(() => this.#polling.delete(view.id));
+      this.#polling.set(view.id, poll);
+      return [poll];
+    });
+    await this.#waitAtMost(Promise.all(started), this.#options.roundWaitMs ?? this.intervalMs / 2);
     if (this.#rounds.signal.aborted) return;
     this.#rateRouter();
     this.#coldStarts = rememberColdStarts(
@@ -200,12 +246,16 @@ export class LoadCollector {
       load.at,
       this.#options.capacityMemoryMs ?? 600_000,
     );
-    if (this.#options.onRound === undefined) return;
-    try {
-      await this.#options.onRound(this.snapshot());
-    } catch (error) {
-      this.#options.logger.warn("load round handler failed", { error: (error as Error).message });
-    }
+    this.#handler?.offer();
+  }
+
+  /** Waits for `work`, or `ms` on the clock, whichever comes first. */
+  async #waitAtMost(work: Promise<unknown>, ms: number): Promise<void> {
+    const { clock } = this.#options;
+    let timer: unknown;
+    const timeout = new Promise<void>((resolve) => timer = clock.setTimeout(resolve, ms));
+    await Promise.race([work, timeout]);
+    clock.clearTimeout(timer);
   }
 
   /** The router's own shed and admitted rates since the previous round. */

@@ -250,3 +250,47 @@ Deno.test("cold starts per backend reach /api/load: total and the last minute's 
   assert.equal(second?.cold_starts_per_min, null);
   await h.close();
 });
+
+Deno.test("LoadCollector: a backend that stops answering is stale within two rounds; the others and the rounds go on", async () => {
+  const h = await createHarness({ backends: 2 });
+  let at = T0;
+  for (const [i, backend] of h.backends.entries()) {
+    backend.loadReport = () => fakeLoadReport({ backend: `backend-${i + 1}`, at: at += 10 });
+  }
+  // A slow round handler (the leader's KV writes, a stuck backend call) holds nothing.
+  let handled = 0;
+  let release!: () => void;
+  const stuck = new Promise<void>((resolve) => release = resolve);
+  const collector = new LoadCollector(h.pool, {
+    fetch: h.network.fetch,
+    clock: h.clock,
+    logger: h.logger,
+    internalToken: TEST_TOKEN,
+    intervalMs: 1000,
+    onRound: async () => {
+      handled++;
+      if (handled === 2) await stuck;
+    },
+  });
+  void collector.start();
+  await h.clock.advance(2500);
+  const ageOf = (name: string) => collector.snapshot().backends.find((b) => b.name === name)!;
+  assert.equal(ageOf("backend-2").stale, false);
+  h.backends[1]!.mode = "hang";
+  const stoppedAt = h.clock.now();
+  const rounds: { at: number; stale: boolean; healthyAge: number }[] = [];
+  for (let i = 0; i < 6; i++) {
+    await h.clock.advance(750);
+    rounds.push({
+      at: h.clock.now() - stoppedAt,
+      stale: ageOf("backend-2").stale,
+      healthyAge: ageOf("backend-1").reportAgeMs!,
+    });
+  }
+  // Stale once its poll timed out (≤ 2 rounds); the healthy one never older than a round + wait.
+  assert.ok(rounds.filter((r) => r.at >= 2 * 1500).every((r) => r.stale), JSON.stringify(rounds));
+  assert.ok(rounds.every((r) => r.healthyAge <= 1500), JSON.stringify(rounds));
+  release();
+  await collector.stop();
+  await h.close();
+});

@@ -39,9 +39,9 @@ Deno.test("GET /api/load serves per-backend rates, per-layer expert load and bal
     at: T0 + 1250,
     pool: {
       backends_reporting: 1,
-      // One backend reporting: balancedness across backends is 1 by definition.
-      balancedness: 1,
-      worst_layer: { model: "tiny", layer: 0, balancedness: 1 },
+      // One backend of two reporting: a spread over one backend is no data (n/a), not 1.
+      balancedness: null,
+      worst_layer: null,
       utilisation_balancedness: 1,
       utilisation_cv: 0,
       // The load signal: an older report (no host section) saturates by device time only.
@@ -63,6 +63,8 @@ Deno.test("GET /api/load serves per-backend rates, per-layer expert load and bal
         name: "backend-1",
         model: "tiny",
         stale: false,
+        healthy: null,
+        state: "fresh",
         error: null,
         report_age_ms: 250,
         utilisation: 0.3,
@@ -103,6 +105,8 @@ Deno.test("GET /api/load serves per-backend rates, per-layer expert load and bal
         name: "127.0.0.1:9002",
         model: null,
         stale: true,
+        healthy: null,
+        state: "stale",
         error: "connection failed: error sending request: Connection refused (os error 111)",
         report_age_ms: null,
         utilisation: null,
@@ -130,13 +134,13 @@ Deno.test("GET /api/load serves per-backend rates, per-layer expert load and bal
     ],
     models: [{
       model: "tiny",
-      balancedness: 1,
-      worst_layer: { model: "tiny", layer: 0, balancedness: 1 },
+      balancedness: null,
+      worst_layer: null,
       layers: [
         {
           layer: 0,
           expert_tokens_s: [60, 20, 0, 0],
-          balancedness: 1,
+          balancedness: null,
           // Expert skew across the 4 experts: the top one (10 %, at least one) has 60 of 80.
           expert_skew: {
             top10_share: 0.75,
@@ -147,7 +151,7 @@ Deno.test("GET /api/load serves per-backend rates, per-layer expert load and bal
         {
           layer: 1,
           expert_tokens_s: [20, 20, 20, 20],
-          balancedness: 1,
+          balancedness: null,
           expert_skew: { top10_share: 0.25, cv: 0 },
           ewma_tokens_s: [1.235, 0, 0, 0],
         },

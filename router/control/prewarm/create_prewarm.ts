@@ -24,6 +24,7 @@ import type { CapacitySignals } from "./capacity.ts";
 import { DesiredReplicasScaler } from "./desired_scaler.ts";
 import { LauncherScaler } from "./local_scaler.ts";
 import { PrewarmJob } from "./prewarm_job.ts";
+import { KvPrewarmHistory } from "./prewarm_history.ts";
 import { storeTrafficSource } from "./prewarm_sources.ts";
 import type {
   EventSource,
@@ -159,5 +160,5 @@ export function createPrewarmJob(config: Config, deps: CreatePrewarmDeps): Prewa
     floor: Math.max(1, config.router.backends.length),
     clock: deps.clock,
     logger: deps.logger,
-  }, { clock: deps.clock });
+  }, { clock: deps.clock, history: new KvPrewarmHistory(deps.kv) });
 }

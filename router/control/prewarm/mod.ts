@@ -8,6 +8,7 @@ export * from "./desired_scaler.ts";
 export * from "./lead_time.ts";
 export * from "./local_scaler.ts";
 export * from "./predict_load.ts";
+export * from "./prewarm_history.ts";
 export * from "./prewarm_job.ts";
 export * from "./prewarm_routes.ts";
 export * from "./prewarm_sources.ts";

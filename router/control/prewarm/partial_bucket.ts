@@ -5,11 +5,11 @@
  * - Idea: the forecast fits on settled buckets only (`prewarm_sources.ts`), so at the
  *   cron moment the freshest data — the bucket that just closed, and mid-bucket the one
  *   in progress — is a bucket behind. The store already holds most of such a bucket (the
- *   recorder flushes the open bucket every 2 s), so its tokens so far, `partial`, are
+ *   recorder flushes the open bucket every 1 s), so its tokens so far, `partial`, are
  *   used, scaled by the fraction of the bucket they cover.
  * - Covered fraction `f = clamp((min(now − lag, start + bucket) − start) ÷ bucket, 0, 1)`:
  *   what the store surely holds is everything up to `now − lag` (`lag`: the recorder's
- *   flush interval, 2 s; assumed, not measured).
+ *   flush interval, 1 s; assumed, not measured).
  * - Blend: `f · (partial ÷ f) + (1 − f) · forecast = partial + (1 − f) · forecast` — the
  *   partial scaled to a whole bucket, weighted by how much of the bucket it saw, and the
  *   one-step forecast for the rest. `f = 1` gives the bucket as it is; `f = 0` the forecast.

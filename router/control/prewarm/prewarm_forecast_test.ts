@@ -8,7 +8,7 @@ import { lastValue } from "../forecast/last_value.ts";
 import type { InferenceEvent } from "../../serve/observe/inference_event.ts";
 import { MemoryLogger } from "../../../shared/logging/memory_logger.ts";
 import { ManualClock } from "../../../tests/_support/router/manual_clock.ts";
-import { TrafficRecorder } from "../traffic/traffic_recorder.ts";
+import { OPEN_BUCKET_FLUSH_MS, TrafficRecorder } from "../traffic/traffic_recorder.ts";
 import { TrafficStore } from "../traffic/traffic_store.ts";
 import {
   poolLoad,
@@ -160,12 +160,12 @@ Deno.test("forecastVolume() blends the bucket in progress: a step shows on the m
   await using kv = await Deno.openKv(":memory:");
   const clock = new ManualClock(T0);
   const store = new TrafficStore(kv, { clock, bucketMs: MIN, retentionMs: 60 * MIN });
-  // As the router runs it: closed buckets flushed at each boundary, the open one every 2 s.
+  // As the router runs it: closed buckets flushed at each boundary, the open one every second.
   const recorder = new TrafficRecorder(store, {
     clock,
     logger: new MemoryLogger(),
     roundIntervalMs: 1000,
-    flushEveryMs: 2000,
+    flushEveryMs: OPEN_BUCKET_FLUSH_MS,
   });
   recorder.start();
   const settledOnly = storeTrafficSource(store, {
@@ -178,7 +178,7 @@ Deno.test("forecastVolume() blends the bucket in progress: a step shows on the m
   const second = (rows: number) => recordSecond(recorder, clock, rows);
   for (let s = 0; s < 3 * 60; s++) await second(4);
   for (let s = 0; s < 30; s++) await second(8);
-  // Mid-bucket (30 s into minute 4): the store surely holds its first 28 s at 80 tokens/s.
+  // Mid-bucket (30 s into minute 4): the store surely holds its first 29 s at 80 tokens/s.
   const mid = clock.now();
   const old = await settledOnly.forecastVolume(mid, 3 * MIN);
   const now = await blended.forecastVolume(mid, 3 * MIN);
@@ -186,14 +186,14 @@ Deno.test("forecastVolume() blends the bucket in progress: a step shows on the m
   assert.ok(old !== null && now !== null);
   for (const p of old.points) assert.equal(p.tokensPerS, 40);
   // Blended: minute 3 closed whole (40), then minute 4 in progress: partial P tokens over
-  // fraction 28/60 plus (32/60) × the one-step forecast 2400 tokens. P is what the last
-  // flush held: 80 tokens/s over the 28–30 s the flushes so far covered (the flush of this
+  // fraction 29/60 plus (31/60) × the one-step forecast 2400 tokens. P is what the last
+  // flush held: 80 tokens/s over the 29–30 s the flushes so far covered (the flush of this
   // tick may or may not have landed, and a flush holds the second it was observed in).
   const point = now.points.find((p) => p.at === T0 + 4 * MIN)!;
-  const partialS = (60 * point.tokensPerS - (32 / 60) * 2400) / 80;
+  const partialS = (60 * point.tokensPerS - (31 / 60) * 2400) / 80;
   assert.ok(
-    [28, 29, 30].some((s) => Math.abs(partialS - s) < 1e-9),
-    `${point.tokensPerS} tokens/s means ${partialS} s of the bucket flushed, not 28–30`,
+    [29, 30].some((s) => Math.abs(partialS - s) < 1e-9),
+    `${point.tokensPerS} tokens/s means ${partialS} s of the bucket flushed, not 29–30`,
   );
   assert.ok(point.tokensPerS > 55, "the step shows in the bucket it happens in");
   // Later points follow the blended bucket (last value), not the closed one.

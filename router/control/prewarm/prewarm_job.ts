@@ -15,6 +15,10 @@
  * Lead windows: after every run the job looks at the events ahead; when an event's lead
  * window begins before the next minute's run, a one-shot timer runs the job exactly at
  * its start, so the plan is staged when the lead window opens, not up to a minute later.
+ *
+ * History (`history`, `prewarm_history.ts`): every decision is also kept in shared state
+ * (again when its check is filled in); a new leader calls {@linkcode PrewarmJob.resume}
+ * and shows the same history, and `lastRunAt()` tells it whether a run was missed.
  */
 import type { Clock, TimerHandle } from "../../runtime/clock.ts";
 import type { Logger } from "../../../shared/logger.ts";
@@ -25,6 +29,7 @@ import type { CapacityCondition, ContractSummary, MemberCounts } from "./capacit
 import type { ColdStartSample, LeadTime } from "./lead_time.ts";
 import { type PrewarmMemory, runPrewarm } from "./run_prewarm.ts";
 import type { PredictionCheck, PrewarmDecision, PrewarmDeps } from "./prewarm_types.ts";
+import type { PrewarmHistory } from "./prewarm_history.ts";
 
 /** Options of {@linkcode PrewarmJob}. */
 export interface PrewarmJobOptions {
@@ -36,6 +41,8 @@ export interface PrewarmJobOptions {
   clock?: Clock;
   /** Lead-window runs are scheduled this far ahead at most (ms); default 60 000 (the cron). */
   leadLookaheadMs?: number;
+  /** Shared decisions (every router, every leader); none: this job's memory only. */
+  history?: PrewarmHistory;
 }
 
 /** Forecast accuracy over the decisions kept. */
@@ -139,6 +146,19 @@ export class PrewarmJob {
       `beyond prewarm.max_backends ${max}`;
   }
 
+  /** Replaces the decisions kept with the shared history's newest (a new leader's view). */
+  async resume(): Promise<void> {
+    const history = this.#options.history;
+    if (history === undefined) return;
+    const shared = await history.list(this.#kept);
+    this.#decisions.splice(0, this.#decisions.length, ...shared);
+  }
+
+  /** When the job last ran, as far as the decisions kept say; null if never. */
+  lastRunAt(): number | null {
+    return this.#decisions.at(-1)?.at ?? null;
+  }
+
   /** MAPE of the checked predictions kept; see {@linkcode PrewarmAccuracy}. */
   accuracy(): PrewarmAccuracy {
     const checked = this.#decisions.flatMap((d) =>
@@ -167,9 +187,10 @@ export class PrewarmJob {
   run(now: number): Promise<PrewarmDecision> {
     const work = async () => {
       const decision = await runPrewarm(this.#deps, this.#controller, now, this.#memory);
-      await this.#observe(now);
+      const checked = await this.#observe(now);
       this.#decisions.push(decision);
       while (this.#decisions.length > this.#kept) this.#decisions.shift();
+      await this.#share([...checked, decision]);
       await this.#scheduleLead(now);
       return decision;
     };
@@ -178,10 +199,22 @@ export class PrewarmJob {
     return run;
   }
 
-  /** Fills in what the buckets of earlier decisions held, once they settled. */
-  async #observe(now: number): Promise<void> {
+  /** Saves decisions to the shared history; a failure is logged, never thrown. */
+  async #share(decisions: readonly PrewarmDecision[]): Promise<void> {
+    const history = this.#options.history;
+    if (history === undefined) return;
+    try {
+      for (const decision of decisions) await history.save(decision);
+    } catch (error) {
+      this.#deps.logger.warn("prewarm decision not shared", { error: (error as Error).message });
+    }
+  }
+
+  /** Fills in what the buckets of earlier decisions held, once they settled; returns those. */
+  async #observe(now: number): Promise<PrewarmDecision[]> {
+    const filled: PrewarmDecision[] = [];
     const source = this.#deps.traffic;
-    if (source.observedTokensPerS === undefined) return;
+    if (source.observedTokensPerS === undefined) return filled;
     const settle = this.#options.settleMs ?? 5_000;
     for (const decision of this.#decisions) {
       const check = decision.check;
@@ -192,13 +225,15 @@ export class PrewarmJob {
         if (observed === null) continue;
         check.observedTokensPerS = observed;
         check.error = observed > 0 ? (check.predictedTokensPerS - observed) / observed : null;
+        filled.push(decision);
       } catch (error) {
         this.#deps.logger.warn("prewarm prediction check failed", {
           error: (error as Error).message,
         });
-        return;
+        return filled;
       }
     }
+    return filled;
   }
 
   /** Schedules one run at the start of the next lead window, when before the next cron run. */

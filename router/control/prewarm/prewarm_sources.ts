@@ -9,7 +9,7 @@
  *   to tokens/s. Events are not in it:
  *   the job applies them, so the traffic of the events it passes (running ones included)
  *   is divided out of the history first (`event_baseline.ts`). **Only settled buckets**: a bucket counts once it closed at
- *   least `settleMs` (default 5 s, longer than the recorder's 2 s flush) before `now`.
+ *   least `settleMs` (default 5 s, longer than the recorder's 1 s flush) before `now`.
  *   The job runs on the minute, the moment the last bucket closes and before its final
  *   flush: reading that bucket gave "last value" forecasts of 0 with traffic flowing.
  * - **Then the buckets in progress** (`partial_bucket.ts`, on unless `partialBucket` is

@@ -40,7 +40,7 @@ export interface TrafficRecorderOptions {
  * How often the router flushes open buckets (ms): the store holds a bucket in progress up
  * to this long ago (the pre-warm forecast relies on it, `prewarm/partial_bucket.ts`).
  */
-export const OPEN_BUCKET_FLUSH_MS = 2000;
+export const OPEN_BUCKET_FLUSH_MS = 1000;
 
 /** Request type that absorbs types beyond `maxRequestTypes`. */
 export const OTHER_TYPE = "other";
@@ -94,7 +94,12 @@ export class TrafficRecorder {
     });
   }
 
-  /** Adds one collector round's expert tokens/s × the round interval to its bucket. */
+  /**
+   * Adds one collector round's expert tokens/s × the round interval to its bucket. The
+   * router records the expert-load series from the backends' counters instead
+   * (`expert_load_recorder.ts`: exact, and without a hole when the leader changes); this
+   * stays for replaying rounds (tests, tools).
+   */
   recordRound(load: PoolLoad): void {
     if (this.#closed) return;
     const seconds = this.#options.roundIntervalMs / 1000;

@@ -119,6 +119,64 @@ export class TrafficStore {
     }
   }
 
+  /**
+   * Adds expert tokens to buckets of `model` (`adds`: bucket start, layer, tokens per
+   * expert) in one atomic commit together with what `extra` returns — the leader's fence
+   * check and the cursors saying which backend counters the series now holds — asked
+   * again before every attempt. `"fenced"` when `extra` answers null (this writer may no
+   * longer write: nothing is written); retried while other writers change the entries.
+   */
+  async addExpertTokens(
+    model: string,
+    adds: readonly { start: number; layer: number; tokens: readonly number[] }[],
+    extra: () => Promise<{ checks: Deno.AtomicCheck[]; sets: [Deno.KvKey, unknown][] } | null>,
+  ): Promise<"written" | "fenced"> {
+    const merged = new Map<string, { key: Deno.KvKey; tokens: number[] }>();
+    const index: SeriesIndex = { firstBucket: Infinity, requestTypes: [], experts: [] };
+    for (const { start, layer, tokens } of adds) {
+      const key = [...EXPERT_PREFIX, model, layer, start];
+      const entry = merged.get(JSON.stringify(key)) ??
+        merged.set(JSON.stringify(key), { key, tokens: [] }).get(JSON.stringify(key))!;
+      addVector(entry.tokens, tokens);
+      index.firstBucket = Math.min(index.firstBucket, start);
+      while (index.experts.length <= layer) index.experts.push(0);
+      index.experts[layer] = Math.max(index.experts[layer]!, tokens.length);
+    }
+    const writes: Write[] = [...merged.values()].map(({ key, tokens }) => ({
+      key,
+      merge: (old) => addVector([...(old as number[] | null ?? [])], tokens),
+    }));
+    if (writes.length > 0) {
+      writes.push({
+        key: [...INDEX_PREFIX, model],
+        merge: (old) => mergeIndex(old as SeriesIndex | null, index),
+      });
+    }
+    const expireIn = this.retentionMs + this.bucketMs;
+    for (let tries = 0; tries < MAX_ATTEMPTS; tries++) {
+      const also = await extra();
+      if (also === null) return "fenced";
+      const attempt = async () => {
+        const entries: Deno.KvEntryMaybe<unknown>[] = [];
+        for (let i = 0; i < writes.length; i += 10) {
+          entries.push(...await this.#kv.getMany(writes.slice(i, i + 10).map((w) => w.key)));
+        }
+        const op = this.#kv.atomic();
+        writes.forEach((write, i) => {
+          op.check(entries[i]!);
+          const options = write.key[0] === INDEX_PREFIX[0] ? {} : { expireIn };
+          op.set(write.key, write.merge(entries[i]!.value), options);
+        });
+        for (const check of also.checks) op.check(check);
+        for (const [key, value] of also.sets) op.set(key, value);
+        return (await op.commit()).ok;
+      };
+      if (await withKvRetry(attempt)) return "written";
+      await new Promise((resolve) => setTimeout(resolve, 5 * 2 ** tries * (0.5 + Math.random())));
+    }
+    throw new Error(`Cannot write expert tokens of ${model}: the entries kept changing`);
+  }
+
   async #commit(writes: Write[], what: string): Promise<void> {
     // Index entries never expire; bucket entries outlive retention by a bucket at most.
     const expireIn = this.retentionMs + this.bucketMs;

@@ -12,7 +12,8 @@
  *   their provenance), predictions and the cost of moving weights; `health`: EPLB health
  *   (switches by outcome, their durations, weights moved, a due rebalance held and why);
  *   both from `placement_body.ts`.
- * - `POST /api/plan/preview`, `POST /api/plan/apply`, `POST /api/plan/pin`,
+ * - `POST /api/plan/preview`, `POST /api/plan/apply` (`{phy2log?, pin?}`: `pin: true`
+ *   applies and pins in one step), `POST /api/plan/pin`,
  *   `DELETE /api/plan/pin`: admin only (`authorization: Bearer <auth.admin_token>`).
  *
  * Every state change is logged as an audit line (`who`, `what`, `version`), never with
@@ -28,6 +29,7 @@ import { hostedExperts, type PlacementPlan } from "../../../shared/placement_pla
 import type { Balancer } from "../../control/balancer/balancer.ts";
 import { BalancerError, type DecisionRecord } from "../../control/balancer/balancer_types.ts";
 import { PlanCallError } from "../../control/balancer/plan_client.ts";
+import { isOwnerRefusal } from "../../../shared/plan_owner.ts";
 import { predictedBalance } from "../../control/balancer/plan_math.ts";
 import { type PlanMoves, planMoves } from "./plan_moves.ts";
 import { healthBody, placementBody } from "./placement_body.ts";
@@ -46,7 +48,11 @@ export interface PlanRoutesDeps {
 
 const Matrix = z.array(z.array(z.number().min(0)));
 const PreviewBodySchema = z.strictObject({ weight: Matrix.min(1).optional() });
-const ApplyBodySchema = z.strictObject({ phy2log: z.array(z.array(z.int().min(0))).optional() });
+const ApplyBodySchema = z.strictObject({
+  phy2log: z.array(z.array(z.int().min(0))).optional(),
+  /** Pin the applied version in the same step (the balancer never replaces it meanwhile). */
+  pin: z.boolean().optional(),
+});
 /** Plan actions whose fields are all optional accept an empty body. */
 const EMPTY_OK = { allowEmpty: true };
 const PinBodySchema = z.strictObject({ version: z.int().positive() });
@@ -89,12 +95,16 @@ export function registerPlanRoutes<E extends Env>(app: Hono<E>, deps: PlanRoutes
     handle(c, async () => {
       requireAdmin(c.req.raw.headers, deps.adminToken);
       const body = await readJsonBody(c.req.raw, maxBytes, ApplyBodySchema, "apply plan", EMPTY_OK);
-      const result = await balancer.apply(body.phy2log ? { phy2log: body.phy2log } : {});
+      const result = await balancer.apply({
+        ...(body.phy2log ? { phy2log: body.phy2log } : {}),
+        ...(body.pin ? { pin: true } : {}),
+      });
       audit("apply plan", {
         model: balancer.modelShape()?.name ?? null,
         version: result.version,
         previous: result.previous,
         source: body.phy2log ? "phy2log" : "observed load",
+        pinned: body.pin ?? false,
       });
       return {
         version: result.version,
@@ -103,6 +113,7 @@ export function registerPlanRoutes<E extends Env>(app: Hono<E>, deps: PlanRoutes
         moved: result.moved,
         balancedness: result.predicted,
         pending_activation: result.pendingActivation,
+        pinned: body.pin ? result.version : null,
       };
     }));
 
@@ -151,7 +162,13 @@ function asApiError(error: unknown): ApiError | undefined {
     return new ApiError(code, error.message);
   }
   if (error instanceof PlanCallError) {
-    return new ApiError("backend_error", `${error.message}; the current plan is unchanged`);
+    // Backends that follow another pool (or a newer term) refused: a conflict, not a fault.
+    const refused = error.failures.length > 0 &&
+      error.failures.every((failure) => isOwnerRefusal(failure.reason));
+    return new ApiError(
+      refused ? "conflict" : "backend_error",
+      `${error.message}; the current plan is unchanged`,
+    );
   }
   return undefined;
 }

@@ -15,6 +15,7 @@ import { readJsonBody } from "../../../shared/json_body.ts";
 import { requireAdmin } from "../../serve/http/require_admin.ts";
 import { AdviceNotApplicable, type Advisor } from "./advisor.ts";
 import type { Advice } from "./advice_types.ts";
+import type { Clock } from "../../runtime/clock.ts";
 
 const ApplyBodySchema = z.strictObject({ id: z.enum(["replacement", "gate_bias"]) });
 
@@ -35,14 +36,23 @@ function adviceBody(advice: Advice) {
 /** Adds the advisor routes to `app`. */
 export function registerAdviceRoutes<E extends Env>(
   app: Hono<E>,
-  deps: { advisor: Advisor; adminToken: string | undefined; logger: Logger },
+  deps: {
+    advisor: Advisor;
+    adminToken: string | undefined;
+    logger: Logger;
+    clock: Pick<Clock, "now">;
+  },
 ): void {
   app.get("/api/advice", async (c) => {
     const report = await deps.advisor.advise(c.req.query("refresh") === "1");
     return c.json({
       at: report.at,
+      // How old the advice is when answered (a cached report may be up to 30 s + old).
+      age_ms: Math.max(0, deps.clock.now() - report.at),
       // Precomputed without the bias evaluation; the full report is being computed.
       partial: report.partial ?? false,
+      // Whether it was made on measured traffic (false: an idle pool's advice).
+      traffic: report.traffic ?? null,
       advice: report.advice.map(adviceBody),
     });
   });

@@ -44,6 +44,14 @@ export interface AdviceReport {
   advice: Advice[];
   /** Precomputed without the bias evaluation; the full report is under way. */
   partial?: boolean;
+  /** Whether routed-expert load was measured when it was made (false: an idle pool's advice). */
+  traffic?: boolean;
+}
+
+/** Whether `load` carries routed-expert load (what the advice plans on). */
+function measuredTraffic(load: PoolLoad | undefined): boolean {
+  return load?.models.some((m) => m.layers.some((l) => l.expertTokensPerS.some((v) => v > 0))) ??
+    false;
 }
 
 /** Shortest time between two computations of the advice, even when asked to refresh. */
@@ -87,7 +95,9 @@ export class Advisor {
    */
   async advise(refresh = false): Promise<AdviceReport> {
     const now = this.#deps.clock.now();
-    const cached = this.#cached;
+    let cached = this.#cached;
+    // Advice made on an idle pool never answers for traffic measured since: wait for new.
+    if (cached?.traffic === false && measuredTraffic(this.#deps.load?.())) cached = undefined;
     const age = cached ? now - cached.at : Infinity;
     const limit = refresh ? MIN_REFRESH_MS : this.#deps.cacheMs ?? 30_000;
     if (cached !== undefined && !cached.partial && age < limit) return cached;
@@ -152,7 +162,10 @@ export class Advisor {
       biasAdvice(bias, config.gate.bias_deviation_budget),
       scalingAdvice(this.#deps.load?.()),
     ];
-    const report: AdviceReport = full ? { at: now, advice } : { at: now, advice, partial: true };
+    const traffic = measuredTraffic(this.#deps.load?.());
+    const report: AdviceReport = full
+      ? { at: now, advice, traffic }
+      : { at: now, advice, partial: true, traffic };
     // A precomputation finishing late never replaces a full report.
     if (full || this.#cached === undefined || this.#cached.partial) this.#cached = report;
     return report;

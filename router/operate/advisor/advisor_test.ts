@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import { ApiError, errorResponse } from "../../../shared/errors.ts";
 import { resolveConfig } from "../../../shared/config.ts";
 import { balancerFixture, HOT } from "../../../tests/_support/router/balancer_fixture.ts";
+import { oneSecondSample, poolLoadOf } from "../../../tests/_support/router/pool_loads.ts";
 import { MemoryLogger } from "../../../shared/logging/memory_logger.ts";
 import type { BackendView } from "../../serve/pool/backend_view.ts";
 import { ManualClock } from "../../../tests/_support/router/manual_clock.ts";
@@ -116,7 +117,7 @@ Deno.test("the bias is evaluated on a backend and applied to every backend", asy
 });
 
 Deno.test("advice routes: read-only GET, admin-only apply with an audit line", async () => {
-  const { f, advisor, logger } = await advisorFixture();
+  const { f, advisor, logger, clock } = await advisorFixture();
   await using _ = f;
   const app = new Hono();
   // As the router app does: ApiErrors become their JSON answers.
@@ -124,7 +125,7 @@ Deno.test("advice routes: read-only GET, admin-only apply with an audit line", a
     if (error instanceof ApiError) return errorResponse(error);
     throw error;
   });
-  registerAdviceRoutes(app, { advisor, adminToken: ADMIN, logger });
+  registerAdviceRoutes(app, { advisor, adminToken: ADMIN, logger, clock });
   const get = await (await app.request("/api/advice")).json();
   assert.equal(get.advice.length, 5);
   assert.ok(
@@ -212,4 +213,31 @@ Deno.test("the first advice is precomputed from the load rounds, without running
   await settle();
   assert.equal(await advisor.advise(), full);
   assert.equal(evaluations(), 1);
+});
+
+Deno.test("advice made on an idle pool is never answered for traffic measured since", async () => {
+  const f = await balancerFixture();
+  await using _ = f;
+  await f.balancer.tick();
+  const clock = new ManualClock();
+  let load = poolLoadOf(oneSecondSample("h:1", [[0, 0, 0, 0], [0, 0, 0, 0]]));
+  const advisor = new Advisor({
+    config: resolveConfig({ env: { SWITCHYARD_AUTH__ADMIN_TOKEN: ADMIN } }),
+    balancer: f.balancer,
+    views: () => [view("backend-1", {})],
+    modelShape: () => ({ dModel: 4, dFf: 8 }),
+    load: () => load,
+    fetch: () => Promise.resolve(Response.json(evaluation)),
+    clock,
+    logger: new MemoryLogger(),
+  });
+  const idle = await advisor.advise();
+  assert.equal(idle.traffic, false);
+  await clock.advance(2000);
+  // Traffic now: the idle report (2 s old, well inside the cache time) is not reused.
+  load = poolLoadOf(oneSecondSample("h:1", [[50, 0, 0, 0], [0, 0, 30, 0]]));
+  const fresh = await advisor.advise();
+  assert.equal(fresh.traffic, true);
+  assert.equal(fresh.at, idle.at + 2000);
+  assert.equal(await advisor.advise(), fresh, "then cached as usual");
 });

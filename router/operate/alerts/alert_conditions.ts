@@ -19,11 +19,15 @@
  *   out; the experts' own skew is the traffic's, and a good plan spreads it) — the value
  *   `/api/load` and `switchyard_layer_balancedness` show — is below `balanceThreshold`
  *   while the layer carries at least
- *   {@linkcode MIN_LAYER_TOKENS_S_PER_EXPERT} tokens/s per expert on average.
+ *   {@linkcode MIN_LAYER_TOKENS_S_PER_EXPERT} tokens/s per expert on average. Not under
+ *   full replication: there every backend hosts every expert and the shares follow
+ *   entry routing, which no placement can even out.
  * - `backend_down`: a configured backend is unhealthy in the pool, or its load report
  *   is stale or failing (never arrived, last poll failed, or too old).
- * - `latency_slo`: the router's request latency p99 over `alerts.latency_window` (at
- *   least {@linkcode MIN_LATENCY_REQUESTS} answered requests) above `latencyP99Ms`.
+ * - `latency_slo`: the pool's request latency p99 over `alerts.latency_window` — every
+ *   router's answered requests (`operate/requests/pool_latency.ts`; a router without
+ *   shared state judges its own) — at least {@linkcode MIN_LATENCY_REQUESTS} of them,
+ *   above `latencyP99Ms`.
  * - `shedding`: backends refused (503) more than `shedRatio` of the requests offered to
  *   them, summed over fresh backends.
  * - `saturation`: the pool's saturation (mean of fresh backends) at or above `saturation`.
@@ -45,12 +49,14 @@ import { type RebalanceReading, rebalanceStalled } from "./rebalance_stalled.ts"
 /** The latency SLO needs at least this many answered requests in its window. */
 export const MIN_LATENCY_REQUESTS = 20;
 
-/** The router's recent request latency, for the SLO rule. */
+/** The pool's recent request latency, for the SLO rule. */
 export interface LatencyReading {
   /** p99 of answered requests' latency (ms) over the window. */
   p99Ms: number;
   /** Requests in the window. */
   count: number;
+  /** Routers whose requests it covers; default 1 (this router's own). */
+  routers?: number;
 }
 
 /** A condition that holds in one round. */
@@ -185,14 +191,16 @@ function latencySlo(latency: LatencyReading | undefined, settings: AlertSettings
   const threshold = settings.latencyP99Ms;
   if (threshold === undefined || latency === undefined) return [];
   if (latency.count < MIN_LATENCY_REQUESTS || !(latency.p99Ms > threshold)) return [];
+  const routers = latency.routers ?? 1;
+  const over = routers === 1 ? "" : ` of ${routers} routers`;
   return [{
-    id: "latency_slo:router",
+    id: "latency_slo:pool",
     kind: "latency_slo" as const,
-    subject: "router",
+    subject: "pool",
     value: latency.p99Ms,
     threshold,
     message: `Request latency p99 is ${Math.round(latency.p99Ms)} ms over the last ` +
-      `${latency.count} requests, above the ${threshold} ms objective`,
+      `${latency.count} requests${over}, above the ${threshold} ms objective`,
   }];
 }
 
@@ -244,7 +252,7 @@ export function observeConditions(
 ): AlertCondition[] {
   return [
     ...hotExperts(load, settings),
-    ...lowBalance(load, settings),
+    ...(rebalance?.fullReplication ? [] : lowBalance(load, settings)),
     ...downBackends(load, views),
     ...latencySlo(latency, settings),
     ...shedding(load, settings),

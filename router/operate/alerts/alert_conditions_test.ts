@@ -179,6 +179,23 @@ Deno.test("observeConditions(): a layer whose work sits on one backend is low on
     low[0]!.message,
     /Layer 0 of tiny has balancedness 0\.656 \(below 0\.75\): 320 \/ 100 expert tokens\/s on 2 backends/,
   );
+  // Under full replication the shares follow entry routing, which placement cannot change.
+  const health = {
+    at: 0,
+    outcomes: [],
+    lastSwitchAt: null,
+    moved: { experts: 0, bytes: 0 },
+    durations: { count: 0, sumS: 0, lastS: null },
+    due: null,
+    adjustIntervalMs: 60_000,
+    stallAfterMs: 180_000,
+  };
+  const replicated = observeConditions(load, views("h:1", "h:2"), SETTINGS, undefined, {
+    model: "tiny",
+    health,
+    fullReplication: true,
+  });
+  assert.deepEqual(replicated.filter((c) => c.kind === "balance_low"), []);
   // The same skewed experts spread evenly over the backends: no alert (the traffic's skew).
   const spread = poolLoad(
     sample("h:1", [[150, 20, 15, 0], [50, 50, 50, 50]]),

@@ -13,6 +13,12 @@ import type { AlertCondition } from "./alert_conditions.ts";
 export interface RebalanceReading {
   model: string;
   health: HealthSnapshot;
+  /**
+   * Whether the placement in force replicates every expert on every backend: then the
+   * backends' shares of expert work follow entry routing, which no placement can change
+   * (`balance_low` does not apply).
+   */
+  fullReplication?: boolean;
 }
 
 /** Why a due rebalance is held, in words. */

@@ -18,6 +18,7 @@ import type { AlertSource } from "../alerts/alert_types.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import type { ApiCall, TimelineSelection } from "./dashboard_snapshot.ts";
 import type { LoadTimeline } from "./load_timeline.ts";
+import { DASHBOARD_WINDOWS_MS, type LoadWindow } from "./load_window.ts";
 import { SnapshotStream } from "./snapshot_stream.ts";
 import { ECHARTS_PATH, StaticAssets } from "./static_assets.ts";
 
@@ -27,6 +28,8 @@ export interface DashboardDeps {
   assets?: StaticAssets;
   /** Fed by the load collector's rounds. */
   timeline: LoadTimeline;
+  /** The averaging windows' rounds, fed like the timeline; absent: latest round only. */
+  window?: LoadWindow;
   clock: Clock;
   logger: Logger;
   /** Active and recent alerts; without it the page says alerts are not available. */
@@ -54,8 +57,23 @@ export interface Dashboard {
   close(): Promise<void>;
 }
 
-/** Parses `?model=&layer=`; 400 names the field. */
+/** `?window=`: `1s` (the latest round), `10s` or `1m`. */
+const WINDOWS: Record<string, number | undefined> = {
+  "1s": undefined,
+  "10s": DASHBOARD_WINDOWS_MS[0],
+  "1m": DASHBOARD_WINDOWS_MS[1],
+};
+
+/** Parses `?model=&layer=&window=`; 400 names the field. */
 export function parseSelection(query: (name: string) => string | undefined): TimelineSelection {
+  const rawWindow = query("window");
+  if (rawWindow !== undefined && rawWindow !== "" && !(rawWindow in WINDOWS)) {
+    throw new ApiError(
+      "bad_request",
+      `Cannot read dashboard query: window must be one of 1s, 10s, 1m, got "${rawWindow}"`,
+    );
+  }
+  const windowMs = rawWindow ? WINDOWS[rawWindow] : undefined;
   const model = query("model") || undefined;
   const rawLayer = query("layer");
   let layer: number | undefined;
@@ -68,7 +86,7 @@ export function parseSelection(query: (name: string) => string | undefined): Tim
       );
     }
   }
-  return { model, layer };
+  return { model, layer, ...(windowMs !== undefined ? { windowMs } : {}) };
 }
 
 /** Adds the dashboard routes to `app`; see the module doc. */
@@ -81,6 +99,7 @@ export function registerDashboardRoutes<E extends Env>(
     sources: {
       api: deps.api ?? ((path) => app.request(path)),
       timeline: deps.timeline,
+      window: deps.window,
       clock: deps.clock,
       alerts: deps.alerts,
     },

@@ -13,6 +13,7 @@ import { alertJson } from "../alerts/alert_json.ts";
 import type { AlertSource } from "../alerts/alert_types.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import type { LoadTimeline } from "./load_timeline.ts";
+import type { LoadWindow } from "./load_window.ts";
 
 /** In-process call into the router's app, e.g. `(path) => app.request(path)`. */
 export type ApiCall = (path: string) => Response | Promise<Response>;
@@ -21,6 +22,8 @@ export type ApiCall = (path: string) => Response | Promise<Response>;
 export interface SnapshotSources {
   api: ApiCall;
   timeline: LoadTimeline;
+  /** The averaging windows' rounds; absent: the page offers the latest round only. */
+  window?: LoadWindow | undefined;
   clock: Clock;
   /** Absent until an alert manager is wired: the page then says "alerts not available". */
   alerts?: AlertSource | undefined;
@@ -38,10 +41,12 @@ export interface SnapshotBase {
   layers: ReadonlyMap<string, readonly number[]>;
 }
 
-/** Which timeline a client follows. */
+/** Which timeline (and averaging window) a client follows. */
 export interface TimelineSelection {
   model: string | undefined;
   layer: number | undefined;
+  /** Averaging window (ms) beyond the latest round, `DASHBOARD_WINDOWS_MS`; absent: none. */
+  windowMs?: number | undefined;
 }
 
 /** Reads a JSON endpoint of the app; `null` on 404 (feature not wired), throws otherwise. */
@@ -101,13 +106,20 @@ export function resolveSelection(
   return { model: wanted, layer };
 }
 
-/** The full snapshot JSON for one client: the base plus its layer timeline. */
+/**
+ * The full snapshot JSON for one client: the base plus its layer timeline and, when it
+ * chose one, its averaging window's view (`window`, else null).
+ */
 export function snapshotJson(
   base: SnapshotBase,
   timeline: LoadTimeline,
   selection: TimelineSelection,
+  window?: LoadWindow,
 ): string {
   const chosen = resolveSelection(base, selection);
   const layer = chosen === undefined ? null : timeline.layer(chosen.model, chosen.layer);
-  return `${base.json},"timeline":${JSON.stringify(layer)}}`;
+  const view = window !== undefined && selection.windowMs !== undefined
+    ? window.view(selection.windowMs, base.at)
+    : null;
+  return `${base.json},"timeline":${JSON.stringify(layer)},"window":${JSON.stringify(view)}}`;
 }

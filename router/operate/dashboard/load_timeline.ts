@@ -109,8 +109,9 @@ export class LoadTimeline {
         cell.samples++;
       }
     }
-    // Step 3: the trend point.
-    const reporting = load.pool.reporting > 0;
+    // Step 3: the trend point (no routed-expert load: no balancedness, not 1).
+    const reporting = load.pool.reporting > 0 &&
+      load.models.some((m) => m.layers.some((l) => l.expertTokensPerS.some((r) => r > 0)));
     this.#trend.push({
       at: load.at,
       pool: reporting ? round(load.pool.balancedness) : null,

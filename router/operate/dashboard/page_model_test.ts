@@ -4,9 +4,13 @@ import {
   formatBytes,
   heatmapGrid,
   planView,
+  poolHealth,
+  problemText,
   replicaMatrix,
   resourceRows,
+  shownColumns,
   timelineData,
+  windowedLoad,
 } from "./static/page_model.js";
 
 const LOAD = {
@@ -166,4 +170,51 @@ Deno.test("planView() counts replicas per expert and experts per backend of one 
   assert.ok(view.facts!.some(([name, value]: string[]) => name === "created" && value === "n/a"));
   assert.equal(planView(null, 0), null);
   assert.deepEqual(planView({ error: "boom" }, 0), { error: "boom" });
+});
+
+Deno.test("poolHealth() lists every backend that is not fresh, with its report's age", () => {
+  const health = poolHealth({
+    backends: [
+      { name: "backend-1", state: "fresh", report_age_ms: 400 },
+      { name: "backend-2", state: "stale", report_age_ms: 12_300 },
+      { name: "backend-3", stale: true, state: "down", report_age_ms: null },
+    ],
+  });
+  assert.equal(health.fresh, 1);
+  assert.equal(health.total, 3);
+  assert.equal(
+    problemText(health.problems),
+    "backend-2 stale (report 12 s old), backend-3 down",
+  );
+  assert.deepEqual(poolHealth({ backends: [] }), { fresh: 0, total: 0, problems: [] });
+});
+
+Deno.test("shownColumns() drops columns every row has as n/a; resource rows carry state and age", () => {
+  const rows = resourceRows({
+    backends: [
+      { id: "a", name: "backend-1", state: "fresh", report_age_ms: 400, queue_depth: 3 },
+      { id: "b", name: "backend-2", state: "stale", report_age_ms: 9000, error: "timed out" },
+    ],
+  });
+  assert.equal(rows[0]!.reportAge, "0.4 s");
+  assert.equal(rows[1]!.state, "stale (timed out)");
+  assert.equal(rows[1]!.stateKind, "stale");
+  const columns = [["queueDepth", "queue"], ["power", "power"]];
+  const keys = shownColumns(columns, rows).map(([k]: string[]) => k);
+  assert.deepEqual(keys, ["queueDepth"]);
+});
+
+Deno.test("windowedLoad() shows the window's expert load and spread, the latest round's backends", () => {
+  const load = { at: 5, backends: [{ id: "a" }], pool: { backends_reporting: 1, balancedness: 1 } };
+  const window = {
+    window_ms: 10_000,
+    rounds: 9,
+    pool: { balancedness: 0.5, worst_layer: null },
+    models: [{ model: "m", layers: [{ layer: 0, expert_tokens_s: [1, 3], balancedness: 0.5 }] }],
+  };
+  const view = windowedLoad(load, window);
+  assert.equal(view.pool.balancedness, 0.5);
+  assert.equal(view.pool.backends_reporting, 1);
+  assert.deepEqual(heatmapGrid(view, "m").rows, [[1, 3]]);
+  assert.equal(windowedLoad(load, null), load);
 });

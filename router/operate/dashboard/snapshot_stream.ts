@@ -79,7 +79,12 @@ export class SnapshotStream {
   /** A fresh snapshot for one selection (the page's first paint, tests). */
   async snapshot(selection: TimelineSelection): Promise<string> {
     const base = await this.#build();
-    return snapshotJson(base, this.#options.sources.timeline, selection);
+    return snapshotJson(
+      base,
+      this.#options.sources.timeline,
+      selection,
+      this.#options.sources.window,
+    );
   }
 
   /**
@@ -176,11 +181,12 @@ export class SnapshotStream {
   }
 
   #send(client: Client, base: SnapshotBase, cache: Map<string, string>): void {
-    const { model, layer } = client.selection;
-    const key = `${model ?? ""}\u0000${layer ?? ""}`;
+    const { model, layer, windowMs } = client.selection;
+    const key = `${model ?? ""}\u0000${layer ?? ""}\u0000${windowMs ?? ""}`;
     let json = cache.get(key);
     if (json === undefined) {
-      cache.set(key, json = snapshotJson(base, this.#options.sources.timeline, client.selection));
+      const { timeline, window } = this.#options.sources;
+      cache.set(key, json = snapshotJson(base, timeline, client.selection, window));
     }
     const desired = client.controller.desiredSize;
     if (desired !== null && desired <= -this.#maxQueued) {

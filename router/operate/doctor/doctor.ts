@@ -5,9 +5,12 @@
  * Checks (each "yes" is a reason to deploy):
  * 1. more than 16 routed experts per layer;
  * 2. the pool below 70 % of its capacity: the saturation signal (`router/control/load/saturation.ts`:
- *    device busy, host busy, queueing, shedding — mean over the last 10 minutes of load
- *    rounds in which the pool served traffic), with executor utilisation shown beside it;
- *    from backends that do not report saturation, executor utilisation alone;
+ *    device busy, host busy, queueing, shedding — the 90th percentile over the last 10
+ *    minutes of load rounds in which the pool served traffic) below 0.7 and nothing shed
+ *    in those rounds (the router's 429s at its limits, backends' 503s: a pool that sheds
+ *    runs at capacity, whatever its executors' busy time says), with the share of rounds
+ *    that shed and executor utilisation shown beside it; from backends that do not report
+ *    saturation, executor utilisation alone;
  * 3. latency varying more than 30 % (coefficient of variation of request latency);
  * 4. the top 10 % of experts carrying more than 50 % of the routed load;
  * 5. more than 100 M tokens per day (the measured rate extrapolated to 24 h).
@@ -30,8 +33,10 @@ export interface DoctorInputs {
   experts: number | undefined;
   /** Mean executor utilisation of the reporting backends while serving, in [0, 1]. */
   utilisation: number | undefined;
-  /** Mean pool saturation while serving, in [0, 1], and its usual bottleneck. */
+  /** Pool saturation while serving (90th percentile), in [0, 1], and its usual bottleneck. */
   saturation?: number | undefined;
+  /** Share of the busy rounds in which the router or a backend shed requests. */
+  shedShare?: number | undefined;
   bottleneck?: string | undefined;
   /** Requests answered in the doctor's window and the time they span (ms). */
   traffic?: { requests: number; spanMs: number } | undefined;
@@ -143,12 +148,14 @@ function loadCheck(inputs: DoctorInputs): DoctorCheck {
   if (saturation !== undefined && Number.isFinite(saturation)) {
     const device = utilisation === undefined ? "" : `, executor busy ${percent(utilisation)}`;
     const by = inputs.bottleneck ? ` (${inputs.bottleneck})` : "";
+    const shedShare = inputs.shedShare ?? 0;
+    const shed = shedShare > 0 ? `, shedding in ${percent(shedShare)} of busy rounds` : "";
     return {
       id: "utilisation",
       question,
-      answer: saturation < 0.7 ? "yes" : "no",
+      answer: saturation < 0.7 && shedShare === 0 ? "yes" : "no",
       value: saturation,
-      measured: `saturation ${percent(saturation)}${by}${device}`,
+      measured: `saturation ${percent(saturation)}${by}${shed}${device}`,
     };
   }
   return check(

@@ -54,7 +54,9 @@ export function doctorInputs(sources: DoctorSources, now: number): DoctorInputs 
     // An idle pool says nothing about utilisation under load: unknown, not 0 %.
     utilisation: signal?.utilisation ??
       (sources.utilisation ? sources.utilisation(now) : mean(utilisations)),
-    saturation: signal ? signal.saturation : load.pool.saturation,
+    // The busiest tenth of the busy rounds: a pool overloaded now and then is not below capacity.
+    saturation: signal ? signal.saturationP90 : load.pool.saturation,
+    shedShare: signal?.shedShare,
     bottleneck: signal ? signal.bottleneck : worst?.saturation?.bottleneck,
     traffic: sources.requests.volume?.(now),
     latencyCv: sources.requests.latencyCv(now),

@@ -124,3 +124,22 @@ Deno.test("diagnose(): the verdict never contradicts the yes count (all inputs)"
     },
   ));
 });
+
+Deno.test("diagnose(): a pool that shed is not below capacity, whatever its saturation", () => {
+  const report = diagnose({
+    experts: 64,
+    utilisation: 0.05,
+    saturation: 0.4,
+    shedShare: 0.25,
+    bottleneck: "queue",
+    latencyCv: 0.1,
+    top10Share: 0.2,
+    tokensPerS: 10,
+  });
+  const check = report.checks.find((c) => c.id === "utilisation")!;
+  assert.equal(check.answer, "no");
+  assert.equal(
+    check.measured,
+    "saturation 40 % (queue), shedding in 25 % of busy rounds, executor busy 5 %",
+  );
+});

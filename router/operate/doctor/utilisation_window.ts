@@ -2,8 +2,11 @@
  * @module The load signal over the last minutes, sampled every load round, counted only
  * while the pool serves traffic: the doctor asks how close to capacity the pool runs
  * when there is work, not how idle an unused pool is. Per round: the pool's saturation
- * (`router/control/load/saturation.ts`, mean over fresh backends) and the mean executor
- * utilisation (device busy), so the doctor can show both.
+ * (`router/control/load/saturation.ts`, mean over fresh backends, ≥ 0.9 while anything is
+ * shed), whether the pool shed work (the router's 429s at its limits, backends' 503s),
+ * and the mean executor utilisation (device busy), so the doctor can show all three.
+ * Besides means, the 90th percentile of saturation: a pool overloaded for a minute in ten
+ * is not "below capacity", however calm the other nine were.
  */
 import type { PoolLoad } from "../../control/load/pool_load.ts";
 import type { Bottleneck } from "../../control/load/saturation.ts";
@@ -13,6 +16,8 @@ interface Sample {
   utilisation: number;
   saturation: number | undefined;
   bottleneck: Bottleneck | undefined;
+  /** The router or a backend shed requests in this round. */
+  shed: boolean;
 }
 
 /** Means over the busy rounds of the window. */
@@ -21,6 +26,10 @@ export interface LoadWindowMeans {
   utilisation: number;
   /** Mean pool saturation; `undefined` when no round carried it (older backends). */
   saturation: number | undefined;
+  /** 90th percentile of the rounds' pool saturation; `undefined` like `saturation`. */
+  saturationP90: number | undefined;
+  /** Share of the busy rounds in which the router or a backend shed requests. */
+  shedShare: number;
   /** The bottleneck named most often among those rounds. */
   bottleneck: Bottleneck | undefined;
 }
@@ -48,6 +57,7 @@ export class UtilisationWindow {
         utilisation: mean,
         saturation: load.pool.saturation,
         bottleneck: worst?.saturation?.bottleneck,
+        shed: (load.pool.routerShedPerS ?? 0) > 0 || fresh.some((b) => (b.shedPerS ?? 0) > 0),
       });
     }
     while (this.#samples.length > 0 && this.#samples[0]!.at < load.at - this.#windowMs) {
@@ -70,11 +80,16 @@ export class UtilisationWindow {
       if (s.bottleneck) counts.set(s.bottleneck, (counts.get(s.bottleneck) ?? 0) + 1);
     }
     const bottleneck = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
+    const sorted = [...saturations].sort((a, b) => a - b);
     return {
       utilisation: recent.reduce((sum, s) => sum + s.utilisation, 0) / recent.length,
       saturation: saturations.length === 0
         ? undefined
         : saturations.reduce((a, b) => a + b, 0) / saturations.length,
+      saturationP90: sorted.length === 0
+        ? undefined
+        : sorted[Math.min(sorted.length - 1, Math.ceil(0.9 * sorted.length) - 1)],
+      shedShare: recent.filter((s) => s.shed).length / recent.length,
       bottleneck,
     };
   }

@@ -28,3 +28,15 @@ Deno.test("UtilisationWindow averages busy rounds only, within the window", () =
   window.record(round(70_000, [0, 0], 0));
   assert.equal(window.mean(70_000), undefined);
 });
+
+Deno.test("UtilisationWindow: a minute of overload in ten is the 90th percentile, and it shed", () => {
+  const window = new UtilisationWindow(600_000);
+  for (let s = 0; s < 540; s++) window.record({ ...round(s * 1000, [0.1, 0.1], 100) });
+  for (let s = 540; s < 600; s++) {
+    const load = round(s * 1000, [0.2, 0.2], 100);
+    window.record({ ...load, pool: { ...load.pool, saturation: 0.97, routerShedPerS: 900 } });
+  }
+  const means = window.means(600_000)!;
+  assert.equal(means.saturationP90, 0.97);
+  assert.ok(Math.abs(means.shedShare - 0.1) < 1e-9);
+});

@@ -51,10 +51,13 @@ export function layerSamples(
   field: "balancedness" | "top10Share" | "cv",
 ): Sample<"model" | "layer">[] {
   return load.models.flatMap((model) =>
-    model.layers.map((layer) => ({
-      labels: { model: model.model, layer: layer.layer },
-      value: field === "balancedness" ? layer.balancedness : layer.expertSkew[field],
-    }))
+    model.layers.flatMap((layer) =>
+      // No routed-expert load in the window: no balancedness to show (not a perfect 1).
+      field === "balancedness" && !layer.expertTokensPerS.some((rate) => rate > 0) ? [] : [{
+        labels: { model: model.model, layer: layer.layer },
+        value: field === "balancedness" ? layer.balancedness : layer.expertSkew[field],
+      }]
+    )
   );
 }
 

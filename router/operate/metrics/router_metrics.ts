@@ -24,6 +24,7 @@ import type { InputFaults } from "../../../shared/input_faults.ts";
 import { inputFaultMetrics } from "../../../shared/metrics/input_fault_metrics.ts";
 import { type PrewarmAccuracySource, signalMetrics } from "./signal_metrics.ts";
 import { overloadMetrics, type OverloadSource } from "./overload_metrics.ts";
+import { leaderMetrics, type LeadershipSource } from "./leader_metrics.ts";
 import { eplbMetrics, type EplbMetricsSource } from "./eplb_metrics.ts";
 
 /** What {@linkcode RouterMetrics} reads. */
@@ -52,6 +53,8 @@ export interface RouterMetricsDeps {
   overload?: OverloadSource | undefined;
   /** Request observer failures by kind (`ObserverFailures.counts`); absent: not exported. */
   observerErrors?: (() => ReadonlyMap<string, number>) | undefined;
+  /** The leader lease as this router sees it; absent: no leader metrics. */
+  leadership?: LeadershipSource | undefined;
   /** EPLB health (balancer, hop counters); absent without a balancer (no KV). */
   eplb?: EplbMetricsSource | undefined;
 }
@@ -90,6 +93,7 @@ export class RouterMetrics implements MetricsEndpoint {
     });
     if (prewarm) prewarmMetrics(registry, prewarm);
     if (deps.overload !== undefined) overloadMetrics(registry, deps.overload);
+    if (deps.leadership !== undefined) leaderMetrics(registry, deps.leadership);
     if (deps.eplb !== undefined) eplbMetrics(registry, deps.eplb);
     const observerErrors = deps.observerErrors;
     if (observerErrors !== undefined) {

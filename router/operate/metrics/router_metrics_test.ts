@@ -175,6 +175,24 @@ Deno.test("RouterMetrics reads backends, balancedness, plans, alerts and logs at
   assert.equal(one("switchyard_pool_utilisation_cv"), 0.25);
   assert.equal(one("switchyard_pool_backends_reporting"), 2);
   assert.equal(one("switchyard_layer_balancedness", { model: "m", layer: "1" }), 0.625);
+  // A layer with no routed-expert load has no balancedness to show (not a perfect 1).
+  const idle = parseExposition(
+    await metrics({
+      load: () => ({
+        ...LOAD,
+        models: [{
+          model: "m",
+          layers: [{
+            layer: 0,
+            expertTokensPerS: [0, 0],
+            balancedness: 1,
+            expertSkew: { top10Share: 0, cv: 0 },
+          }],
+        }],
+      }),
+    }).render(),
+  );
+  assert.equal(findSamples(idle, "switchyard_layer_balancedness", { model: "m" }).length, 0);
   assert.equal(one("switchyard_layer_expert_skew_top10_share", { model: "m", layer: "1" }), 0.75);
   assert.equal(one("switchyard_layer_expert_skew_cv", { model: "m", layer: "1" }), 0.5);
   assert.equal(one("switchyard_plan_current_version", { model: "m" }), 7);

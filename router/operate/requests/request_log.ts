@@ -7,7 +7,10 @@
  * `shared/expert_trace.ts`, e.g. `3*5,7*3;1*4,30*4`), `batches` (largest joined
  * micro-batch per layer, e.g. `4;6`), `rows`, `ms`, `status`, `error`. Unknown values
  * are `null`, so every line has the same keys (easy `| json` queries). 2xx answers log
- * at info, everything else at warn.
+ * at info, everything else at warn — except 429s: a request shed at once at admission is
+ * counted (`switchyard_router_shed_total{reason}`) and logged once per reason every 10 s
+ * with the count (`serve/admission/`); a line per shed request would spend the CPU an
+ * overloaded router needs on writing what the count already says.
  */
 import { encodeBatchSizes, encodeExpertCounts } from "../../../shared/expert_trace.ts";
 import type { Logger } from "../../../shared/logger.ts";
@@ -36,6 +39,7 @@ export function requestLogFields(event: InferenceEvent): Record<string, unknown>
 /** An observer writing the request line of every finished inference request. */
 export function requestLogObserver(logger: Logger): InferenceObserver {
   return (event) => {
+    if (event.status === 429) return;
     const ok = event.status >= 200 && event.status < 300;
     // Below the log level: the line would be dropped, so its fields are not built.
     if (logger.enabled?.(ok ? "info" : "warn") === false) return;

@@ -101,3 +101,22 @@ Deno.test("requestLogObserver() builds no line below the log level and still log
   assert.equal(JSON.parse(lines[0]!).status, 503);
   assert.deepEqual(asked, ["info", "warn"]);
 });
+
+Deno.test("requestLogObserver() writes no line for a request shed at admission (429: counted instead)", () => {
+  const logger = new MemoryLogger();
+  const observe = requestLogObserver(logger);
+  observe({
+    requestId: "r",
+    model: "m",
+    requestType: undefined,
+    rows: undefined,
+    backend: undefined,
+    experts: undefined,
+    batches: undefined,
+    status: 429,
+    ms: 0.1,
+    at: 0,
+    error: "Cannot run inference: every backend has 64 requests in flight",
+  });
+  assert.equal(logger.records.length, 0);
+});

@@ -5,6 +5,7 @@
  */
 import { coefficientOfVariation } from "../../../shared/balancedness.ts";
 import type { InferenceEvent } from "../../serve/observe/inference_event.ts";
+import { histogramOf, type LatencyHistogram } from "./latency_histogram.ts";
 
 /** Options of {@linkcode RequestWindow}. */
 export interface RequestWindowOptions {
@@ -74,6 +75,14 @@ export class RequestWindow {
     const sorted = recent.map((entry) => entry.ms).sort((a, b) => a - b);
     const index = Math.min(sorted.length - 1, Math.ceil(0.99 * sorted.length) - 1);
     return { p99Ms: sorted[Math.max(0, index)]!, count: sorted.length };
+  }
+
+  /** Latency histogram of successful requests over the last `windowMs` ending at `now`. */
+  latencyHistogram(now: number, windowMs = this.windowMs): LatencyHistogram {
+    const from = now - windowMs;
+    return histogramOf(
+      this.#recent(now).filter((entry) => entry.at >= from).map((entry) => entry.ms),
+    );
   }
 
   /**

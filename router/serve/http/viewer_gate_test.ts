@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { decideViewer, gated, VIEWER_COOKIE } from "./viewer_gate.ts";
+import { decideViewer, gated, tokenPromptPage, VIEWER_COOKIE } from "./viewer_gate.ts";
 
 const tokens = { viewer: "viewer-token-0123456789", admin: "admin-token-0123456789" };
 const at = (path: string, headers: Record<string, string> = {}) =>
@@ -65,4 +65,29 @@ Deno.test("decideViewer() refuses no token or a wrong one with a 401 naming the 
       assert.match(decision.error.message, /auth\.viewer_token/);
     }
   }
+});
+
+Deno.test("gated() with auth.viewer_covers: /api reads and /metrics, never inference or writes", () => {
+  const covers = ["api", "metrics"] as const;
+  assert.equal(gated("/api/load", "GET", covers), true);
+  assert.equal(gated("/api/alerts", "HEAD", covers), true);
+  assert.equal(gated("/metrics", "GET", covers), true);
+  assert.equal(gated("/api/plan/apply", "POST", covers), false, "writes keep their own auth");
+  assert.equal(gated("/v2/models/m/infer", "POST", covers), false);
+  assert.equal(gated("/api/load", "GET", ["metrics"]), false);
+  assert.equal(gated("/metrics", "GET", ["api"]), false);
+});
+
+Deno.test("a browser asking for a page without the token gets the prompt page, an API client JSON", async () => {
+  const browser = decideViewer(at("/dashboard", { accept: "text/html,*/*" }), tokens);
+  assert.equal(browser.kind === "refuse" && browser.prompt, true);
+  const api = decideViewer(at("/api/load", { accept: "application/json" }), tokens);
+  assert.equal(api.kind === "refuse" && api.prompt, false);
+  assert.match(api.kind === "refuse" ? api.error.message : "", /^Cannot read \/api\/load:/);
+  const page = tokenPromptPage();
+  assert.equal(page.status, 401);
+  const html = await page.text();
+  assert.match(html, /<form method="get">/);
+  assert.match(html, /name="token" type="password"/);
+  assert.match(page.headers.get("content-security-policy")!, /default-src 'none'/);
 });

@@ -1,7 +1,8 @@
 /**
  * @module Test fakes: backends implementing the plan endpoints in memory (`PUT /v2/plan`,
  * `POST /v2/plan/activate`, `POST /v2/plan/release`, `GET /v2/plan`, `GET /v2/plan/active`)
- * behind one `fetch` that dispatches by host, recording every call in order.
+ * behind one `fetch` that dispatches by host, recording every call in order. Plan-changing
+ * calls pass the same owner check as real backends (`admitOwner`, `shared/plan_owner.ts`).
  */
 import { Hono } from "hono";
 import { hasBearerToken } from "../../../shared/bearer_token.ts";
@@ -13,6 +14,7 @@ import {
   PlanVersionBodySchema,
 } from "../../../shared/placement_plan.ts";
 import type { FetchLike } from "../../../router/runtime/fetch_like.ts";
+import { admitOwner, ownerFromHeaders, type PlanOwner } from "../../../shared/plan_owner.ts";
 
 /** One plan call a fake backend received. */
 export interface PlanCall {
@@ -31,6 +33,8 @@ export interface FakePlanState {
   loaded: Set<string>;
   /** `authorization` headers seen. */
   authorizations: (string | null)[];
+  /** The pool and term plan calls must come from (null: unclaimed). */
+  owner: PlanOwner | null;
 }
 
 /** A pool of fake plan backends at `http://{id}`. */
@@ -55,6 +59,7 @@ export class FakePlanBackends {
         plans: new Map(),
         loaded: new Set(),
         authorizations: [],
+        owner: null,
       };
       this.state.set(id, state);
       this.#apps.set(id, this.#app(id, state));
@@ -104,6 +109,13 @@ export class FakePlanBackends {
       state.authorizations.push(c.req.header("authorization") ?? null);
       if (this.#token !== undefined && !hasBearerToken(c.req.raw.headers, this.#token)) {
         return error("missing or wrong internal token", 401);
+      }
+      if (c.req.method !== "GET") {
+        const incoming = ownerFromHeaders(c.req.raw.headers);
+        if (typeof incoming === "string") return error(incoming, 400);
+        const decision = admitOwner(state.owner, incoming);
+        if (!decision.ok) return error(`Cannot change the plan: ${decision.message}`, 409);
+        if (decision.owner) state.owner = decision.owner;
       }
       await next();
     });

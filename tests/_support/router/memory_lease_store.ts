@@ -19,6 +19,8 @@ export class MemoryLeaseStore implements LeaseStore {
   readonly #shared: MemoryLease;
   /** When true every call rejects, like a KV that cannot be reached. */
   cutOff = false;
+  /** This many next reads reject with "database is locked" (a busy SQLite file). */
+  busyReads = 0;
 
   constructor(shared = new MemoryLease()) {
     this.#shared = shared;
@@ -26,6 +28,10 @@ export class MemoryLeaseStore implements LeaseStore {
 
   read(): Promise<LeaseRead> {
     if (this.cutOff) return Promise.reject(new Error("database is locked"));
+    if (this.busyReads > 0) {
+      this.busyReads--;
+      return Promise.reject(new Error("database is locked"));
+    }
     const { lease, version } = this.#shared;
     return Promise.resolve({ lease, version: lease === null ? null : String(version) });
   }

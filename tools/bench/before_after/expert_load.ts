@@ -1,7 +1,8 @@
 /**
  * @module Expert load between two load-report snapshots, per layer, and its spread (CV,
  * balancedness): per backend (every routed-expert token it executed — what EPLB
- * balances across devices) and per logical expert (what the gate chose; placement
+ * balances across devices), per replica (each hosted copy of an expert: what
+ * replication evens out) and per logical expert (what the gate chose; placement
  * cannot change it, only a routing bias can).
  */
 import type { LoadReport } from "../../../shared/load_report.ts";
@@ -62,6 +63,32 @@ export function logicalLoads(
         }
         return Math.max(0, sum);
       }),
+  );
+}
+
+/**
+ * Tokens per hosted replica per layer: for each backend (by report id) the experts it
+ * hosts in each layer (`hosted[backend][layer]`), each with the tokens it executed —
+ * zero for a hosted replica that got none.
+ */
+export function replicaLoads(
+  layers: number,
+  hosted: ReadonlyMap<string, readonly (readonly number[])[]>,
+  before: ReadonlyMap<string, LoadReport>,
+  after: ReadonlyMap<string, LoadReport>,
+): number[][] {
+  return Array.from(
+    { length: layers },
+    (_, layer) =>
+      [...hosted].flatMap(([backend, experts]) =>
+        (experts[layer] ?? []).map((expert) =>
+          Math.max(
+            0,
+            tokensOf(after.get(backend), layer, expert) -
+              tokensOf(before.get(backend), layer, expert),
+          )
+        )
+      ),
   );
 }
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { LoadReport } from "../../../shared/load_report.ts";
-import { backendLoads, logicalLoads, spread } from "./expert_load.ts";
+import { backendLoads, logicalLoads, replicaLoads, spread } from "./expert_load.ts";
 
 function report(backend: string, tokens: Record<string, number>): LoadReport {
   return {
@@ -53,4 +53,15 @@ Deno.test("backendLoads() counts only the interval between the snapshots", () =>
   const before = new Map([["a", report("a", { "0:0": 100, "1:3": 5 })]]);
   const after = new Map([["a", report("a", { "0:0": 130, "1:3": 9 })]]);
   assert.deepEqual(backendLoads(2, before, after), [[30], [4]]);
+});
+
+Deno.test("replicaLoads() lists every hosted replica, idle ones as 0", () => {
+  const before = new Map([["a", report("a", { "0:0": 10 })], ["b", report("b", {})]]);
+  const after = new Map([
+    ["a", report("a", { "0:0": 40, "0:1": 5 })],
+    ["b", report("b", { "0:0": 30 })],
+  ]);
+  // a hosts experts 0 and 1, b hosts 0 and 2 (2 got no rows).
+  const hosted = new Map([["a", [[0, 1]]], ["b", [[0, 2]]]]);
+  assert.deepEqual(replicaLoads(1, hosted, before, after), [[30, 5, 30, 0]]);
 });

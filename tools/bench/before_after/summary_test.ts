@@ -1,54 +1,74 @@
 import assert from "node:assert/strict";
-import { type ConfigOutcome, summaryMarkdown } from "./summary.ts";
+import { fakeRun } from "./_fake_run.ts";
+import { placementConfigs } from "./configs.ts";
+import { outcomeOf } from "./outcome.ts";
+import { itemTargets } from "./targets.ts";
+import { fmtSpread, summaryMarkdown } from "./summary.ts";
+import { readingNotes } from "./reading.ts";
 
-const noPlan: ConfigOutcome = {
-  name: "no-plan",
-  settings: "every backend hosts every expert",
-  tokensPerS: 1000,
-  p50: 20,
-  p99: 400,
-  errorRate: 0.01,
-  errorKinds: { "503": 3 },
-  shedRate: 0,
-  backendCv: 0.4,
-  logicalCv: 0.8,
-  backendBalancedness: 0.4,
-  utilisation: 0.5,
-  utilisationBalancedness: 0.7,
-  tokensPerJoule: null,
-};
-const fixed = { ...noPlan, name: "static", tokensPerS: 800 };
-const after = { ...noPlan, name: "switchyard", tokensPerS: 1600, p99: 200, backendCv: 0.2 };
-const tuned = { ...after, name: "switchyard-tuned (labelled)", tokensPerS: 1700 };
+function section() {
+  const outcomes = [1, 2].flatMap((seed) =>
+    ["static", "eplb-10min", "switchyard"].map((config, i) =>
+      outcomeOf(
+        fakeRun({
+          config,
+          seed,
+          saturated: 1000 + 250 * i + (seed === 1 ? 0 : 100 * i),
+          sweep: { "0.7": [700, 40 - 10 * i], "0.9": [900, 60 - 10 * i] },
+          shift: [2000, 60 - 10 * i],
+          backendCv: 0.6 - 0.2 * i,
+        }),
+        50,
+      )
+    )
+  );
+  return {
+    name: "simulated",
+    label: "simulated executor",
+    sloMs: 50,
+    sloSource: "assumed",
+    outcomes,
+    targets: itemTargets(outcomes),
+  };
+}
 
-Deno.test("summaryMarkdown() shows every configuration and the default ÷ each baseline", () => {
-  const text = summaryMarkdown([noPlan, fixed, after, tuned], {
-    baselines: ["no-plan", "static"],
-    after: "switchyard",
-  }, ["model demo-moe"]);
+Deno.test("summaryMarkdown() shows the header, targets, five metrics and every phase", () => {
+  const s = section();
+  const text = summaryMarkdown({
+    header: ["Command: `deno task bench`", "", "- commit: abc"],
+    notes: ["model bench-moe"],
+    configs: placementConfigs(["static", "eplb-10min", "switchyard"]),
+    executors: [s],
+    demo: null,
+    failures: ["onnx eplb-10min seed 2: backend-3 did not become ready"],
+    reading: readingNotes([s], []),
+  });
+  assert.match(text, /^# Switchyard before\/after/);
+  assert.match(text, /Command: `deno task bench`\n\n- commit: abc\n- model bench-moe/);
+  assert.match(text, /\| eplb-10min \| greedy EPLB/);
+  // The saturation target: switchyard 1500, 1700 vs static 1000 per seed.
   assert.match(
     text,
-    /\| measure \| no-plan \| static \| switchyard \| switchyard-tuned \(labelled\) \| switchyard ÷ no-plan \| switchyard ÷ static \|/,
+    /\| saturation throughput \(tokens\/s\), switchyard ÷ static \| simulated \| ≥ 1\.4× \| 1\.60× \[1\.50–1\.70\] \| \*\*met\*\* \(2\/2 seeds\) \|/,
   );
+  assert.match(text, /SLO: 50 ms per request \(assumed\)/);
   assert.match(
     text,
-    /\| throughput at saturation \(tokens\/s\) \| 1000 \| 800 \| 1600 \| 1700 \| 1\.60× \| 2\.00× \|/,
+    /\| throughput at saturation \(tokens\/s\) \| 300 \[300–300\] \| 390 \[375–405\] \|/,
   );
-  assert.match(text, /\| p99 latency under the schedule \(ms\) \| 400\.0 \| 400\.0 \| 200\.0 \|/);
-  assert.match(text, /\| tokens per joule \| n\/a \| n\/a \| n\/a \| n\/a \| n\/a \| n\/a \|/);
-  assert.match(text, /no power reading on this host/);
-  assert.match(text, /- model demo-moe/);
-  assert.match(text, /Errors by kind — no-plan: 503: 3; static: 503: 3;/);
-  assert.doesNotMatch(text, /Utilisation n\/a/);
+  assert.match(text, /\| 0\.7× \| switchyard \| 70\.0 \[70\.0–70\.0\] \|/);
+  assert.match(text, /### Shift phase/);
+  assert.match(text, /goodput, mix 2 \(req\/s\)/);
+  assert.match(text, /HOST-bound/, "busy 50 % at saturation: the host, not the devices");
+  assert.match(text, /Errors by kind \(all seeds\) — static: none;/);
+  assert.match(
+    text,
+    /## Failed runs\n\nLeft out of every figure above:\n\n- onnx eplb-10min seed 2: /,
+  );
 });
 
-Deno.test("summaryMarkdown() keeps a missing utilisation n/a, never 0", () => {
-  const none = { ...after, utilisation: null, utilisationBalancedness: null };
-  const text = summaryMarkdown([noPlan, none], { baselines: ["no-plan"], after: "switchyard" }, []);
-  assert.match(text, /\| backend utilisation \(mean\) \| 0\.500 \| n\/a \| n\/a \|/);
-  assert.match(text, /Utilisation n\/a: no backend reported one/);
-  assert.throws(
-    () => summaryMarkdown([noPlan], { baselines: ["x"], after: "no-plan" }, []),
-    RangeError,
-  );
+Deno.test("fmtSpread() shows the range only when there are several seeds", () => {
+  assert.equal(fmtSpread({ mean: 2, min: 1, max: 3, n: 2 }, 1, "×"), "2.0× [1.0–3.0]");
+  assert.equal(fmtSpread({ mean: 2, min: 2, max: 2, n: 1 }, 0), "2");
+  assert.equal(fmtSpread({ mean: NaN, min: NaN, max: NaN, n: 0 }, 0), "n/a");
 });

@@ -2,8 +2,10 @@
  * @module The Advisor page: renders `GET /api/advice` (each recommendation's evidence,
  * expected effect, risk and apply mode) and the doctor's checklist from
  * `GET /api/doctor` (measured value next to each answer, and the verdict). Read-only:
- * applying stays an authenticated API call. Polled every 30 s (3 s while the advice is
- * the precomputed, partial one). Exposes
+ * applying stays an authenticated API call. Opening the page asks for fresh advice
+ * (`?refresh=1`), the Refresh button again; then polled every 30 s (3 s while the advice
+ * is the precomputed, partial one). The advice's age is shown and ticks every second;
+ * advice made on an idle pool says so. Exposes
  * `window.switchyardAdvisor` (`advice`, `doctor`, `renders`, `error`) for tests.
  */
 import { byId, el, getJson, replaceChildren, setStatus, setText } from "./dom.js";
@@ -12,7 +14,7 @@ import { formatTime } from "./page_model.js";
 const REFRESH_MS = 30_000;
 /** Sooner while the advice is the precomputed one (the bias evaluation is under way). */
 const PARTIAL_REFRESH_MS = 3000;
-const page = { advice: null, doctor: null, renders: 0, error: null };
+const page = { advice: null, doctor: null, renders: 0, error: null, receivedAt: 0 };
 globalThis.switchyardAdvisor = page;
 
 function applyText(advice) {
@@ -55,8 +57,18 @@ function adviceCard(advice) {
   );
 }
 
+/** `12 s old` from the answer's age and the time since it arrived. */
+function ageText() {
+  const body = page.advice;
+  if (body === null || typeof body.age_ms !== "number") return "n/a";
+  const seconds = Math.round((body.age_ms + Date.now() - page.receivedAt) / 1000);
+  const idle = body.traffic === false ? ", made before any traffic was measured" : "";
+  return `${seconds < 120 ? `${seconds} s` : `${Math.round(seconds / 60)} min`} old${idle}`;
+}
+
 function renderAdvice(body) {
   setText("advice-at", formatTime(body.at));
+  setText("advice-age", ageText());
   const list = body.advice.length === 0
     ? [el("p", { class: "note" }, "No advice yet.")]
     : body.advice.map(adviceCard);
@@ -80,14 +92,15 @@ function renderDoctor(body) {
   replaceChildren(byId("doctor-table"), header, ...rows);
 }
 
-async function refresh() {
+async function refresh(fresh = false) {
   // Each half renders as soon as it arrives: a slow or failing advisor never holds back
   // the doctor, and the page's frame is there from the start.
   const errors = [];
   const failed = (error) => errors.push(String(error?.message ?? error));
   await Promise.all([
-    getJson("/api/advice").then((body) => {
+    getJson(fresh ? "/api/advice?refresh=1" : "/api/advice").then((body) => {
       page.advice = body;
+      page.receivedAt = Date.now();
       renderAdvice(body);
     }, failed),
     getJson("/api/doctor").then((body) => {
@@ -102,13 +115,18 @@ async function refresh() {
   else setStatus("live", "live");
 }
 
-/** Polls: every 30 s, or sooner while the advice is partial. */
-async function loop() {
-  await refresh();
-  setTimeout(() => void loop(), page.advice?.partial ? PARTIAL_REFRESH_MS : REFRESH_MS);
+/** Polls: every 30 s, or sooner while the advice is partial; the first asks for fresh advice. */
+let timer;
+async function loop(fresh = false) {
+  clearTimeout(timer);
+  await refresh(fresh);
+  timer = setTimeout(() => void loop(), page.advice?.partial ? PARTIAL_REFRESH_MS : REFRESH_MS);
 }
 
-loop().catch((error) => {
+byId("advice-refresh").addEventListener("click", () => void loop(true));
+setInterval(() => setText("advice-age", ageText()), 1000);
+
+loop(true).catch((error) => {
   page.error = String(error);
   setStatus("error", `cannot load the advisor page: ${error}`);
 });

@@ -3,20 +3,30 @@
  * at once, then follows `/api/stream` (Server-Sent Events, one snapshot per second).
  * The main layers × experts heatmap is a plain canvas (`heat_canvas.js`), drawn before
  * ECharts is even fetched; ECharts is imported after that first paint, for the smaller
- * detail charts. Read-only: it never changes router state. Exposes
- * `window.switchyardDashboard` (`lastSnapshot`, `heatmap`, `charts`, `updates`, timings)
- * for tests and benchmarks.
+ * detail charts. Read-only: it never changes router state.
+ *
+ * It says what it cannot see: a stale or down backend turns the status badge and the
+ * header red and its table row red; with no fresh load at all the last heatmap stays,
+ * greyed, with its age (selectors keep the models seen); an averaging window (latest
+ * round, 10 s, 1 min) drives the heatmap, the hot list and the header's balancedness.
+ * Open lists and hovered tooltips survive the live updates. Exposes
+ * `window.switchyardDashboard` (`lastSnapshot`, `heatmap`, `charts`, `updates`, `health`,
+ * timings) for tests and benchmarks.
  */
 import { byId, fillSelect, setStatus, setText } from "./dom.js";
 import {
   balanceText,
+  formatAge,
   formatTime,
   heatmapGrid,
   hotExperts,
   modelLoad,
+  poolHealth,
+  problemText,
   replicaMatrix,
   timelineData,
   trendSeries,
+  windowedLoad,
 } from "./page_model.js";
 import { replicaCountOption, replicaOption, timelineOption, trendOption } from "./charts.js";
 import { renderAlerts, renderHot, renderPlan, renderResources } from "./panels.js";
@@ -34,16 +44,35 @@ const DETAIL_CHARTS = {
 /** The latest snapshot waiting for the detail charts while ECharts loads. */
 let pendingDetails = null;
 
-/** Creates the charts `ids` names (chart name → element id). */
+/** Creates the charts `ids` names (chart name → element id); their tooltips survive updates. */
 function createCharts(ids, module) {
   for (const [name, id] of Object.entries(ids)) {
-    charts[name] = module.init(byId(id), null, { renderer: "canvas" });
+    const chart = module.init(byId(id), null, { renderer: "canvas" });
+    chart.getZr().on("mousemove", (event) => {
+      pointers.set(chart, { x: event.offsetX, y: event.offsetY });
+    });
+    chart.getZr().on("globalout", () => pointers.delete(chart));
+    charts[name] = chart;
   }
+}
+
+/** Where the pointer rests on each detail chart: its tooltip is shown again after an update. */
+const pointers = new Map();
+
+/** `chart.setOption(option)`, keeping a hovered tooltip on screen. */
+function update(chart, option) {
+  chart.setOption(option);
+  const at = pointers.get(chart);
+  if (at !== undefined) chart.dispatchAction({ type: "showTip", x: at.x, y: at.y });
 }
 
 /** ECharts detail charts, by name (empty until ECharts has loaded). */
 const charts = {};
-const selection = { model: undefined, layer: undefined };
+const selection = { model: undefined, layer: undefined, window: "1s" };
+/** Models and their layers as last seen with data: selectors keep them while none reports. */
+const knownModels = new Map();
+/** The last heatmap drawn with data, and when: shown greyed while no fresh load arrives. */
+let lastGrid = null;
 const dashboard = {
   lastSnapshot: null,
   /** The main heatmap (`HeatCanvas`): `model()` is what it drew. */
@@ -57,6 +86,8 @@ const dashboard = {
   streamTimes: [],
   /** Latest error shown in the status line, if any. */
   error: null,
+  /** The pool as the header shows it (`poolHealth()`): fresh, total, problems. */
+  health: null,
 };
 globalThis.switchyardDashboard = dashboard;
 
@@ -64,6 +95,7 @@ function query() {
   const params = new URLSearchParams();
   if (selection.model !== undefined) params.set("model", selection.model);
   if (selection.layer !== undefined) params.set("layer", String(selection.layer));
+  if (selection.window !== "1s") params.set("window", selection.window);
   return params.toString();
 }
 
@@ -90,27 +122,36 @@ function render(snapshot) {
   const last = dashboard.lastSnapshot;
   if (last !== null && snapshot.at < last.at) return; // an older one arrived late
   const { load, plan, alerts, timeline } = snapshot;
-  // Step 1: selection (defaults to the first model and layer the API lists).
-  const entry = modelLoad(load, selection.model);
-  const layers = entry ? entry.layers.map((l) => l.layer) : [];
-  fillSelect(byId("model-select"), (load.models ?? []).map((m) => m.model), entry?.model);
+  // The averaging window's expert load and spread, else the latest round's.
+  const view = windowedLoad(load, snapshot.window);
+  // Step 1: selection (defaults to the first model and layer seen); models seen with data
+  // stay selectable while no backend reports.
+  for (const m of view.models ?? []) knownModels.set(m.model, m.layers.map((l) => l.layer));
+  const entry = modelLoad(view, selection.model);
+  const model = entry?.model ?? selection.model ?? [...knownModels.keys()][0];
+  const layers = entry ? entry.layers.map((l) => l.layer) : knownModels.get(model) ?? [];
+  fillSelect(byId("model-select"), [...knownModels.keys()], model);
   fillSelect(byId("layer-select"), layers, selection.layer ?? layers[0]);
   const layer = selection.layer ?? timeline?.layer ?? layers[0] ?? 0;
-  // Step 2: summary line.
+  // Step 2: summary line; stale and down backends in red.
+  const health = poolHealth(load);
+  dashboard.health = health;
   setText("updated-at", formatTime(snapshot.at));
   byId("updated-at").dataset.at = String(snapshot.at);
-  setText("pool-balancedness", balanceText(load));
-  setText("backends-reporting", `${load.pool?.backends_reporting ?? 0} / ${load.backends.length}`);
+  // Balancedness over the backends that report: say so when that is not all of them.
+  const balance = balanceText(view);
+  const partial = health.problems.length > 0 && health.fresh > 0 && balance !== "n/a"
+    ? ` over ${health.fresh} of ${health.total}`
+    : "";
+  setText("pool-balancedness", `${balance}${partial}`);
+  setText("backends-reporting", `${health.fresh} / ${health.total}`);
+  byId("backends-health").dataset.health = health.problems.length > 0 ? "bad" : "ok";
+  setText("backends-problems", problemText(health.problems));
   setText("plan-version", plan?.version ?? "none");
   setText("alerts-firing", alerts === null ? "n/a" : String(alerts.active.length));
   // Step 3: the main heatmap (canvas), then everything else.
-  const grid = heatmapGrid(load, entry?.model);
-  sizeChart(null, "chart-heatmap", grid.layers.length, 16, 160, 720);
-  dashboard.heatmap.draw(grid);
-  renderHot(byId("hot-table"), hotExperts(load, plan, entry?.model, 10));
-  const heatNode = byId("chart-heatmap");
-  heatNode.dataset.at = String(load.at);
-  heatNode.dataset.cells = String(grid.rows.reduce((n, r) => n + r.length, 0));
+  renderHeatmap(view, model, load.at, health);
+  renderHot(byId("hot-table"), hotExperts(view, plan, model, 10));
   dashboard.lastSnapshot = snapshot;
   if (charts.replicas === undefined) {
     // ECharts is still loading: the latest snapshot waits for it.
@@ -119,6 +160,48 @@ function render(snapshot) {
   }
   renderDetails(snapshot, entry, layer);
   countUpdate();
+}
+
+/**
+ * The heatmap of `model`: the current (or window's) expert load; with none, the last one
+ * seen, greyed, with its age; a note says when some backends are missing from it.
+ */
+function renderHeatmap(view, model, at, health) {
+  const panel = byId("panel-heatmap");
+  const heatNode = byId("chart-heatmap");
+  let grid = heatmapGrid(view, model);
+  const fresh = grid.rows.length > 0;
+  if (fresh) lastGrid = { grid, at };
+  else if (lastGrid !== null && lastGrid.grid.model === (model ?? lastGrid.grid.model)) {
+    grid = lastGrid.grid;
+  }
+  const greyed = !fresh && grid.rows.length > 0;
+  panel.classList.toggle("stale", greyed);
+  heatNode.dataset.stale = String(greyed);
+  setText(
+    "heatmap-note",
+    greyed
+      ? `No fresh load since ${formatTime(lastGrid.at)} (${
+        formatAge(at - lastGrid.at)
+      } ago): the last heatmap, greyed. ${problemText(health.problems)}`
+      : health.problems.length > 0 && fresh
+      ? `From ${health.fresh} of ${health.total} backends: ${problemText(health.problems)}.`
+      : "",
+  );
+  sizeChart(null, "chart-heatmap", grid.layers.length, 16, 160, 720);
+  dashboard.heatmap.draw(grid);
+  heatNode.dataset.at = String(fresh ? at : lastGrid?.at ?? at);
+  heatNode.dataset.cells = String(grid.rows.reduce((n, r) => n + r.length, 0));
+}
+
+/** The status badge: live, or live but blind to some backends (red). */
+function showLive() {
+  const problems = dashboard.health?.problems ?? [];
+  if (problems.length === 0) setStatus("live", "live");
+  else {setStatus(
+      "degraded",
+      `live · ${problems.length} of ${dashboard.health.total} not reporting`,
+    );}
 }
 
 /** After the first paint: imports ECharts, creates the detail charts, renders them. */
@@ -152,7 +235,7 @@ function renderDetails(snapshot, entry, layer) {
     140,
     480,
   );
-  charts.replicas.setOption(replicaOption(replicas, layer, replicaSize));
+  update(charts.replicas, replicaOption(replicas, layer, replicaSize));
   byId("chart-replicas").dataset.kind = replicas.kind;
   setText(
     "replicas-note",
@@ -164,22 +247,22 @@ function renderDetails(snapshot, entry, layer) {
   );
   const time = timelineData(timeline);
   const timeSize = sizeChart(charts.timeline, "chart-timeline", time.experts, 10, 180, 640);
-  charts.timeline.setOption(timelineOption(time, layer, timeline?.column_ms ?? 10000, timeSize));
+  update(charts.timeline, timelineOption(time, layer, timeline?.column_ms ?? 10000, timeSize));
   setText(
     "timeline-note",
     timeline === null
-      ? "No load yet."
+      ? knownModels.size > 0 ? "No fresh load: no backend reports now." : "No load yet."
       : `Layer ${timeline.layer}: mean tokens/s per ${timeline.column_ms / 1000} s column, last ${
         spanText(timeline.columns.length * timeline.column_ms)
       }.`,
   );
-  charts.trend.setOption(trendOption(trendSeries(trend), plan?.threshold));
+  update(charts.trend, trendOption(trendSeries(trend), plan?.threshold));
   // Step 4: tables.
   renderResources(byId("resources-table"), load);
   renderAlerts(byId("alerts-table"), byId("alerts-note"), alerts);
   const counts = renderPlan(byId("plan-facts"), byId("plan-backends"), plan, layer, load);
   renderEplb(byId("eplb-facts"), plan);
-  charts.replicaCount.setOption(replicaCountOption(counts));
+  update(charts.replicaCount, replicaCountOption(counts));
 }
 
 let source = null;
@@ -192,7 +275,7 @@ function connect() {
     if (dashboard.streamTimes.length > 30) dashboard.streamTimes.shift();
     try {
       render(JSON.parse(event.data));
-      setStatus("live", "live");
+      showLive();
     } catch (error) {
       dashboard.error = String(error);
       setStatus("error", `cannot show snapshot: ${error}`);
@@ -202,6 +285,7 @@ function connect() {
 }
 
 function onSelectionChange() {
+  selection.window = byId("window-select").value || "1s";
   selection.model = byId("model-select").value || undefined;
   const layer = byId("layer-select").value;
   selection.layer = layer === "" ? undefined : Number(layer);
@@ -228,10 +312,11 @@ async function main() {
   performance.mark("switchyard:snapshot-loaded");
   render(first);
   performance.mark("switchyard:first-render");
-  setStatus("live", "live");
+  showLive();
   connect();
   byId("model-select").addEventListener("change", onSelectionChange);
   byId("layer-select").addEventListener("change", onSelectionChange);
+  byId("window-select").addEventListener("change", onSelectionChange);
   globalThis.addEventListener("resize", () => {
     dashboard.heatmap.resize();
     Object.values(charts).forEach((c) => c.resize());

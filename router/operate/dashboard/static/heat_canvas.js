@@ -6,8 +6,9 @@
  * does not wait for a chart library and live updates redraw the whole grid.
  *
  * Hovering shows layer, expert and value (a hit test on the layout; text only, never
- * HTML). Dragging across the plot zooms to those experts, a double-click shows all of
- * them again: every expert is shown by default.
+ * HTML); the tooltip stays through live redraws, showing the new value. Dragging across
+ * the plot zooms to those experts, a double-click shows all of them again: every expert
+ * is shown by default.
  *
  * `model()` returns what was last drawn (values, window, layout, label boxes) for tests.
  */
@@ -44,6 +45,8 @@ export class HeatCanvas {
     this.window = null;
     this.layout = null;
     this.dragFrom = null;
+    /** Where the pointer hovers (canvas px), or null: the tooltip is redrawn there. */
+    this.hover = null;
     this.#listen();
   }
 
@@ -157,6 +160,7 @@ export class HeatCanvas {
     this.bitmap.getContext("2d").putImageData(legend, 0, 0);
     ctx.imageSmoothingEnabled = true;
     ctx.drawImage(this.bitmap, bar.x, bar.y, bar.w, bar.h);
+    if (this.hover !== null) this.#showTip(this.hover);
     if (this.onPaint) {
       const onPaint = this.onPaint;
       // The frame with this grid is painted between the animation frame and the task.
@@ -172,9 +176,11 @@ export class HeatCanvas {
     this.canvas.addEventListener("mousemove", (event) => {
       const at = local(event);
       if (this.dragFrom !== null) this.#showBand(this.dragFrom, at.x);
+      this.hover = at;
       this.#showTip(at);
     });
     this.canvas.addEventListener("mouseleave", () => {
+      this.hover = null;
       this.tip.hidden = true;
     });
     this.canvas.addEventListener("mousedown", (event) => {

@@ -212,28 +212,103 @@ function powerOf(backend) {
   return null;
 }
 
+/** `0.4 s`, `12 s`, `3 min`: an age in ms; n/a for null. */
+export function formatAge(ms) {
+  if (!isNumber(ms)) return NA;
+  if (ms < 10_000) return `${(ms / 1000).toFixed(1)} s`;
+  return ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`;
+}
+
+/** `fresh`, `stale` or `down` (the API's `state`, or from `stale` for older routers). */
+export function backendState(b) {
+  if (b.state === "fresh" || b.state === "stale" || b.state === "down") return b.state;
+  return b.stale ? "stale" : "fresh";
+}
+
+/**
+ * The pool as the header shows it: backends reporting fresh load out of all, and every
+ * one that is not (`{ name, state, age }`, `age` its report's age in ms or null).
+ */
+export function poolHealth(load) {
+  const backends = load?.backends ?? [];
+  const problems = backends
+    .filter((b) => backendState(b) !== "fresh")
+    .map((b) => ({
+      name: String(b.name ?? b.id),
+      state: backendState(b),
+      age: isNumber(b.report_age_ms) ? b.report_age_ms : null,
+    }));
+  return { fresh: backends.length - problems.length, total: backends.length, problems };
+}
+
+/** `backend-2 stale (12 s), backend-3 down`: the header's list of problems. */
+export function problemText(problems) {
+  return problems.map((p) =>
+    `${p.name} ${p.state}${p.age === null ? "" : ` (report ${formatAge(p.age)} old)`}`
+  ).join(", ");
+}
+
 /** One text row per backend for the node-resources table (every cell a string). */
 export function resourceRows(load) {
-  return (load?.backends ?? []).map((b) => ({
-    id: String(b.id),
-    backend: String(b.name ?? b.id),
-    state: b.stale ? `stale${b.error ? ` (${b.error})` : ""}` : "fresh",
-    stale: Boolean(b.stale),
-    provider: b.execution_provider ?? NA,
-    utilisation: formatPercent(b.utilisation),
-    slots: formatNumber(b.slots, 0),
-    cpuCores: formatNumber(b.cpu_cores, 2),
-    memory: formatBytes(b.rss_bytes),
-    netRx: formatByteRate(b.net_rx_bytes_s),
-    netTx: formatByteRate(b.net_tx_bytes_s),
-    acceleratorUtil: formatPercent(acceleratorOf(b)?.utilisation),
-    acceleratorMemory: acceleratorMemory(acceleratorOf(b)),
-    power: isNumber(powerOf(b)) ? `${formatNumber(powerOf(b), 1)} W` : NA,
-    tokensS: formatNumber(b.tokens_s, 1),
-    inFlight: formatNumber(b.in_flight, 0),
-    coldStarts: formatNumber(b.cold_starts, 0),
-    coldStartsPerMin: formatNumber(b.cold_starts_per_min, 1),
-  }));
+  return (load?.backends ?? []).map((b) => {
+    const state = backendState(b);
+    const saturation = b.saturation && typeof b.saturation === "object" ? b.saturation : null;
+    return {
+      id: String(b.id),
+      backend: String(b.name ?? b.id),
+      state: state === "fresh" ? "fresh" : `${state}${b.error ? ` (${b.error})` : ""}`,
+      stateKind: state,
+      stale: state !== "fresh",
+      reportAge: formatAge(b.report_age_ms),
+      saturation: saturation === null
+        ? NA
+        : `${formatPercent(saturation.value)}${
+          saturation.bottleneck ? ` (${saturation.bottleneck})` : ""
+        }`,
+      queueDepth: formatNumber(b.queue_depth, 0),
+      provider: b.execution_provider
+        ? `${b.execution_provider}${isNumber(b.slots) ? ` × ${b.slots}` : ""}`
+        : NA,
+      utilisation: formatPercent(b.utilisation),
+      slots: formatNumber(b.slots, 0),
+      cpuCores: formatNumber(b.cpu_cores, 2),
+      memory: formatBytes(b.rss_bytes),
+      netRx: formatByteRate(b.net_rx_bytes_s),
+      netTx: formatByteRate(b.net_tx_bytes_s),
+      net: isNumber(b.net_rx_bytes_s) || isNumber(b.net_tx_bytes_s)
+        ? `${formatByteRate(b.net_rx_bytes_s)} / ${formatByteRate(b.net_tx_bytes_s)}`
+        : NA,
+      acceleratorUtil: formatPercent(acceleratorOf(b)?.utilisation),
+      acceleratorMemory: acceleratorMemory(acceleratorOf(b)),
+      power: isNumber(powerOf(b)) ? `${formatNumber(powerOf(b), 1)} W` : NA,
+      tokensS: formatNumber(b.tokens_s, 1),
+      inFlight: formatNumber(b.in_flight, 0),
+      coldStarts: formatNumber(b.cold_starts, 0),
+      coldStartsPerMin: formatNumber(b.cold_starts_per_min, 1),
+      coldStartsBoth: isNumber(b.cold_starts)
+        ? `${formatNumber(b.cold_starts, 0)} (${formatNumber(b.cold_starts_per_min, 1)}/min)`
+        : NA,
+    };
+  });
+}
+
+/** The columns `[key, title]` of which some row has a value: always-n/a columns go. */
+export function shownColumns(columns, rows) {
+  return columns.filter(([key]) => rows.length === 0 || rows.some((row) => row[key] !== NA));
+}
+
+/**
+ * The load the views show for an averaging window: the latest round's `load` with the
+ * window's models and pool spread (`snapshot.window`, `router/operate/dashboard/load_window.ts`)
+ * in place of the latest ones; `load` itself without a window.
+ */
+export function windowedLoad(load, window) {
+  if (window === null || window === undefined) return load;
+  return {
+    ...load,
+    models: window.models,
+    pool: { ...load.pool, ...window.pool },
+  };
 }
 
 /** Alert table rows (every cell a string); `active` first, then recent resolved ones. */

@@ -3,41 +3,54 @@
  * only. Rows carry `data-*` attributes so tests and scripts can find them.
  */
 import { el, replaceChildren } from "./dom.js";
-import { alertRows, formatNumber, formatPercent, planView, resourceRows } from "./page_model.js";
+import {
+  alertRows,
+  formatNumber,
+  formatPercent,
+  planView,
+  resourceRows,
+  shownColumns,
+} from "./page_model.js";
 
-const RESOURCE_COLUMNS = [
+/**
+ * Node-resource columns, short enough for 1440 px; a column every row has as n/a (no
+ * accelerator, no power reading) is left out.
+ */
+export const RESOURCE_COLUMNS = [
   ["backend", "backend"],
   ["state", "state"],
-  ["provider", "provider"],
-  ["utilisation", "executor util."],
-  ["slots", "slots"],
+  ["reportAge", "report age"],
+  ["saturation", "saturation"],
+  ["queueDepth", "queue"],
+  ["utilisation", "exec. util."],
+  ["inFlight", "in flight"],
+  ["tokensS", "tokens/s"],
   ["cpuCores", "CPU cores"],
-  ["memory", "memory (RSS)"],
-  ["netRx", "net rx"],
-  ["netTx", "net tx"],
+  ["memory", "RSS"],
+  ["net", "net rx / tx"],
   ["acceleratorUtil", "accel. util."],
   ["acceleratorMemory", "accel. memory"],
   ["power", "power"],
-  ["tokensS", "tokens/s"],
-  ["inFlight", "in flight"],
-  ["coldStarts", "cold starts"],
-  ["coldStartsPerMin", "cold starts/min (last min)"],
+  ["provider", "provider"],
+  ["coldStartsBoth", "cold starts (last min)"],
 ];
 
 function header(columns) {
   return el("thead", {}, el("tr", {}, ...columns.map(([, title]) => el("th", {}, title))));
 }
 
-/** Fills `#resources-table` from `load.backends`. */
+/** Fills `#resources-table` from `load.backends`; stale and down rows carry `data-state`. */
 export function renderResources(table, load) {
-  const rows = resourceRows(load).map((row) =>
+  const data = resourceRows(load);
+  const columns = shownColumns(RESOURCE_COLUMNS, data);
+  const rows = data.map((row) =>
     el(
       "tr",
-      { "data-backend": row.backend, "data-stale": String(row.stale) },
-      ...RESOURCE_COLUMNS.map(([key]) => el("td", { "data-field": key }, row[key])),
+      { "data-backend": row.backend, "data-stale": String(row.stale), "data-state": row.stateKind },
+      ...columns.map(([key]) => el("td", { "data-field": key }, row[key])),
     )
   );
-  replaceChildren(table, header(RESOURCE_COLUMNS), el("tbody", {}, ...rows));
+  replaceChildren(table, header(columns), el("tbody", {}, ...rows));
 }
 
 const ALERT_COLUMNS = [
@@ -99,16 +112,22 @@ export function renderPlan(facts, perBackend, plan, layer, load) {
       el("dd", { "data-fact": name }, value),
     ]),
   );
+  // Lists an operator opened stay open through the next update.
+  const open = new Set(
+    [...perBackend.querySelectorAll("tr[data-backend] details[open]")].map((d) =>
+      d.closest("tr").dataset.backend
+    ),
+  );
   replaceChildren(
     perBackend,
     header([
       ["backend", "backend"],
-      ["hosted", "experts hosted (all layers)"],
-      ["bytes", "bytes (plan)"],
-      ["resident", "warm now / budget"],
-      ["moved", "moved since last plan"],
-      ["experts", `layer ${layer}: hosted`],
-      ["replicated", "replicated elsewhere"],
+      ["hosted", "experts (all layers)"],
+      ["bytes", "plan bytes"],
+      ["resident", "warm / budget"],
+      ["moved", "moved"],
+      ["experts", `L${layer} hosted`],
+      ["replicated", "replicated"],
       ["list", "which"],
     ]),
     el(
@@ -129,7 +148,12 @@ export function renderPlan(facts, perBackend, plan, layer, load) {
           el(
             "td",
             { class: "wrap" },
-            el("details", {}, el("summary", {}, "expert ids"), row.list),
+            el(
+              "details",
+              open.has(row.backend) ? { open: "" } : {},
+              el("summary", {}, "expert ids"),
+              row.list,
+            ),
           ),
         )
       ),
