@@ -110,6 +110,28 @@ Deno.test("an event contract: N requested by T, new backends wait as standby wit
   assert.equal(p.f.logger.find("capacity contract activated")[0]!.fields["why"], "deadline");
 });
 
+Deno.test("under expert_balancer.strategy static or off (no placement port) a contract adds backends but stages no placement; at T they join and the balancer places as configured", async () => {
+  await using t = await eventSetUp();
+  const { p, start } = t;
+  const { placement: _, ...deps } = p.deps;
+  const job = new PrewarmJob(deps, { decisionsKept: 100 });
+  const decision = await job.run(p.f.clock.now());
+  assert.deepEqual([decision.outcome, decision.capacityPlan?.target], ["planned", 4]);
+  urls.forEach((url) => p.scaler.markReady(url));
+  await job.capacity.track(p.f.clock.now());
+  urls.forEach((url) => p.pool.ready(url));
+  await job.capacity.track(p.f.clock.now());
+  assert.deepEqual(SPARES.map((id) => p.pool.role(id)), ["standby", "standby"]);
+  assert.equal(job.contract()?.stagedVersion, null);
+  assert.equal((await p.f.current())!.version, 1);
+  await p.f.clock.advance(start - p.f.clock.now());
+  await job.capacity.track(p.f.clock.now());
+  for (const id of [...SERVING, ...SPARES]) assert.equal(p.pool.role(id), "active");
+  assert.equal(job.contract()?.status, "activated");
+  assert.equal(job.blendLoad("m", null, p.f.clock.now()), null, "no placement load lent");
+  assert.deepEqual(p.f.balancer.decisions().filter((d) => d.trigger === "prewarm"), []);
+});
+
 Deno.test("the contract activates early when the event's traffic arrives before T", async () => {
   await using t = await eventSetUp();
   const { p, job, start } = t;

@@ -40,6 +40,9 @@ export async function stageContract(
   ctx: StageContext,
 ): Promise<"staged" | "waiting" | "failed"> {
   const { deps } = ctx;
+  const { placement } = deps;
+  const load = c.load;
+  if (placement === undefined || load === null) return "waiting";
   const usable = ctx.members.filter((m) => !isDraining(m) && isReady(m));
   const ready = [...usable.filter(isActive), ...usable.filter((m) => !isActive(m))]
     .slice(0, c.target);
@@ -52,7 +55,7 @@ export async function stageContract(
   const backends: PlanBackend[] = ready.map((m) => ({ id: m.name, url: m.url }));
   let outcome: StageOutcome;
   try {
-    outcome = await deps.placement.stage(deps.placement.propose(c.load!, backends));
+    outcome = await placement.stage(placement.propose(load, backends));
   } catch (error) {
     return failed(ctx, c, error instanceof Error ? error.message : String(error));
   }

@@ -150,7 +150,11 @@ export function createPrewarmJob(config: Config, deps: CreatePrewarmDeps): Prewa
     traffic,
     events: deps.events ?? { upcoming: () => Promise.resolve([]) },
     balancer: deps.balancer,
-    placement: placementPort(config, deps),
+    // Only the dynamic balancer places by load: under `static` or `off` (or a disabled
+    // balancer) contracts add and remove backends and the balancer places as configured.
+    ...(config.expert_balancer.enabled && config.expert_balancer.strategy === "dynamic"
+      ? { placement: placementPort(config, deps) }
+      : {}),
     scaler: createScaler(config, deps),
     pool: deps.pool,
     currentPlan: (model) => deps.plans.current(model),

@@ -216,7 +216,11 @@ export interface PrewarmDeps {
   traffic: TrafficSource;
   events: EventSource;
   balancer: PrewarmBalancer;
-  placement: PlacementPort;
+  /**
+   * Placement for contracts; absent when the balancer does not place by load
+   * (`expert_balancer.strategy` static or off): contracts then carry no placement.
+   */
+  placement?: PlacementPort;
   scaler: Scaler;
   pool: PoolPort;
   /** The current plan of `model`, or null. */

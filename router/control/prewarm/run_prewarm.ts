@@ -182,7 +182,7 @@ async function decide(
     ? "event_lead"
     : "overload";
   // Step 4: the contract's placement load and ramp.
-  const expertLoad = plan.readyBy === null
+  const expertLoad = plan.readyBy === null || deps.placement === undefined
     ? null
     : await placementLoad(deps, model, peak, mix, now);
   const predicted = await predictedAt(peak, expertLoad);
