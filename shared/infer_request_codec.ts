@@ -22,7 +22,7 @@ import { jsonDepthExceeded, jsonTooDeepMessage, MAX_JSON_DEPTH } from "./json_de
 import { flattenFp32, TensorValueError } from "./tensor_values.ts";
 
 /** What a decoder needs to know about the model. */
-export interface ModelShape {
+export interface ModelInputShape {
   name: string;
   dModel: number;
 }
@@ -55,7 +55,7 @@ export interface DecodedInferRequest {
 
 /** Options of {@linkcode checkInferRequest} and {@linkcode decodeInferRequest}. */
 export interface DecodeInferRequestOptions {
-  model: ModelShape;
+  model: ModelInputShape;
   /** Value of `Inference-Header-Content-Length`, or null for a plain JSON body. */
   headerLength: number | null;
   /** Most rows one request may carry. */

@@ -9,9 +9,9 @@
  *   Step 3: print one row per family and the DeepSeek-V3 case.
  */
 import {
+  type EplbPlacement,
   greedyPlacement,
   type PlacementInput,
-  type PlacementPlan,
   type PlacementPolicy,
   planPlacement,
   planStats,
@@ -70,14 +70,14 @@ function randomInput(family: Family, random: Random): PlacementInput {
   };
 }
 
-function timed(fn: () => PlacementPlan): { plan: PlacementPlan; ms: number } {
+function timed(fn: () => EplbPlacement): { plan: EplbPlacement; ms: number } {
   const start = performance.now();
   const plan = fn();
   return { plan, ms: performance.now() - start };
 }
 
 /** Runs `fn` once to warm up, then `runs` times; the plan and the median time. */
-function medianTimed(fn: () => PlacementPlan, runs: number): { plan: PlacementPlan; ms: number } {
+function medianTimed(fn: () => EplbPlacement, runs: number): { plan: EplbPlacement; ms: number } {
   fn();
   const results = Array.from({ length: runs }, () => timed(fn)).sort((a, b) => a.ms - b.ms);
   return results[Math.floor(runs / 2)]!;

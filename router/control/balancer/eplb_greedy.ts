@@ -15,7 +15,7 @@ import {
 } from "./placement_input.ts";
 
 /** A placement of replicas on GPUs, for every layer, with its load statistics. */
-export interface PlacementPlan {
+export interface EplbPlacement {
   /** `[layers][num_replicas]`: logical expert of each physical slot; GPU `g` owns slots `[g*S, (g+1)*S)`. */
   phy2log: number[][];
   /** `[layers][logical][maxReplicas]`: physical slots of each logical expert, `-1` padded. */
@@ -140,7 +140,7 @@ export function greedyLayer(
 export function greedyPlacement(
   input: PlacementInput,
   options: GreedyPlacementOptions = {},
-): PlacementPlan {
+): EplbPlacement {
   const parsed = parsePlacementInput(input);
   const shape = layerShape(parsed, options.policy);
   return assemblePlan(parsed, parsed.weight.map((row) => greedyLayer(row, shape)));
@@ -150,7 +150,7 @@ export function greedyPlacement(
 export function assemblePlan(
   input: PlacementInput,
   layers: readonly LayerPlacement[],
-): PlacementPlan {
+): EplbPlacement {
   const experts = input.weight[0]!.length;
   const logcnt = layers.map((layer) => {
     const counts = new Array<number>(experts).fill(0);

@@ -34,9 +34,9 @@
 import { argMax, lptPack, type Packing, refinePacking, spreadDuplicates } from "./_packing.ts";
 import {
   assemblePlan,
+  type EplbPlacement,
   greedyLayer,
   type LayerPlacement,
-  type PlacementPlan,
 } from "./eplb_greedy.ts";
 import {
   layerShape,
@@ -83,7 +83,7 @@ const DONORS = 3;
 export function planPlacement(
   input: PlacementInput,
   options: PlanPlacementOptions = {},
-): PlacementPlan {
+): EplbPlacement {
   const parsed = parsePlacementInput(input);
   const shape = layerShape(parsed, options.policy);
   const refine = options.refine ?? true;
@@ -104,7 +104,7 @@ export function planPlacement(
 }
 
 /** Per-plan summary: balancedness (mean and worst layer) and each layer's max GPU load. */
-export function planStats(plan: PlacementPlan): PlanStats {
+export function planStats(plan: EplbPlacement): PlanStats {
   const layers = plan.balancedness.length;
   return {
     layers,

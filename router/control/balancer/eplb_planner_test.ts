@@ -4,11 +4,11 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { greedyPlacement, type PlacementPlan } from "./eplb_greedy.ts";
+import { type EplbPlacement, greedyPlacement } from "./eplb_greedy.ts";
 import { planPlacement, planStats } from "./eplb_planner.ts";
 import { type PlacementInput, type PlacementPolicy, resolvePolicy } from "./placement_input.ts";
 
-type Planner = (input: PlacementInput, options?: { policy?: PlacementPolicy }) => PlacementPlan;
+type Planner = (input: PlacementInput, options?: { policy?: PlacementPolicy }) => EplbPlacement;
 
 const PLANNERS: [string, Planner][] = [
   ["greedyPlacement", greedyPlacement],
@@ -79,7 +79,7 @@ function inputArbitrary(hierarchical: boolean): fc.Arbitrary<PlacementInput> {
 }
 
 /** Throws unless `plan` is a valid, self-consistent placement for `input`. */
-function assertValidPlan(input: PlacementInput, plan: PlacementPlan): void {
+function assertValidPlan(input: PlacementInput, plan: EplbPlacement): void {
   const experts = input.weight[0]!.length;
   const slotsPerGpu = input.num_replicas / input.num_gpus;
   const maxReplicas = Math.max(...plan.logcnt.flat());
@@ -117,7 +117,7 @@ function assertValidPlan(input: PlacementInput, plan: PlacementPlan): void {
 }
 
 /** Throws unless every group's experts (and so all their replicas) sit on one node. */
-function assertGroupsStayOnNodes(input: PlacementInput, plan: PlacementPlan): void {
+function assertGroupsStayOnNodes(input: PlacementInput, plan: EplbPlacement): void {
   const groupSize = input.weight[0]!.length / input.num_groups;
   const slotsPerNode = input.num_replicas / input.num_nodes;
   for (const phy2log of plan.phy2log) {

@@ -23,14 +23,14 @@ import type { TrafficStore } from "../traffic/traffic_store.ts";
 import { forecastSeries } from "./forecast_series.ts";
 
 /** Where the service reads events from (an `EventStore` fits). */
-export interface EventSource {
+export interface EventCatalog {
   list(): Promise<ScheduledEvent[]>;
 }
 
 /** Options of {@linkcode ForecastService}. */
 export interface ForecastServiceOptions {
   traffic: TrafficStore;
-  events: EventSource;
+  events: EventCatalog;
   clock: Pick<Clock, "now">;
   /** Interval coverage; default 0.8. */
   coverage?: number;

@@ -27,7 +27,7 @@ import { PrewarmJob } from "./prewarm_job.ts";
 import { KvPrewarmHistory } from "./prewarm_history.ts";
 import { storeTrafficSource } from "./prewarm_sources.ts";
 import type {
-  EventSource,
+  EventCalendar,
   PlacementPort,
   PoolPort,
   Scaler,
@@ -54,7 +54,7 @@ export interface CreatePrewarmDeps {
   clock: Clock;
   logger: Logger;
   /** Scheduled events; default none (until an events store is wired). */
-  events?: EventSource;
+  events?: EventCalendar;
   /** Traffic; default the KV traffic series at `traffic.bucket`. */
   traffic?: TrafficSource;
 }

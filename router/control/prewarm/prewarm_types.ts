@@ -80,7 +80,7 @@ export interface TrafficSource {
 }
 
 /** Scheduled events. */
-export interface EventSource {
+export interface EventCalendar {
   /** Events that have not ended at `now`. */
   upcoming(now: number): Promise<PrewarmEvent[]>;
 }
@@ -214,7 +214,7 @@ export interface PrewarmSettings {
 export interface PrewarmDeps {
   settings: PrewarmSettings;
   traffic: TrafficSource;
-  events: EventSource;
+  events: EventCalendar;
   balancer: PrewarmBalancer;
   /**
    * Placement for contracts; absent when the balancer does not place by load
