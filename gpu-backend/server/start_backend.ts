@@ -3,37 +3,40 @@
  * the simulated layer runner: real gates, simulated device time) → layer
  * executables + layer batcher + layer dispatcher (the layer path), or per-part
  * executor → micro-batcher → expert dispatcher (the per-expert path; also the on-demand
- * path of the layer path) → placement + peer channels → engine → HTTP. Used by
- * `main.ts` and by tests that run a backend in-process.
+ * path of the layer path) → placement + peer channels → engine → HTTP. The executor comes
+ * from `backend_executor.ts`; the load report, `/metrics` and readiness from
+ * `backend_status.ts`. Used by `main.ts` and by tests that run a backend in-process.
  */
 import { join } from "node:path";
 import type { Config } from "../../shared/config.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { type ModelManifest, ModelManifestSchema } from "../../shared/model_manifest.ts";
-import { type BackendExecutor, createExecutor } from "../execution/create_executor.ts";
+import type { BackendExecutor } from "../execution/create_executor.ts";
 import { acceptPeer } from "../peer/peer_server.ts";
 import type { PeerLayerData } from "../peer/peer_protocol.ts";
 import { PeerRegistry } from "../peer/peer_registry.ts";
 import type { MicroBatcher } from "../batching/micro_batcher.ts";
 import { buildBackendEngine, type LayerMachinery } from "../engine/backend_engine.ts";
-import { SimulatedLayerRunner } from "../layer/simulated_layer_runner.ts";
 import type { MoeEngine } from "../engine/engine.ts";
 import type { PlacementState } from "../placement/placement_state.ts";
 import { createBackendApp } from "./app.ts";
-import { buildLoadReport, hostReport, peerReport } from "./load_report.ts";
+import { openExecutor } from "./backend_executor.ts";
+import {
+  backendMetrics,
+  type BackendStatusParts,
+  loadReporter,
+  readinessDetails,
+} from "./backend_status.ts";
 import { PhaseHistogram } from "../metrics/phase_histogram.ts";
 import { BACKEND_PHASES } from "../timing/request_timing.ts";
 import { LoopMonitor } from "../resources/loop_monitor.ts";
-import { BackendMetrics } from "../metrics/backend_metrics.ts";
 import { InputFaults } from "../../shared/input_faults.ts";
 import { inputFaultMetrics } from "../../shared/metrics/input_fault_metrics.ts";
 import { closeWhenAsked, serveErrorHandler } from "../../shared/serve_hooks.ts";
-import { ROUTER_VERSION as SWITCHYARD_VERSION } from "../../shared/version.ts";
 import { startupResidency } from "../residency/startup_residency.ts";
 import { countingHandler, NetCounter } from "../resources/net_counter.ts";
 import { NvidiaSmiSampler } from "../resources/nvidia_smi.ts";
 import { ownGpu } from "../resources/own_gpu.ts";
-import { readResources } from "../resources/resource_meter.ts";
 
 /** A running backend. */
 export interface RunningBackend {
@@ -87,45 +90,8 @@ export async function startBackend(
     manifest,
     memoryBudgetMb: config.backend.memory_budget_mb,
   });
-  // Both executors take the layer path unless `execution: expert`; a simulated one runs
-  // it on a simulated layer runner (gates real, layer executions simulated).
   const layerPath = config.backend.execution === "layer";
-  const simulated = {
-    fixedMs: config.backend.simulated.fixed_ms,
-    perRowMs: config.backend.simulated.per_row_ms,
-    loadFixedMs: config.backend.simulated.load_fixed_ms,
-    loadMsPerMb: config.backend.simulated.load_ms_per_mb,
-  };
-  const executor = await createExecutor({
-    kind: config.backend.executor,
-    modelDir: config.model.dir,
-    manifest,
-    workers: config.backend.executors,
-    providers: config.backend.execution_providers,
-    providerSettings: {
-      cudaDeviceId: config.backend.cuda.device_id,
-      memoryArena: config.backend.memory_arena,
-    },
-    simulated,
-    ...(layerPath
-      ? {
-        layerRunner: (devices) =>
-          new SimulatedLayerRunner({ manifest, devices, timing: simulated }),
-      }
-      : {}),
-    // On the layer path per-part sessions load only on demand.
-    ...(layerPath ? { parts: [] } : startup.executorParts ? { parts: startup.executorParts } : {}),
-  });
-  for (const fallback of executor.fallbacks ?? []) {
-    logger.warn("execution provider unavailable, falling back", fallback);
-  }
-  if (executor.provider === "simulated") {
-    logger.warn("SIMULATED executor: outputs are not model outputs (benchmarks only)", {
-      fixed_ms: config.backend.simulated.fixed_ms,
-      per_row_ms: config.backend.simulated.per_row_ms,
-      execution: layerPath ? "layer" : "expert",
-    });
-  }
+  const executor = await openExecutor(config, { manifest, startup, logger });
   const backendId = config.backend.id ?? `${config.backend.host}:${config.backend.port}`;
   // Node resources: body bytes counted at the HTTP handler and the peer channel;
   // this backend's own GPU read in the background (never on the report path), so power
@@ -164,153 +130,22 @@ export async function startBackend(
   });
   // The peer channel's cost on this side: frames served for peers (see peer_server.ts).
   const served = { frames: 0, rows: 0, cpuMs: 0 };
-  const phases = new PhaseHistogram(BACKEND_PHASES);
-  const { engine, placement, batcher, dispatcher, layers } = built;
-  // The largest routed expert: the router's planner sizes slots within the budget by it.
-  let largestExpert = 0;
-  for (let layer = 0; layer < manifest.layers; layer++) {
-    for (let expert = 0; expert < manifest.experts; expert++) {
-      largestExpert = Math.max(largestExpert, placement.residency.bytesOf(layer, expert));
-    }
-  }
-  // What the load report, metrics and readiness read: both paths' counters together.
-  const executorView = { provider: executor.provider, stats: built.executorStats };
-  const loadReport = () => {
-    const { rss, heapUsed } = Deno.memoryUsage();
-    return buildLoadReport({
-      backendId,
-      manifest,
-      executor: executorView,
-      batcher: { stats: built.partStats },
-      engine,
-      startedAt,
-      now: Date.now(),
-      memory: { rssBytes: rss, heapUsedBytes: heapUsed },
-      coldStarts: (key) => placement.coldStartsOf(key),
-      resources: readResources({ net, accelerator }),
-      residency: {
-        budgetBytes: placement.residency.budgetBytes,
-        usedBytes: placement.residency.usedBytes,
-        expertBytes: largestExpert,
-      },
-      host: hostReport(
-        loop.counters(),
-        built.queueStats(),
-        (layers?.batcher ?? batcher).windowMs(),
-      ),
-      plan: {
-        active: placement.active?.version ?? null,
-        staged: placement.staged?.version ?? null,
-        owner: placement.owner.owner,
-      },
-      ...(layers ? { peer: peerReport(layers.dispatcher.counters, peers.channels(), served) } : {}),
-    });
-  };
-  // `/metrics`: every value is read from the counters above when Prometheus scrapes.
-  const metrics = new BackendMetrics({
-    version: SWITCHYARD_VERSION,
-    expertDetail: config.metrics.expert_detail,
-    topExperts: config.metrics.top_experts,
-    providerFallbacks: executor.fallbacks?.length ?? 0,
-    phases,
-    snapshot: () => ({
-      report: loadReport(),
-      batches: built.queueStats(),
-      executor: executorView.stats(),
-      engine: engine.stats(),
-      placement: {
-        active: placement.active?.version ?? null,
-        staged: placement.staged?.version ?? null,
-        coldStarts: placement.coldStarts,
-        owner: placement.owner.owner,
-        refused: placement.owner.refusals(),
-      },
-    }),
-  });
-  // Clients that vanish mid-body or send too slowly: counted, never logged as errors.
-  const inputFaults = new InputFaults();
-  inputFaultMetrics(metrics.registry, inputFaults);
-  const app = createBackendApp({
-    inputFaults,
+  const status = {
     config,
+    manifest,
     backendId,
-    engine,
-    logger,
-    placement,
-    peers,
-    executionProvider: executor.provider,
-    loadReport,
-    metrics,
-    phases,
-    readiness: () => ({
-      ready: true,
-      details: {
-        models: [manifest.name],
-        execution_provider: executor.provider,
-        provider_fallbacks: executor.fallbacks ?? [],
-        placement: {
-          active: placement.active?.version ?? null,
-          staged: placement.staged?.version ?? null,
-          cold_starts: placement.coldStarts,
-          residency: {
-            budget_bytes: placement.residency.budgetBytes,
-            used_bytes: placement.residency.usedBytes,
-            cold_starts: placement.coldStartReport(),
-          },
-          dispatch: layers ? layers.dispatcher.counters : dispatcher.counters,
-        },
-        execution: layers ? "layer" : "expert",
-        executors: config.backend.executors,
-        ...(layers
-          ? {
-            layers: layers.executables.describe(),
-            // Per layer: executions, rows, routed assignments, hosted-expert slots (how full waves run).
-            waves: layers.batcher.waves(),
-          }
-          : {}),
-        executor: executorView.stats(),
-        engine: engine.stats(),
-        // The live routing-only bias (PUT /v2/gate/bias): set or not, largest |b| per layer.
-        routing_bias: engine.routingBias(),
-        batching: {
-          policy: batcher.policy.name,
-          window_ms: (layers?.batcher ?? batcher).windowMs(),
-          host_ms_per_execution: (layers?.batcher ?? batcher).hostMsPerExecution(),
-          parts: built.queueStats(),
-        },
-      },
-    }),
-  });
-  const peerDeps = {
-    backendId,
-    token: config.auth.internal_token,
-    logger,
+    executor,
+    built,
     net,
-    runLocal: (layer: number, expert: number, input: Float32Array, rows: number) =>
-      dispatcher.runLocal({ kind: "expert", layer, expert }, input, rows),
-    width: manifest.d_model,
+    accelerator,
+    loop,
+    peers,
     served,
-    ...(layers ? { runLayerItems: (items: PeerLayerData[]) => layers.peerItems.run(items) } : {}),
+    startedAt,
   };
-  // Body bytes in and out are counted for the load report's node resources.
-  const handler = countingHandler((request: Request) => {
-    // The expert channel is a WebSocket; its first frame carries the internal token.
-    if (
-      request.headers.get("upgrade")?.toLowerCase() === "websocket" &&
-      new URL(request.url).pathname === "/v2/peer"
-    ) {
-      return acceptPeer(request, peerDeps);
-    }
-    return app.fetch(request);
-  }, net);
-  const server = Deno.serve({
-    hostname: config.backend.host,
-    port: config.backend.port,
-    onListen: () => {},
-    // Deliberate closes (408 on a slow body) log nothing; other errors one JSON line.
-    onError: serveErrorHandler(logger),
-  }, closeWhenAsked(handler));
+  const server = serveBackend(status, logger);
   const url = `http://${config.backend.host}:${server.addr.port}`;
+  const { engine, placement, batcher, layers } = built;
   logger.info("backend listening", {
     event: "start",
     url,
@@ -336,4 +171,62 @@ export async function startBackend(
       await executor.close();
     },
   };
+}
+
+/**
+ * Serves the backend's app and its peer channel on `backend.host:backend.port`; body bytes
+ * in and out are counted for the load report's node resources.
+ */
+function serveBackend(parts: BackendStatusParts, logger: Logger): Deno.HttpServer<Deno.NetAddr> {
+  const { config, manifest, backendId, executor, built, peers, net, served } = parts;
+  const { engine, placement, dispatcher, layers } = built;
+  const phases = new PhaseHistogram(BACKEND_PHASES);
+  const loadReport = loadReporter(parts);
+  // `/metrics`: every value is read from the counters above when Prometheus scrapes.
+  const metrics = backendMetrics(parts, { loadReport, phases });
+  // Clients that vanish mid-body or send too slowly: counted, never logged as errors.
+  const inputFaults = new InputFaults();
+  inputFaultMetrics(metrics.registry, inputFaults);
+  const app = createBackendApp({
+    inputFaults,
+    config,
+    backendId,
+    engine,
+    logger,
+    placement,
+    peers,
+    executionProvider: executor.provider,
+    loadReport,
+    metrics,
+    phases,
+    readiness: () => ({ ready: true, details: readinessDetails(parts) }),
+  });
+  const peerDeps = {
+    backendId,
+    token: config.auth.internal_token,
+    logger,
+    net,
+    runLocal: (layer: number, expert: number, input: Float32Array, rows: number) =>
+      dispatcher.runLocal({ kind: "expert", layer, expert }, input, rows),
+    width: manifest.d_model,
+    served,
+    ...(layers ? { runLayerItems: (items: PeerLayerData[]) => layers.peerItems.run(items) } : {}),
+  };
+  const handler = countingHandler((request: Request) => {
+    // The expert channel is a WebSocket; its first frame carries the internal token.
+    if (
+      request.headers.get("upgrade")?.toLowerCase() === "websocket" &&
+      new URL(request.url).pathname === "/v2/peer"
+    ) {
+      return acceptPeer(request, peerDeps);
+    }
+    return app.fetch(request);
+  }, net);
+  return Deno.serve({
+    hostname: config.backend.host,
+    port: config.backend.port,
+    onListen: () => {},
+    // Deliberate closes (408 on a slow body) log nothing; other errors one JSON line.
+    onError: serveErrorHandler(logger),
+  }, closeWhenAsked(handler));
 }
