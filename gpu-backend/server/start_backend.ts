@@ -93,20 +93,11 @@ export async function startBackend(
   const layerPath = config.backend.execution === "layer";
   const executor = await openExecutor(config, { manifest, startup, logger });
   const backendId = config.backend.id ?? `${config.backend.host}:${config.backend.port}`;
-  // Node resources: body bytes counted at the HTTP handler and the peer channel;
-  // this backend's own GPU read in the background (never on the report path), so power
-  // is that device's, not the host's; a backend not on CUDA has no accelerator reading.
-  const net = new NetCounter();
-  const gpu = ownGpu({
+  const { net, accelerator, loop } = startResourceMeters(config, {
     provider: executor.provider,
-    deviceId: config.backend.cuda.device_id,
-    cudaVisibleDevices: environment.cudaVisibleDevices,
+    environment,
+    logger,
   });
-  const accelerator = new NvidiaSmiSampler({ logger, ...(gpu === null ? {} : { device: gpu }) });
-  if (gpu !== null) void accelerator.start();
-  // The main thread's busy share (event-loop probe) for the router's saturation signal.
-  const loop = new LoopMonitor();
-  loop.start();
   const peers = new PeerRegistry({
     selfId: backendId,
     token: config.auth.internal_token,
@@ -130,20 +121,8 @@ export async function startBackend(
   });
   // The peer channel's cost on this side: frames served for peers (see peer_server.ts).
   const served = { frames: 0, rows: 0, cpuMs: 0 };
-  const status = {
-    config,
-    manifest,
-    backendId,
-    executor,
-    built,
-    net,
-    accelerator,
-    loop,
-    peers,
-    served,
-    startedAt,
-  };
-  const server = serveBackend(status, logger);
+  const status = { config, manifest, backendId, executor, built, net, accelerator, loop };
+  const server = serveBackend({ ...status, peers, served, startedAt }, logger);
   const url = `http://${config.backend.host}:${server.addr.port}`;
   const { engine, placement, batcher, layers } = built;
   logger.info("backend listening", {
@@ -171,6 +150,32 @@ export async function startBackend(
       await executor.close();
     },
   };
+}
+
+/**
+ * Node resources: body bytes counted at the HTTP handler and the peer channel;
+ * this backend's own GPU read in the background (never on the report path), so power
+ * is that device's, not the host's; a backend not on CUDA has no accelerator reading.
+ */
+function startResourceMeters(
+  config: Config,
+  deps: { provider: string; environment: BackendEnvironment; logger: Logger },
+): { net: NetCounter; accelerator: NvidiaSmiSampler; loop: LoopMonitor } {
+  const net = new NetCounter();
+  const gpu = ownGpu({
+    provider: deps.provider,
+    deviceId: config.backend.cuda.device_id,
+    cudaVisibleDevices: deps.environment.cudaVisibleDevices,
+  });
+  const accelerator = new NvidiaSmiSampler({
+    logger: deps.logger,
+    ...(gpu === null ? {} : { device: gpu }),
+  });
+  if (gpu !== null) void accelerator.start();
+  // The main thread's busy share (event-loop probe) for the router's saturation signal.
+  const loop = new LoopMonitor();
+  loop.start();
+  return { net, accelerator, loop };
 }
 
 /**
