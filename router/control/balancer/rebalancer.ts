@@ -220,42 +220,30 @@ export function decideRebalance(input: RebalanceInput): RebalanceDecision {
   return weighed.analysis === undefined ? decision : { ...decision, placement: weighed.analysis };
 }
 
-function decide(
-  input: RebalanceInput,
-  weighed: { analysis?: PlacementAnalysis },
-): RebalanceDecision {
-  const { current, model, pinned } = input;
-  const none = (
-    reason: string,
-    before: number | null = null,
-    held?: HoldReason,
-  ): RebalanceDecision => ({
+/** A decision to keep the plan, with why and (when known) its predicted balancedness. */
+function none(reason: string, before: number | null = null, held?: HoldReason): RebalanceDecision {
+  return {
     action: "none",
     reason,
     predicted: { before, after: null },
     ...(held ? { held } : {}),
-  });
+  };
+}
+
+function decide(
+  input: RebalanceInput,
+  weighed: { analysis?: PlacementAnalysis },
+): RebalanceDecision {
+  const { current, model } = input;
   // Step 1: off.
   if (input.enabled === false) return none("balancer disabled (expert_balancer.enabled is false)");
   if (input.strategy === "off") return none("strategy off: every backend hosts every expert");
   // Step 2: nothing to place on.
   if (input.backends.length === 0) return none("no backends in the pool");
-
-  const loadProblem = loadShapeProblem(input.loads, model);
-  const loads = loadProblem === null ? input.loads! : null;
-  const score = (plan: UnversionedPlan | PlacementPlan | null): number | null =>
-    plan === null || loads === null || !hasLoad(loads)
-      ? null
-      : predictedBalance(asPlan(plan), loads).pool;
   // Step 2b: slots per backend within every memory budget (fewer replicas when tight).
   const limit = limitSlots(
     slotsPerBackend(model.experts, input.backends.length, input.redundancy),
-    {
-      experts: model.experts,
-      layers: model.layers,
-      backends: input.backends.map((b) => b.id),
-      budgets: input.budgets ?? new Map(),
-    },
+    budgetOptions(input),
   );
   if (!limit.ok) {
     return {
@@ -263,69 +251,139 @@ function decide(
       failed: limit.reason,
     };
   }
-  const slots = limit.slots;
-  // What any plan may hold within the budgets (a full-replication plan exceeds `slots`).
-  const budgetCap = limitSlots(Number.MAX_SAFE_INTEGER, {
-    experts: model.experts,
-    layers: model.layers,
+  const evaluation = evaluate(input, limit.slots, weighed);
+  // Step 3: a plan that cannot be used as it is.
+  const unusable = unusableReason(current, input) ?? overBudgetReason(current, input);
+  if (unusable !== null) return initialDecision(evaluation, unusable);
+  const plan = current!;
+  return fixedDecision(evaluation, plan) ?? replanDecision(evaluation, plan);
+}
+
+/** What the steps past 2b of one evaluation share. */
+interface Evaluation {
+  input: RebalanceInput;
+  /** The observed load, or null when it has none of the model's shape. */
+  loads: readonly (readonly number[])[] | null;
+  /** Why `loads` is null; null when it is not. */
+  loadProblem: string | null;
+  /** Slots per backend within every memory budget. */
+  slots: number;
+  /** Pool balancedness of `plan` under the observed load; null when unknown. */
+  score(plan: UnversionedPlan | PlacementPlan | null): number | null;
+  /** The static placement (built when needed: the balancer evaluates every few seconds). */
+  fixed(): UnversionedPlan;
+  /** Weighs full replication against `expertParallel` (`placement_choice.ts`). */
+  analyse(plan: PlacementPlan | null, expertParallel: UnversionedPlan): PlacementAnalysis;
+  /** Milliseconds since the last switch, and whether that is under `adjust_interval`. */
+  since: number | null | undefined;
+  interval: number;
+  held: boolean;
+}
+
+/** The budget inputs of {@linkcode limitSlots} for the pool of `input`. */
+function budgetOptions(input: RebalanceInput) {
+  return {
+    experts: input.model.experts,
+    layers: input.model.layers,
     backends: input.backends.map((b) => b.id),
     budgets: input.budgets ?? new Map(),
-  });
-  // Built only when needed (steps 3 and 5): the balancer evaluates every few seconds.
-  const fixed = () => staticPlacement(input, slots);
+  };
+}
+
+/** Why `current` holds more experts per backend than any memory budget fits; else null. */
+function overBudgetReason(current: PlacementPlan | null, input: RebalanceInput): string | null {
+  // What any plan may hold within the budgets (a full-replication plan exceeds `slots`).
+  const budgetCap = limitSlots(Number.MAX_SAFE_INTEGER, budgetOptions(input));
+  return current !== null && budgetCap.ok && current.slotsPerBackend > budgetCap.slots
+    ? `version ${current.version} holds ${current.slotsPerBackend} experts per layer per ` +
+      `backend, the memory budget of ${budgetCap.limitedBy} fits ${budgetCap.slots}`
+    : null;
+}
+
+function evaluate(
+  input: RebalanceInput,
+  slots: number,
+  weighed: { analysis?: PlacementAnalysis },
+): Evaluation {
+  const { model } = input;
+  const loadProblem = loadShapeProblem(input.loads, model);
+  const loads = loadProblem === null ? input.loads! : null;
   const choice = input.placement;
   // Static placement is contiguous blocks: never full replication, whatever `placement` says.
   const mode = input.strategy === "static" ? "expert_parallel" : choice?.mode;
-  const analyse = (plan: PlacementPlan | null, expertParallel: UnversionedPlan) =>
-    weighed.analysis = choosePlacement({
-      mode: mode!,
-      model,
-      backends: input.backends,
-      budgets: input.budgets ?? new Map(),
-      current: plan,
-      expertParallel,
-      loads: loadProblem === null ? loads : null,
-      costs: choice!.costs,
-      adjustIntervalMs: input.adjustIntervalMs ?? 0,
-    });
+  const since = input.sinceLastSwitchMs;
+  const interval = input.adjustIntervalMs ?? 0;
+  return {
+    input,
+    loads,
+    loadProblem,
+    slots,
+    score: (plan) =>
+      plan === null || loads === null || !hasLoad(loads)
+        ? null
+        : predictedBalance(asPlan(plan), loads).pool,
+    fixed: () => staticPlacement(input, slots),
+    analyse: (plan, expertParallel) =>
+      weighed.analysis = choosePlacement({
+        mode: mode!,
+        model,
+        backends: input.backends,
+        budgets: input.budgets ?? new Map(),
+        current: plan,
+        expertParallel,
+        loads: loadProblem === null ? loads : null,
+        costs: choice!.costs,
+        adjustIntervalMs: input.adjustIntervalMs ?? 0,
+      }),
+    since,
+    interval,
+    held: since !== undefined && since !== null && since < interval,
+  };
+}
 
-  // Step 3: a plan that cannot be used as it is.
-  const unusable = unusableReason(current, input) ??
-    (current !== null && budgetCap.ok && current.slotsPerBackend > budgetCap.slots
-      ? `version ${current.version} holds ${current.slotsPerBackend} experts per layer per ` +
-        `backend, the memory budget of ${budgetCap.limitedBy} fits ${budgetCap.slots}`
-      : null);
-  if (unusable !== null) {
-    const pin = pinned === null ? "" : ` (drops the pin of version ${pinned})`;
-    let initial = fixed();
-    let kind = "static placement";
-    // Step 3b: or full replication, when it fits and the cost model prefers it.
-    if (choice !== undefined) {
-      const analysis = analyse(null, initial);
-      if (analysis.action === "wait" && choice.waitForBudgets) {
-        return none(
-          `${unusable}: waiting for every backend's memory budget before the first ` +
-            `plan (${analysis.reason})`,
-        );
-      }
-      if (analysis.choice === "full_replication") {
-        kind = analysis.reason;
-        initial = fullReplicationPlan(model, input.backends, "full replication");
-      } else {
-        kind = `static placement (${analysis.reason})`;
-      }
+/** Step 3: replace a plan that cannot be used as it is (`unusable` says why). */
+function initialDecision(evaluation: Evaluation, unusable: string): RebalanceDecision {
+  const { input, score } = evaluation;
+  const { current, model, pinned } = input;
+  const choice = input.placement;
+  const pin = pinned === null ? "" : ` (drops the pin of version ${pinned})`;
+  let initial = evaluation.fixed();
+  let kind = "static placement";
+  // Step 3b: or full replication, when it fits and the cost model prefers it.
+  if (choice !== undefined) {
+    const analysis = evaluation.analyse(null, initial);
+    if (analysis.action === "wait" && choice.waitForBudgets) {
+      return none(
+        `${unusable}: waiting for every backend's memory budget before the first ` +
+          `plan (${analysis.reason})`,
+      );
     }
-    return {
-      action: "initial",
-      reason: `${unusable}: ${kind}${pin}`,
-      plan: { ...initial, reason: kind.startsWith("full") ? "full replication" : initial.reason },
-      predicted: {
-        before: current !== null && planProblem(current, model) === null ? score(current) : null,
-        after: score(initial),
-      },
-    };
+    if (analysis.choice === "full_replication") {
+      kind = analysis.reason;
+      initial = fullReplicationPlan(model, input.backends, "full replication");
+    } else {
+      kind = `static placement (${analysis.reason})`;
+    }
   }
-  const plan = current!;
+  return {
+    action: "initial",
+    reason: `${unusable}: ${kind}${pin}`,
+    plan: { ...initial, reason: kind.startsWith("full") ? "full replication" : initial.reason },
+    predicted: {
+      before: current !== null && planProblem(current, model) === null ? score(current) : null,
+      after: score(initial),
+    },
+  };
+}
+
+/**
+ * Steps 4–5b: the plan is pinned, or placed by rule rather than by load (static placement,
+ * full replication); null when the load decides (steps 6–9).
+ */
+function fixedDecision(evaluation: Evaluation, plan: PlacementPlan): RebalanceDecision | null {
+  const { input, score, fixed } = evaluation;
+  const { model, pinned } = input;
+  const choice = input.placement;
   // Step 4: the operator holds the plan.
   if (pinned !== null) return none(`pinned to version ${pinned}`, score(plan), "pinned");
   // Step 4b: full replication although expert_balancer.placement says expert_parallel.
@@ -351,34 +409,38 @@ function decide(
     };
   }
   // Step 5b: full replication or expert parallelism (`placement_choice.ts`).
-  const since = input.sinceLastSwitchMs;
-  const interval = input.adjustIntervalMs ?? 0;
-  const held = since !== undefined && since !== null && since < interval;
-  if (choice !== undefined && input.strategy === "dynamic") {
-    // Compared with the plan in force, or (running full replication) the static placement.
-    const analysis = analyse(plan, isFullReplication(plan, model.experts) ? fixed() : plan);
-    if (analysis.choice === "full_replication") {
-      if (analysis.action !== "switch") return none(analysis.reason, score(plan));
-      if (held) {
-        return none(
-          `held: last switch ${(since! / 1000).toFixed(1)} s ago < adjust_interval ${
-            (interval / 1000).toFixed(0)
-          } s; ${analysis.reason}`,
-          score(plan),
-          "adjust_interval",
-        );
-      }
-      const full = fullReplicationPlan(model, input.backends, analysis.reason);
-      return {
-        action: "rebalance",
-        reason: analysis.reason,
-        plan: full,
-        predicted: { before: score(plan), after: score(full) },
-      };
-    }
+  if (choice === undefined || input.strategy !== "dynamic") return null;
+  // Compared with the plan in force, or (running full replication) the static placement.
+  const analysis = evaluation.analyse(
+    plan,
+    isFullReplication(plan, model.experts) ? fixed() : plan,
+  );
+  if (analysis.choice !== "full_replication") return null;
+  if (analysis.action !== "switch") return none(analysis.reason, score(plan));
+  const { since, interval } = evaluation;
+  if (evaluation.held) {
+    return none(
+      `held: last switch ${(since! / 1000).toFixed(1)} s ago < adjust_interval ${
+        (interval / 1000).toFixed(0)
+      } s; ${analysis.reason}`,
+      score(plan),
+      "adjust_interval",
+    );
   }
+  const full = fullReplicationPlan(model, input.backends, analysis.reason);
+  return {
+    action: "rebalance",
+    reason: analysis.reason,
+    plan: full,
+    predicted: { before: score(plan), after: score(full) },
+  };
+}
+
+/** Steps 6–9: re-plan on the observed load when the worst layer asks for it. */
+function replanDecision(evaluation: Evaluation, plan: PlacementPlan): RebalanceDecision {
+  const { input, loads, since, interval } = evaluation;
   // Step 6: nothing observed to plan on.
-  if (loads === null) return none(`no usable expert load: ${loadProblem}`);
+  if (loads === null) return none(`no usable expert load: ${evaluation.loadProblem}`);
   if (!hasLoad(loads)) return none("no expert load observed yet");
   // Step 7: good enough, or not confirmed yet (hysteresis).
   const before = worstLayer(plan, loads);
@@ -397,7 +459,7 @@ function decide(
   }
   // Step 9 early, without planning: held, and no plan can gain switch_gain (after ≤ 1).
   const large = input.switchGain ?? Number.POSITIVE_INFINITY;
-  if (held && 1 - before < large) {
+  if (evaluation.held && 1 - before < large) {
     return heldDecision(since!, interval, `at most ${fmt(1 - before)}`, large, before, null);
   }
   // In the hysteresis band (armed, worst layer back at or above threshold) a switch must gain
@@ -411,6 +473,27 @@ function decide(
   if (inBand && 1 - before < minGain) {
     return none(`${bandText}: no plan can gain ${fmt(minGain)}`, before, "no_better_plan");
   }
+  return replanOnLoad(evaluation, plan, { loads, before, large, bandText });
+}
+
+/** Steps 8–9: the re-plan, and whether it gains enough to switch now. */
+function replanOnLoad(
+  evaluation: Evaluation,
+  plan: PlacementPlan,
+  worst: {
+    loads: readonly (readonly number[])[];
+    /** The plan's worst layer now. */
+    before: number;
+    /** `switch_gain`: a gain that switches within `adjust_interval`. */
+    large: number;
+    /** The reason's text when `before` is in the hysteresis band. */
+    bandText: string;
+  },
+): RebalanceDecision {
+  const { input, since, interval } = evaluation;
+  const { loads, before, large, bandText } = worst;
+  const inBand = before >= input.threshold;
+  const minGain = inBand ? TRIGGER_HYSTERESIS : MIN_GAIN;
   // Step 8: re-plan on the observed load — every layer, or only those that need it.
   const perLayer = predictedBalance(plan, loads).perLayer;
   const line = perLayer.some((b) => b < input.threshold)
@@ -419,10 +502,10 @@ function decide(
   const needy = perLayer.flatMap((b, l) => b < line && loads[l]!.some((v) => v > 0) ? [l] : []);
   const layersText = `layer${needy.length === 1 ? "" : "s"} ${needy.join(", ")}`;
   const full = proposePlacement(loads, {
-    model,
+    model: input.model,
     backends: input.backends,
     redundancy: input.redundancy,
-    slots,
+    slots: evaluation.slots,
     reason: `rebalance: worst layer ${fmt(before)} < ${fmt(line)} (${layersText})`,
   });
   const proposal = chooseProposal(plan, full, needy, loads, {
@@ -444,7 +527,7 @@ function decide(
   }
   // Step 9: at most one switch per adjust_interval unless the gain is large.
   const gain = after - before;
-  if (held && gain < large) {
+  if (evaluation.held && gain < large) {
     return heldDecision(since!, interval, fmt(gain), large, before, after);
   }
   return {
