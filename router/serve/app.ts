@@ -4,8 +4,9 @@
  * readiness here, inference in `infer_route.ts`. Requests are checked for what routing
  * needs — the same structural checks backends run, never the tensor values (no
  * per-element work) — then forwarded byte for byte (see `forward/forward_infer.ts`); the
- * backend checks the values once and its 400 passes through. The wiring (`server.ts`)
- * mounts the load API, `/metrics` and the operator routes on this app.
+ * backend checks the values once and its 400 passes through. The wiring
+ * (`router/wire/router_routes.ts`) mounts the load API, `/metrics` and the operator routes
+ * on this app.
  */
 import { Hono } from "hono";
 import { ApiError, errorResponse } from "../../shared/errors.ts";

@@ -100,22 +100,7 @@ export function registerOperatorApi<E extends Env>(
       requests: deps.requests,
     },
   });
-  const advisor = new Advisor({
-    config,
-    balancer: deps.balancer,
-    load: deps.load,
-    views: () => pool.views(),
-    modelShape: () => {
-      const dModel = modelParameter(pool, "d_model");
-      const dFf = modelParameter(pool, "d_ff");
-      const [entry] = pool.catalog().values();
-      const kind = entry?.metadata.parameters?.["expert_kind"] === "swiglu" ? "swiglu" : "mlp";
-      return dModel !== undefined && dFf !== undefined ? { dModel, dFf, kind } : undefined;
-    },
-    fetch: deps.fetch,
-    clock,
-    logger,
-  });
+  const advisor = createAdvisor(config, deps);
   registerAdviceRoutes(app, { advisor, adminToken, logger, clock });
   if (deps.kv && series.traffic && series.backends) {
     registerAnalysisRoutes(app, {
@@ -126,7 +111,7 @@ export function registerOperatorApi<E extends Env>(
       servedModels: () => [...pool.catalog().keys()],
     });
   }
-  // (With a viewer token, `router/wire/server.ts` put the gate in front of all of this.)
+  // (With a viewer token, `router/wire/router_routes.ts` put the gate in front of all of this.)
   // One cache of the dashboard's files for every page.
   const assets = new StaticAssets(deps.assets);
   registerAnalysisPages(app, assets);
@@ -147,4 +132,25 @@ export function registerOperatorApi<E extends Env>(
     // Every load round: the advisor precomputes its first advice (see Advisor.prepare).
     onRound: (load) => advisor.prepare(load),
   };
+}
+
+/** The optimisation advisor over the pool's load, views and model shape. */
+function createAdvisor(config: Config, deps: OperatorApiDeps): Advisor {
+  const { pool } = deps;
+  return new Advisor({
+    config,
+    balancer: deps.balancer,
+    load: deps.load,
+    views: () => pool.views(),
+    modelShape: () => {
+      const dModel = modelParameter(pool, "d_model");
+      const dFf = modelParameter(pool, "d_ff");
+      const [entry] = pool.catalog().values();
+      const kind = entry?.metadata.parameters?.["expert_kind"] === "swiglu" ? "swiglu" : "mlp";
+      return dModel !== undefined && dFf !== undefined ? { dModel, dFf, kind } : undefined;
+    },
+    fetch: deps.fetch,
+    clock: deps.clock,
+    logger: deps.logger,
+  });
 }
