@@ -91,6 +91,19 @@ function need(backend: BackendBatching): BackendNeed | undefined {
   };
 }
 
+/** One backend's measured rates and the batch size it needs, as one line of evidence. */
+function needEvidence(n: BackendNeed): string {
+  return `${n.backend}: busy parts see ${n.busyRate.toFixed(1)} groups/s (peak part ${
+    n.peakRate.toFixed(1)
+  }), mean formed batch ${n.meanFormed.toFixed(2)}, mean queue delay ${
+    n.meanDelayMs.toFixed(2)
+  } ms; ${
+    Number.isFinite(n.batch)
+      ? `needs batches of ${n.batch} to stay ≤ 70 % busy at 2× this rate`
+      : "no batch size keeps it ≤ 70 % busy at 2× this rate"
+  }`;
+}
+
 /** Advice on `batching.min/max/max_wait_ms` for the measured backends. */
 export function batchingAdvice(
   backends: readonly BackendBatching[],
@@ -110,17 +123,7 @@ export function batchingAdvice(
       details: {},
     };
   }
-  const evidence = needs.map((n) =>
-    `${n.backend}: busy parts see ${n.busyRate.toFixed(1)} groups/s (peak part ${
-      n.peakRate.toFixed(1)
-    }), mean formed batch ${n.meanFormed.toFixed(2)}, mean queue delay ${
-      n.meanDelayMs.toFixed(2)
-    } ms; ${
-      Number.isFinite(n.batch)
-        ? `needs batches of ${n.batch} to stay ≤ 70 % busy at 2× this rate`
-        : "no batch size keeps it ≤ 70 % busy at 2× this rate"
-    }`
-  );
+  const evidence = needs.map(needEvidence);
   const short = needs.filter((n) => !Number.isFinite(n.batch));
   if (short.length > 0) {
     return {
