@@ -129,12 +129,15 @@ export const ConfigSchema = z.object({
     /**
      * Layer path, while a layer's rows for peers are in flight: `always` runs the local
      * experts meanwhile and adds the peers' results after (the next gate then runs on its
-     * own); `never` waits for the peers and folds their results into the one layer
-     * execution (fused gate kept); `auto` overlaps only when the executor would otherwise
-     * idle (nothing queued) — at low load, where it shortens the request; under load other
-     * requests' work fills the hop anyway and the extra gate run would cost throughput.
+     * own); `never` (default) waits for the peers and folds their results into the one
+     * layer execution (fused gate kept); `auto` overlaps only when the executor would
+     * otherwise idle (nothing queued). Measured on 2 CPU cores shared by every process
+     * (`deno task bench:peer-hop`, docs/results/peer_hop.md), overlapping pays nothing: the
+     * peer's execution and the local one contend for the same cores and the extra gate run
+     * adds work (idle +1.9–2.0 ms per crossing layer vs +1.7 never; throughput −4–10 %).
+     * `auto` is for pools where each backend has a device of its own.
      */
-    overlap_hops: z.enum(["auto", "always", "never"]).default("auto"),
+    overlap_hops: z.enum(["auto", "always", "never"]).default("never"),
     /** Rows waiting for execution before the backend answers 503. */
     max_queued_rows: z.int().positive().default(65_536),
     /**

@@ -1,7 +1,7 @@
 /**
  * @module Config sections of the router's overload and fault handling: outlier
  * detection (`router.outlier`), admission (`router.admission`) and retries
- * (`router.retry`). Every field has a default; README's config table lists them.
+ * (`router.retry`). Every field has a default; docs/OPERATIONS.md's config table lists them.
  */
 import { z } from "zod";
 import { DurationSchema } from "./duration.ts";

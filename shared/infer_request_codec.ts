@@ -252,7 +252,7 @@ export interface EncodeInferRequestOptions {
   /**
    * Ask for binary outputs; default: the same as `binaryInput`. Switchyard's own
    * clients (traffic, benchmarks, tests' binary paths) get binary answers without
-   * asking twice: a JSON output costs the server many times a binary one (see README).
+   * asking twice: a JSON output costs the server many times a binary one (docs/results/hop.md).
    */
   binaryOutputs?: boolean;
 }

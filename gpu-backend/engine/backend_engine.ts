@@ -38,7 +38,7 @@ export interface BackendEngineOptions {
   temperature: number;
   maxQueuedRows: number;
   onUnreachable: "load_local" | "fail";
-  /** `backend.overlap_hops`: when local experts run while peers' rows are in flight; default auto. */
+  /** `backend.overlap_hops`: when local experts run while peers' rows are in flight; default never. */
   overlapHops?: OverlapMode;
   /** The channel to a peer backend, by id. */
   peer: (id: string) => PeerClient | undefined;
@@ -133,7 +133,7 @@ export async function buildBackendEngine(options: BackendEngineOptions): Promise
       runPart: (part, input, rows) => dispatcher.runLocal(part, input, rows),
       peer: options.peer,
       onUnreachable: options.onUnreachable,
-      overlap: options.overlapHops ?? "auto",
+      overlap: options.overlapHops ?? "never",
     });
     const peerItems = new PeerItemRunner({
       manifest,

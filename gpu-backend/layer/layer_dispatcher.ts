@@ -10,8 +10,8 @@
  * flight — as DeepSeek's serving overlaps communication with computation — and the
  * peers' results are added after it; the next gate, fused into the execution, then saw
  * the state without them, so the forward pass runs that gate on its own. Sequential,
- * the peers' results join the residual first and the fused gate is kept. `auto` (the
- * default) overlaps only when the executor would otherwise idle: under load, other
+ * the peers' results join the residual first and the fused gate is kept. `auto` overlaps
+ * only when the executor would otherwise idle: under load, other
  * requests' executions fill the hop anyway, and the extra gate run costs throughput.
  * Each crossing layer reports its hop: wall time, the part the request waited on with
  * nothing of its own running (exposed), the peers' serving time, and the part during
@@ -53,7 +53,7 @@ export interface LayerDispatcherOptions {
   runPart(part: ModelPart, input: Float32Array, rows: number): Promise<Float32Array>;
   peer: (id: string) => PeerClient | undefined;
   onUnreachable?: "load_local" | "fail";
-  /** When local experts run while peers' rows are in flight (`backend.overlap_hops`); default auto. */
+  /** When local experts run while peers' rows are in flight (`backend.overlap_hops`); default never. */
   overlap?: OverlapMode;
   /** Clock (ms); default `performance.now`. */
   now?: () => number;
@@ -131,7 +131,7 @@ export class LayerDispatcher implements LayerPath {
 
   constructor(options: LayerDispatcherOptions) {
     this.#options = options;
-    this.#overlap = options.overlap ?? "auto";
+    this.#overlap = options.overlap ?? "never";
     this.#now = options.now ?? (() => performance.now());
     this.#picker = new ReplicaPicker({
       selfId: options.selfId,

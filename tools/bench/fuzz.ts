@@ -423,7 +423,7 @@ const md = [
   "with every slot taken by younger reads, a new request gets 429. Deno 2.9 cannot drop a socket",
   "while a read of its request body is pending (a client that sends nothing more), nor time out",
   "unfinished headers; those sockets stay open until the client",
-  "hangs up. Closing them is a proxy's job (header/body read timeouts) — see README, Hostile input.",
+  "hangs up. Closing them is a proxy's job (header/body read timeouts) — see docs/OPERATIONS.md, Hostile input.",
   "",
 ];
 await Deno.writeTextFile(`${values.out}.md`, md.join("\n"));
