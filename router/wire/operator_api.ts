@@ -10,7 +10,7 @@ import type { Config } from "../../shared/config.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { Advisor } from "../operate/advisor/advisor.ts";
 import { registerAdviceRoutes } from "../operate/advisor/advice_routes.ts";
-import { type AlertManager, registerAlertRoutes } from "../operate/alerts/mod.ts";
+import { type AlertManager, alertRoutes } from "../operate/alerts/mod.ts";
 import { registerAnalysisPages } from "../operate/analysis/analysis_pages.ts";
 import { registerAnalysisRoutes } from "../operate/analysis/analysis_routes.ts";
 import type { Balancer } from "../control/balancer/balancer.ts";
@@ -65,7 +65,7 @@ export function registerOperatorApi<E extends Env>(
 ): { close(): Promise<void>; onRound(load: PoolLoad): void } {
   const { pool, clock, logger, series } = deps;
   const adminToken = config.auth.admin_token;
-  registerAlertRoutes(app, deps.alerts);
+  app.route("/", alertRoutes(deps.alerts));
   registerLogRoutes(app, {
     adminToken,
     store: createLogStore(config, { fetch: deps.fetch }),

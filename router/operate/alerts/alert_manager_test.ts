@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
-import { Hono } from "hono";
 import { MemoryLogger } from "../../../shared/logging/memory_logger.ts";
 import { ManualClock } from "../../../tests/_support/router/manual_clock.ts";
 import { oneSecondSample, poolLoadOf } from "../../../tests/_support/router/pool_loads.ts";
 import { backendView } from "../../../tests/_support/router/views.ts";
 import { AlertManager } from "./alert_manager.ts";
-import { registerAlertRoutes } from "./alert_routes.ts";
+import { alertRoutes } from "./alert_routes.ts";
 import { AlertStore } from "./alert_store.ts";
 import { ZERO_TIME } from "./alertmanager_payload.ts";
 import { WebhookV4Schema } from "../../../tests/_support/alertmanager_schema.ts";
@@ -68,8 +67,7 @@ Deno.test("AlertManager fires, logs, stores and resolves a hot expert with hyste
     assert.equal(records[0]?.state, "resolved");
     assert.equal(records[0]?.resolvedAt, T0 + 6000);
 
-    const app = new Hono();
-    registerAlertRoutes(app, manager);
+    const app = alertRoutes(manager);
     const body = await (await app.request("/api/alerts")).json();
     assert.deepEqual(body.active, []);
     assert.deepEqual(body.recent, [{
