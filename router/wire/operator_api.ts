@@ -19,7 +19,7 @@ import { type AssetSource, StaticAssets } from "../operate/dashboard/static_asse
 import type { LoadTimeline } from "../operate/dashboard/load_timeline.ts";
 import type { LoadWindow } from "../operate/dashboard/load_window.ts";
 import type { ApiCall } from "../operate/dashboard/dashboard_snapshot.ts";
-import { registerDoctorRoutes } from "../operate/doctor/doctor_routes.ts";
+import { doctorRoutes } from "../operate/doctor/doctor_routes.ts";
 import { registerEventRoutes } from "../control/events/event_routes.ts";
 import { ForecastService } from "../control/forecast/forecast_service.ts";
 import { registerForecastRoutes } from "../control/forecast/forecast_routes.ts";
@@ -89,17 +89,20 @@ export function registerOperatorApi<E extends Env>(
       leadMs: () => deps.prewarm?.lead().leadMs ?? config.prewarm.lead_time,
     });
   }
-  registerDoctorRoutes(app, {
-    clock,
-    sources: {
-      experts: () => modelParameter(pool, "experts"),
-      load: deps.load,
-      utilisation: (now) => deps.utilisation.mean(now),
-      loadSignal: (now) => deps.utilisation.means(now),
-      ewma: (model, layer) => series.history?.ewma(model, layer),
-      requests: deps.requests,
-    },
-  });
+  app.route(
+    "/",
+    doctorRoutes({
+      clock,
+      sources: {
+        experts: () => modelParameter(pool, "experts"),
+        load: deps.load,
+        utilisation: (now) => deps.utilisation.mean(now),
+        loadSignal: (now) => deps.utilisation.means(now),
+        ewma: (model, layer) => series.history?.ewma(model, layer),
+        requests: deps.requests,
+      },
+    }),
+  );
   const advisor = createAdvisor(config, deps);
   registerAdviceRoutes(app, { advisor, adminToken, logger, clock });
   if (deps.kv && series.traffic && series.backends) {

@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
-import { Hono } from "hono";
 import type { BackendLoad, PoolLoad } from "../../control/load/pool_load.ts";
 import { backendLoadOf } from "../../../tests/_support/router/pool_loads.ts";
 import { doctorInputs, type DoctorSources } from "./doctor_inputs.ts";
-import { registerDoctorRoutes } from "./doctor_routes.ts";
+import { doctorRoutes } from "./doctor_routes.ts";
 
 function backend(id: string, utilisation: number, tokensPerS: number, stale = false): BackendLoad {
   return backendLoadOf({ id, utilisation, tokensPerS, stale, requestsPerS: 1, slots: 2 });
@@ -75,8 +74,7 @@ Deno.test("doctorInputs() falls back to this router's rate and prefers the smoot
 });
 
 Deno.test("GET /api/doctor answers the checklist with values and a verdict", async () => {
-  const app = new Hono();
-  registerDoctorRoutes(app, { sources: sources(), clock: { now: () => 5 } });
+  const app = doctorRoutes({ sources: sources(), clock: { now: () => 5 } });
   const body = await (await app.request("/api/doctor")).json();
   assert.equal(body.at, 5);
   assert.deepEqual(
