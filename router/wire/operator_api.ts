@@ -24,7 +24,7 @@ import { registerEventRoutes } from "../control/events/event_routes.ts";
 import { ForecastService } from "../control/forecast/forecast_service.ts";
 import { registerForecastRoutes } from "../control/forecast/forecast_routes.ts";
 import type { PoolLoad } from "../control/load/pool_load.ts";
-import { createLogStore, registerLogRoutes } from "../operate/logs/mod.ts";
+import { createLogStore, logRoutes } from "../operate/logs/mod.ts";
 import type { UtilisationWindow } from "../operate/doctor/utilisation_window.ts";
 import type { RequestWindow } from "../operate/requests/request_window.ts";
 import type { BackendPool } from "../serve/pool/backend_pool.ts";
@@ -66,12 +66,15 @@ export function registerOperatorApi<E extends Env>(
   const { pool, clock, logger, series } = deps;
   const adminToken = config.auth.admin_token;
   app.route("/", alertRoutes(deps.alerts));
-  registerLogRoutes(app, {
-    adminToken,
-    store: createLogStore(config, { fetch: deps.fetch }),
-    now: () => clock.now(),
-    logger,
-  });
+  app.route(
+    "/",
+    logRoutes({
+      adminToken,
+      store: createLogStore(config, { fetch: deps.fetch }),
+      now: () => clock.now(),
+      logger,
+    }),
+  );
   if (series.traffic && series.events) {
     registerEventRoutes(app, {
       store: series.events,

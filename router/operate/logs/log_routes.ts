@@ -10,7 +10,7 @@
  * syntax errors and constructs outside the subset answer 400 naming the position or the
  * construct. Loki failures answer 502 with Loki's message (504 on `loki.timeout`).
  */
-import type { Env, Hono } from "hono";
+import { Hono } from "hono";
 import { ApiError, errorResponse } from "../../../shared/errors.ts";
 import { hasBearerToken } from "../../../shared/bearer_token.ts";
 import type { Logger } from "../../../shared/logger.ts";
@@ -31,9 +31,10 @@ export interface LogRoutesDeps {
   logger?: Logger;
 }
 
-/** Adds `GET /api/logs` to `app`; see the module doc. */
-export function registerLogRoutes<E extends Env>(app: Hono<E>, deps: LogRoutesDeps): void {
+/** `GET /api/logs` as a Hono app, mounted with `app.route("/", …)`; see the module doc. */
+export function logRoutes(deps: LogRoutesDeps): Hono {
   const now = deps.now ?? Date.now;
+  const app = new Hono();
   app.get("/api/logs", async (c) => {
     try {
       requireAdmin(c.req.raw.headers, deps.adminToken);
@@ -62,6 +63,7 @@ export function registerLogRoutes<E extends Env>(app: Hono<E>, deps: LogRoutesDe
       return errorResponse(toApiError(error, deps.logger));
     }
   });
+  return app;
 }
 
 function requireAdmin(headers: Headers, adminToken: string | undefined): void {

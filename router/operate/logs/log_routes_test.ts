@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Hono } from "hono";
+import type { Hono } from "hono";
 import { freePort } from "../../../tools/pool/processes.ts";
 import { startLokiTestServer } from "../../../tests/_support/loki_test_server.ts";
 import { MemoryLogger } from "../../../shared/logging/memory_logger.ts";
@@ -11,7 +11,7 @@ import {
   writeFixtureDir,
 } from "../../../tests/_support/router/log_fixture.ts";
 import { LocalLogStore } from "./local_log_store.ts";
-import { registerLogRoutes } from "./log_routes.ts";
+import { logRoutes } from "./log_routes.ts";
 import type { LogStore } from "./log_store.ts";
 import { LokiLogStore } from "./loki_log_store.ts";
 
@@ -23,11 +23,9 @@ function appWith(
   store: LogStore,
   options: { adminToken?: string | undefined; logger?: MemoryLogger } = {},
 ) {
-  const app = new Hono();
   const adminToken = "adminToken" in options ? options.adminToken : TOKEN;
   const logger = options.logger ?? new MemoryLogger();
-  registerLogRoutes(app, { adminToken, store, now: () => NOW, logger });
-  return app;
+  return logRoutes({ adminToken, store, now: () => NOW, logger });
 }
 
 async function get(
