@@ -20,7 +20,7 @@ import type { LoadTimeline } from "../operate/dashboard/load_timeline.ts";
 import type { LoadWindow } from "../operate/dashboard/load_window.ts";
 import type { ApiCall } from "../operate/dashboard/dashboard_snapshot.ts";
 import { doctorRoutes } from "../operate/doctor/doctor_routes.ts";
-import { registerEventRoutes } from "../control/events/event_routes.ts";
+import { eventRoutes } from "../control/events/event_routes.ts";
 import { ForecastService } from "../control/forecast/forecast_service.ts";
 import { registerForecastRoutes } from "../control/forecast/forecast_routes.ts";
 import type { PoolLoad } from "../control/load/pool_load.ts";
@@ -76,15 +76,18 @@ export function registerOperatorApi<E extends Env>(
     }),
   );
   if (series.traffic && series.events) {
-    registerEventRoutes(app, {
-      store: series.events,
-      adminToken,
-      logger,
-      clock,
-      leadMs: () => deps.prewarm?.lead().leadMs ?? config.prewarm.lead_time,
-      ...(deps.prewarm ? { capacityProblem: (event) => deps.prewarm!.eventProblem(event) } : {}),
-      maxBodyBytes: config.limits.max_body_bytes,
-    });
+    app.route(
+      "/api/events",
+      eventRoutes({
+        store: series.events,
+        adminToken,
+        logger,
+        clock,
+        leadMs: () => deps.prewarm?.lead().leadMs ?? config.prewarm.lead_time,
+        ...(deps.prewarm ? { capacityProblem: (event) => deps.prewarm!.eventProblem(event) } : {}),
+        maxBodyBytes: config.limits.max_body_bytes,
+      }),
+    );
     registerForecastRoutes(app, {
       forecasts: new ForecastService({ traffic: series.traffic, events: series.events, clock }),
       traffic: series.traffic,

@@ -14,7 +14,7 @@
  * logs and alerts). An event whose start has passed is accepted with a `warning`: the job
  * plans it now and its contract reports the missed deadline.
  */
-import type { Env, Hono } from "hono";
+import { Hono } from "hono";
 import { ApiError, errorResponse } from "../../../shared/errors.ts";
 import type { Logger } from "../../../shared/logger.ts";
 import type { Clock } from "../../runtime/clock.ts";
@@ -47,9 +47,10 @@ export interface EventRoutesDeps {
   maxBodyBytes?: number;
 }
 
-/** Adds the event routes to `app`; see the module doc. */
-export function registerEventRoutes<E extends Env>(app: Hono<E>, deps: EventRoutesDeps): void {
+/** The event routes as a Hono app to mount at `/api/events`; see the module doc. */
+export function eventRoutes(deps: EventRoutesDeps): Hono {
   const { store, logger } = deps;
+  const app = new Hono();
   const maxBytes = Math.min(deps.maxBodyBytes ?? 1024 * 1024, 1024 * 1024);
   const wrap = (work: () => Promise<Response>) =>
     work().catch((error) => {
@@ -57,7 +58,7 @@ export function registerEventRoutes<E extends Env>(app: Hono<E>, deps: EventRout
       throw error;
     });
 
-  app.get("/api/events", (c) =>
+  app.get("/", (c) =>
     wrap(async () => {
       requireAdmin(c.req.raw.headers, deps.adminToken, "read events");
       const events = await store.list();
@@ -67,7 +68,7 @@ export function registerEventRoutes<E extends Env>(app: Hono<E>, deps: EventRout
       });
     }));
 
-  app.get("/api/events/:id", (c) =>
+  app.get("/:id", (c) =>
     wrap(async () => {
       requireAdmin(c.req.raw.headers, deps.adminToken, "read events");
       const event = await store.get(c.req.param("id"));
@@ -77,7 +78,7 @@ export function registerEventRoutes<E extends Env>(app: Hono<E>, deps: EventRout
       return c.json(eventBody(event, deps.leadMs()));
     }));
 
-  app.post("/api/events", (c) =>
+  app.post("/", (c) =>
     wrap(async () => {
       requireAdmin(c.req.raw.headers, deps.adminToken);
       const body = await readJsonBody(c.req.raw, maxBytes, EventBodySchema, "create event");
@@ -129,7 +130,7 @@ export function registerEventRoutes<E extends Env>(app: Hono<E>, deps: EventRout
       }, 201);
     }));
 
-  app.delete("/api/events/:id", (c) =>
+  app.delete("/:id", (c) =>
     wrap(async () => {
       requireAdmin(c.req.raw.headers, deps.adminToken);
       const deleted = await store.delete(c.req.param("id"));
@@ -144,4 +145,5 @@ export function registerEventRoutes<E extends Env>(app: Hono<E>, deps: EventRout
       });
       return c.json({ deleted: eventBody(deleted, deps.leadMs()) });
     }));
+  return app;
 }

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { MemoryLogger } from "../../../shared/logging/memory_logger.ts";
 import { ManualClock } from "../../../tests/_support/router/manual_clock.ts";
-import { registerEventRoutes } from "./event_routes.ts";
+import { eventRoutes } from "./event_routes.ts";
 import { EventStore, prewarmEventSource } from "./event_store.ts";
 import { eventMixAt, eventMultiplier, eventsActiveAt, eventsInLeadAt } from "./scheduled_event.ts";
 
@@ -23,17 +23,21 @@ async function setup(token: string | null = ADMIN) {
   const clock = new ManualClock(Date.UTC(2024, 0, 1));
   let n = 0;
   const store = new EventStore(kv, { randomSuffix: () => String(n++) });
-  const app = new Hono();
-  registerEventRoutes(app, {
-    store,
-    adminToken,
-    logger,
-    clock,
-    leadMs: () => 3_600_000,
-    // As the pre-warm job judges it: more than 10× today's traffic needs more than the maximum.
-    capacityProblem: (event) =>
-      event.multiplier > 10 ? "multiplier needs 12 backends, beyond prewarm.max_backends 8" : null,
-  });
+  const app = new Hono().route(
+    "/api/events",
+    eventRoutes({
+      store,
+      adminToken,
+      logger,
+      clock,
+      leadMs: () => 3_600_000,
+      // As the pre-warm job judges it: more than 10× today's traffic needs more than the maximum.
+      capacityProblem: (event) =>
+        event.multiplier > 10
+          ? "multiplier needs 12 backends, beyond prewarm.max_backends 8"
+          : null,
+    }),
+  );
   const call = (method: string, path: string, body?: unknown, token: string | null = ADMIN) => {
     const headers = new Headers();
     if (token !== null) headers.set("authorization", `Bearer ${token}`);
