@@ -22,7 +22,7 @@ import type { ApiCall } from "../operate/dashboard/dashboard_snapshot.ts";
 import { doctorRoutes } from "../operate/doctor/doctor_routes.ts";
 import { eventRoutes } from "../control/events/event_routes.ts";
 import { ForecastService } from "../control/forecast/forecast_service.ts";
-import { registerForecastRoutes } from "../control/forecast/forecast_routes.ts";
+import { forecastRoutes } from "../control/forecast/forecast_routes.ts";
 import type { PoolLoad } from "../control/load/pool_load.ts";
 import { createLogStore, logRoutes } from "../operate/logs/mod.ts";
 import type { UtilisationWindow } from "../operate/doctor/utilisation_window.ts";
@@ -88,12 +88,15 @@ export function registerOperatorApi<E extends Env>(
         maxBodyBytes: config.limits.max_body_bytes,
       }),
     );
-    registerForecastRoutes(app, {
-      forecasts: new ForecastService({ traffic: series.traffic, events: series.events, clock }),
-      traffic: series.traffic,
-      defaultHorizonMs: config.prewarm.horizon,
-      leadMs: () => deps.prewarm?.lead().leadMs ?? config.prewarm.lead_time,
-    });
+    app.route(
+      "/",
+      forecastRoutes({
+        forecasts: new ForecastService({ traffic: series.traffic, events: series.events, clock }),
+        traffic: series.traffic,
+        defaultHorizonMs: config.prewarm.horizon,
+        leadMs: () => deps.prewarm?.lead().leadMs ?? config.prewarm.lead_time,
+      }),
+    );
   }
   app.route(
     "/",

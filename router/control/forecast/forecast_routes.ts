@@ -7,7 +7,7 @@
  *   `prewarm.horizon`; at most one week.
  * - `GET /api/series[?model=<m>]`: the series that exist, as keys for `series=`.
  */
-import type { Env, Hono } from "hono";
+import { Hono } from "hono";
 import { DurationSchema } from "../../../shared/config.ts";
 import { ApiError, errorResponse } from "../../../shared/errors.ts";
 import { eventBody } from "../events/scheduled_event.ts";
@@ -56,12 +56,10 @@ export function parseHorizon(text: string | undefined, bucketMs: number, default
   return buckets;
 }
 
-/** Adds the forecast routes to `app`; see the module doc. */
-export function registerForecastRoutes<E extends Env>(
-  app: Hono<E>,
-  deps: ForecastRoutesDeps,
-): void {
+/** The forecast routes as a Hono app, mounted with `app.route("/", …)`; see the module doc. */
+export function forecastRoutes(deps: ForecastRoutesDeps): Hono {
   const { forecasts, traffic } = deps;
+  const app = new Hono();
 
   app.get("/api/forecast", async (c) => {
     try {
@@ -116,4 +114,5 @@ export function registerForecastRoutes<E extends Env>(
     const keys = await traffic.listSeries(model === "" ? undefined : model);
     return c.json({ bucket_ms: traffic.bucketMs, series: keys.map(formatSeriesKey) });
   });
+  return app;
 }

@@ -1,12 +1,11 @@
 /** @module The forecast service and `GET /api/forecast` on in-memory KV: events, 400s, 404s. */
 import assert from "node:assert/strict";
-import { Hono } from "hono";
 import { EventStore } from "../events/event_store.ts";
 import type { ScheduledEvent } from "../events/scheduled_event.ts";
 import { ManualClock } from "../../../tests/_support/router/manual_clock.ts";
 import { emptyModelBucket } from "../traffic/bucket_traffic.ts";
 import { TrafficStore } from "../traffic/traffic_store.ts";
-import { registerForecastRoutes } from "./forecast_routes.ts";
+import { forecastRoutes } from "./forecast_routes.ts";
 import { ForecastService } from "./forecast_service.ts";
 
 const MIN = 60_000;
@@ -48,8 +47,7 @@ async function setup() {
   await events.create(event("past", 100, 105));
   await events.create(event("promo", 123, 126, { mix: { chat: 0.2, code: 0.8 } }));
   const forecasts = new ForecastService({ traffic, events, clock });
-  const app = new Hono();
-  registerForecastRoutes(app, { forecasts, traffic, defaultHorizonMs: 15 * MIN });
+  const app = forecastRoutes({ forecasts, traffic, defaultHorizonMs: 15 * MIN });
   return { kv, forecasts, app, [Symbol.dispose]: () => kv.close() };
 }
 
