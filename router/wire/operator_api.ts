@@ -9,7 +9,7 @@ import type { Env, Hono } from "hono";
 import type { Config } from "../../shared/config.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { Advisor } from "../operate/advisor/advisor.ts";
-import { registerAdviceRoutes } from "../operate/advisor/advice_routes.ts";
+import { adviceRoutes } from "../operate/advisor/advice_routes.ts";
 import { type AlertManager, alertRoutes } from "../operate/alerts/mod.ts";
 import { registerAnalysisPages } from "../operate/analysis/analysis_pages.ts";
 import { registerAnalysisRoutes } from "../operate/analysis/analysis_routes.ts";
@@ -113,7 +113,7 @@ export function registerOperatorApi<E extends Env>(
     }),
   );
   const advisor = createAdvisor(config, deps);
-  registerAdviceRoutes(app, { advisor, adminToken, logger, clock });
+  app.route("/api/advice", adviceRoutes({ advisor, adminToken, logger, clock }));
   if (deps.kv && series.traffic && series.backends) {
     registerAnalysisRoutes(app, {
       kv: deps.kv,

@@ -7,7 +7,7 @@
  *   recommendation exactly as last shown; audit-logged.
  * - `DELETE /api/advice/gate_bias` (admin): removes the routing-only bias; audit-logged.
  */
-import type { Env, Hono } from "hono";
+import { Hono } from "hono";
 import { z } from "zod";
 import { ApiError, errorResponse } from "../../../shared/errors.ts";
 import type { Logger } from "../../../shared/logger.ts";
@@ -33,17 +33,15 @@ function adviceBody(advice: Advice) {
   };
 }
 
-/** Adds the advisor routes to `app`. */
-export function registerAdviceRoutes<E extends Env>(
-  app: Hono<E>,
-  deps: {
-    advisor: Advisor;
-    adminToken: string | undefined;
-    logger: Logger;
-    clock: Pick<Clock, "now">;
-  },
-): void {
-  app.get("/api/advice", async (c) => {
+/** The advisor routes as a Hono app to mount at `/api/advice`; see the module doc. */
+export function adviceRoutes(deps: {
+  advisor: Advisor;
+  adminToken: string | undefined;
+  logger: Logger;
+  clock: Pick<Clock, "now">;
+}): Hono {
+  const app = new Hono();
+  app.get("/", async (c) => {
     const report = await deps.advisor.advise(c.req.query("refresh") === "1");
     return c.json({
       at: report.at,
@@ -57,7 +55,7 @@ export function registerAdviceRoutes<E extends Env>(
     });
   });
 
-  app.post("/api/advice/apply", async (c) => {
+  app.post("/apply", async (c) => {
     requireAdmin(c.req.raw.headers, deps.adminToken);
     const body = await readJsonBody(c.req.raw, 4096, ApplyBodySchema, "apply advice");
     try {
@@ -72,10 +70,11 @@ export function registerAdviceRoutes<E extends Env>(
     }
   });
 
-  app.delete("/api/advice/gate_bias", async (c) => {
+  app.delete("/gate_bias", async (c) => {
     requireAdmin(c.req.raw.headers, deps.adminToken);
     const result = await deps.advisor.clearBias();
     deps.logger.info("admin action", { who: "admin", what: "clear gate bias" });
     return c.json({ cleared: "gate_bias", result });
   });
+  return app;
 }

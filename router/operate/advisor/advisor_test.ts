@@ -7,7 +7,7 @@ import { oneSecondSample, poolLoadOf } from "../../../tests/_support/router/pool
 import { MemoryLogger } from "../../../shared/logging/memory_logger.ts";
 import type { BackendView } from "../../serve/pool/backend_view.ts";
 import { ManualClock } from "../../../tests/_support/router/manual_clock.ts";
-import { registerAdviceRoutes } from "./advice_routes.ts";
+import { adviceRoutes } from "./advice_routes.ts";
 import { Advisor } from "./advisor.ts";
 import type { PoolLoad } from "../../control/load/pool_load.ts";
 import { expertWeightBytes } from "../../../shared/model_manifest.ts";
@@ -125,7 +125,7 @@ Deno.test("advice routes: read-only GET, admin-only apply with an audit line", a
     if (error instanceof ApiError) return errorResponse(error);
     throw error;
   });
-  registerAdviceRoutes(app, { advisor, adminToken: ADMIN, logger, clock });
+  app.route("/api/advice", adviceRoutes({ advisor, adminToken: ADMIN, logger, clock }));
   const get = await (await app.request("/api/advice")).json();
   assert.equal(get.advice.length, 5);
   assert.ok(
