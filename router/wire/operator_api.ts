@@ -12,7 +12,7 @@ import { Advisor } from "../operate/advisor/advisor.ts";
 import { adviceRoutes } from "../operate/advisor/advice_routes.ts";
 import { type AlertManager, alertRoutes } from "../operate/alerts/mod.ts";
 import { registerAnalysisPages } from "../operate/analysis/analysis_pages.ts";
-import { registerAnalysisRoutes } from "../operate/analysis/analysis_routes.ts";
+import { analysisRoutes } from "../operate/analysis/analysis_routes.ts";
 import type { Balancer } from "../control/balancer/balancer.ts";
 import { registerDashboardRoutes } from "../operate/dashboard/dashboard_routes.ts";
 import { type AssetSource, StaticAssets } from "../operate/dashboard/static_assets.ts";
@@ -115,13 +115,16 @@ export function registerOperatorApi<E extends Env>(
   const advisor = createAdvisor(config, deps);
   app.route("/api/advice", adviceRoutes({ advisor, adminToken, logger, clock }));
   if (deps.kv && series.traffic && series.backends) {
-    registerAnalysisRoutes(app, {
-      kv: deps.kv,
-      traffic: series.traffic,
-      backends: series.backends,
-      clock,
-      servedModels: () => [...pool.catalog().keys()],
-    });
+    app.route(
+      "/api/analysis",
+      analysisRoutes({
+        kv: deps.kv,
+        traffic: series.traffic,
+        backends: series.backends,
+        clock,
+        servedModels: () => [...pool.catalog().keys()],
+      }),
+    );
   }
   // (With a viewer token, `router/wire/router_routes.ts` put the gate in front of all of this.)
   // One cache of the dashboard's files for every page.

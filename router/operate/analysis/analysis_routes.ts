@@ -14,7 +14,7 @@
  * `model` defaults to the first served model; range parameters in `analysis_params.ts`.
  * A bad parameter answers 400 naming it; an unknown model 404.
  */
-import type { Env, Hono } from "hono";
+import { Hono } from "hono";
 import { ApiError } from "../../../shared/errors.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import { parseLayer, parseRange, parseTop } from "./analysis_params.ts";
@@ -52,15 +52,13 @@ async function resolveModel(deps: AnalysisRoutesDeps, text: string | undefined):
   return text;
 }
 
-/** Adds the analysis routes to `app`; see the module doc. */
-export function registerAnalysisRoutes<E extends Env>(
-  app: Hono<E>,
-  deps: AnalysisRoutesDeps,
-): void {
+/** The analysis routes as a Hono app to mount at `/api/analysis`; see the module doc. */
+export function analysisRoutes(deps: AnalysisRoutesDeps): Hono {
+  const app = new Hono();
   const range = (query: (name: string) => string | undefined, bucketMs: number) =>
     parseRange(query, deps.clock.now(), bucketMs);
 
-  app.get("/api/analysis/activation", async (c) => {
+  app.get("/activation", async (c) => {
     const query = (name: string) => c.req.query(name);
     const model = await resolveModel(deps, query("model"));
     const layers = (await deps.traffic.index(model))?.experts.length;
@@ -70,20 +68,21 @@ export function registerAnalysisRoutes<E extends Env>(
     return c.json(await activationBody(deps, model, { ...span, layer, top }));
   });
 
-  app.get("/api/analysis/correlation", async (c) => {
+  app.get("/correlation", async (c) => {
     const query = (name: string) => c.req.query(name);
     const model = await resolveModel(deps, query("model"));
     return c.json(await correlationBody(deps, model, range(query, deps.traffic.bucketMs)));
   });
 
-  app.get("/api/analysis/efficiency", async (c) => {
+  app.get("/efficiency", async (c) => {
     const query = (name: string) => c.req.query(name);
     return c.json(await efficiencyBody(deps, range(query, deps.backends.bucketMs)));
   });
 
-  app.get("/api/analysis/balance", async (c) => {
+  app.get("/balance", async (c) => {
     const query = (name: string) => c.req.query(name);
     const model = await resolveModel(deps, query("model"));
     return c.json(await balanceBody(deps, model, range(query, deps.traffic.bucketMs)));
   });
+  return app;
 }

@@ -7,7 +7,7 @@ import { MemoryLogger } from "../../../shared/logging/memory_logger.ts";
 import { ManualClock } from "../../../tests/_support/router/manual_clock.ts";
 import { emptyModelBucket, type ModelBucket } from "../../control/traffic/bucket_traffic.ts";
 import { TrafficStore } from "../../control/traffic/traffic_store.ts";
-import { registerAnalysisRoutes } from "./analysis_routes.ts";
+import { analysisRoutes } from "./analysis_routes.ts";
 import { BackendSeries } from "./backend_series.ts";
 import { backendLoadOf } from "../../../tests/_support/router/pool_loads.ts";
 
@@ -62,7 +62,10 @@ async function setup() {
     if (error instanceof ApiError) return errorResponse(error);
     throw error;
   });
-  registerAnalysisRoutes(app, { kv, traffic, backends, clock, servedModels: () => ["m"] });
+  app.route(
+    "/api/analysis",
+    analysisRoutes({ kv, traffic, backends, clock, servedModels: () => ["m"] }),
+  );
   const get = async (path: string) => {
     const response = await app.request(path);
     return { status: response.status, body: await response.json() };
