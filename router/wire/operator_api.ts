@@ -11,10 +11,10 @@ import type { Logger } from "../../shared/logger.ts";
 import { Advisor } from "../operate/advisor/advisor.ts";
 import { adviceRoutes } from "../operate/advisor/advice_routes.ts";
 import { type AlertManager, alertRoutes } from "../operate/alerts/mod.ts";
-import { registerAnalysisPages } from "../operate/analysis/analysis_pages.ts";
+import { analysisPages } from "../operate/analysis/analysis_pages.ts";
 import { analysisRoutes } from "../operate/analysis/analysis_routes.ts";
 import type { Balancer } from "../control/balancer/balancer.ts";
-import { registerDashboardRoutes } from "../operate/dashboard/dashboard_routes.ts";
+import { dashboardRoutes } from "../operate/dashboard/dashboard_routes.ts";
 import { type AssetSource, StaticAssets } from "../operate/dashboard/static_assets.ts";
 import type { LoadTimeline } from "../operate/dashboard/load_timeline.ts";
 import type { LoadWindow } from "../operate/dashboard/load_window.ts";
@@ -54,7 +54,7 @@ export interface OperatorApiDeps {
   /** Where the dashboard's files come from; default the files beside the code. */
   assets?: AssetSource;
   /** In-process reads of the app for the dashboard's snapshots (with the viewer token). */
-  api?: ApiCall;
+  api: ApiCall;
 }
 
 /** Registers the operator API; `close()` ends the dashboard's live streams. */
@@ -129,9 +129,9 @@ export function registerOperatorApi<E extends Env>(
   // (With a viewer token, `router/wire/router_routes.ts` put the gate in front of all of this.)
   // One cache of the dashboard's files for every page.
   const assets = new StaticAssets(deps.assets);
-  registerAnalysisPages(app, assets);
+  app.route("/", analysisPages(assets));
   // Read-only page and SSE stream; its streams must end before the server can shut down.
-  const dashboard = registerDashboardRoutes(app, {
+  const dashboard = dashboardRoutes({
     timeline: deps.timeline,
     ...(deps.window ? { window: deps.window } : {}),
     clock,
@@ -140,8 +140,9 @@ export function registerOperatorApi<E extends Env>(
     assets,
     maxClients: config.limits.sse_streams,
     maxPerClient: config.limits.sse_streams_per_client,
-    ...(deps.api ? { api: deps.api } : {}),
+    api: deps.api,
   });
+  app.route("/", dashboard.app);
   return {
     close: () => dashboard.close(),
     // Every load round: the advisor precomputes its first advice (see Advisor.prepare).

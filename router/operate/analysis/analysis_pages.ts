@@ -4,7 +4,7 @@
  * `GET /dashboard/advisor`. Their scripts and stylesheet are served by the dashboard's static route (`/dashboard/static/…`, listed
  * in `PAGE_FILES`); ECharts comes from the same versioned asset URL as the main page.
  */
-import type { Env, Hono } from "hono";
+import { Hono } from "hono";
 import { ECHARTS_PATH, PAGE_SECURITY_HEADERS, StaticAssets } from "../dashboard/static_assets.ts";
 
 /** The pages, by route → file under `router/operate/dashboard/static/`. */
@@ -13,11 +13,12 @@ export const ANALYSIS_PAGES: Readonly<Record<string, string>> = {
   "/dashboard/advisor": "advisor.html",
 };
 
-/** Adds the two pages to `app` (files from `assets`, default the files beside the code). */
-export function registerAnalysisPages<E extends Env>(
-  app: Hono<E>,
-  assets: StaticAssets = new StaticAssets(),
-): void {
+/**
+ * The two pages as a Hono app, mounted with `app.route("/", …)` (files from `assets`,
+ * default the files beside the code).
+ */
+export function analysisPages(assets: StaticAssets = new StaticAssets()): Hono {
+  const app = new Hono();
   const load = async (file: string) => {
     const version = await assets.echartsVersion();
     const src = `${ECHARTS_PATH}?v=${encodeURIComponent(version)}`;
@@ -33,4 +34,5 @@ export function registerAnalysisPages<E extends Env>(
         },
       }));
   }
+  return app;
 }

@@ -11,7 +11,7 @@
  *
  * With `auth.viewer_token` set, all of these are behind `router/serve/http/viewer_gate.ts`.
  */
-import type { Env, Hono } from "hono";
+import { Hono } from "hono";
 import { ApiError } from "../../../shared/errors.ts";
 import type { Logger } from "../../../shared/logger.ts";
 import type { AlertSource } from "../alerts/alert_types.ts";
@@ -34,8 +34,8 @@ export interface DashboardDeps {
   logger: Logger;
   /** Active and recent alerts; without it the page says alerts are not available. */
   alerts?: AlertSource | undefined;
-  /** In-process calls to `/api/load` and `/api/plan`; default `app.request`. */
-  api?: ApiCall;
+  /** In-process calls to the app's `/api/load` and `/api/plan` (the app these routes join). */
+  api: ApiCall;
   /** Snapshot interval (ms); default 1000. */
   intervalMs?: number;
   /** Concurrent SSE streams; default 32. */
@@ -50,8 +50,10 @@ export function remoteHost(env: unknown): string {
   return typeof addr?.hostname === "string" ? addr.hostname : "local";
 }
 
-/** The registered dashboard: its stream, and `close()` to end the streams at shutdown. */
+/** The dashboard: its routes, its stream, and `close()` to end the streams at shutdown. */
 export interface Dashboard {
+  /** The routes as a Hono app, mounted with `app.route("/", …)`. */
+  app: Hono;
   stream: SnapshotStream;
   /** Ends every open stream (call before the server shuts down: streams never end alone). */
   close(): Promise<void>;
@@ -89,15 +91,12 @@ export function parseSelection(query: (name: string) => string | undefined): Tim
   return { model, layer, ...(windowMs !== undefined ? { windowMs } : {}) };
 }
 
-/** Adds the dashboard routes to `app`; see the module doc. */
-export function registerDashboardRoutes<E extends Env>(
-  app: Hono<E>,
-  deps: DashboardDeps,
-): Dashboard {
+/** The dashboard's routes and stream; see the module doc. */
+export function dashboardRoutes(deps: DashboardDeps): Dashboard {
   const assets = deps.assets ?? new StaticAssets();
   const stream = new SnapshotStream({
     sources: {
-      api: deps.api ?? ((path) => app.request(path)),
+      api: deps.api,
       timeline: deps.timeline,
       window: deps.window,
       clock: deps.clock,
@@ -109,6 +108,7 @@ export function registerDashboardRoutes<E extends Env>(
     ...(deps.maxPerClient !== undefined ? { maxPerClient: deps.maxPerClient } : {}),
   });
 
+  const app = new Hono();
   app.get("/dashboard", () => assets.page());
   app.get("/dashboard/", () => assets.page());
   app.get(
@@ -129,5 +129,5 @@ export function registerDashboardRoutes<E extends Env>(
     (c) => stream.connect(parseSelection((name) => c.req.query(name)), remoteHost(c.env)),
   );
 
-  return { stream, close: () => stream.close() };
+  return { app, stream, close: () => stream.close() };
 }

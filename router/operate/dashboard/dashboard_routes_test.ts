@@ -4,7 +4,7 @@ import { ApiError, errorResponse } from "../../../shared/errors.ts";
 import type { Alert } from "../alerts/alert_types.ts";
 import { MemoryLogger } from "../../../shared/logging/memory_logger.ts";
 import { ManualClock } from "../../../tests/_support/router/manual_clock.ts";
-import { registerDashboardRoutes } from "./dashboard_routes.ts";
+import { dashboardRoutes } from "./dashboard_routes.ts";
 import { LoadTimeline } from "./load_timeline.ts";
 
 const ALERT: Alert = {
@@ -49,7 +49,8 @@ function setup(options: { maxClients?: number; maxPerClient?: number; plan?: boo
     }],
     pool: { reporting: 1, balancedness: 1, utilisationBalancedness: 1, utilisationCv: 0 },
   });
-  const dashboard = registerDashboardRoutes(app, {
+  const dashboard = dashboardRoutes({
+    api: (path) => app.request(path),
     timeline,
     clock,
     logger: new MemoryLogger(),
@@ -57,6 +58,7 @@ function setup(options: { maxClients?: number; maxPerClient?: number; plan?: boo
     ...(options.maxClients ? { maxClients: options.maxClients } : {}),
     ...(options.maxPerClient ? { maxPerClient: options.maxPerClient } : {}),
   });
+  app.route("/", dashboard.app);
   return { app, clock, dashboard, setRate: (value: number) => rate = value };
 }
 
