@@ -6,11 +6,11 @@
  */
 import type { createApp } from "../serve/app.ts";
 import type { Balancing } from "./balancing.ts";
-import type { registerOperatorApi } from "./operator_api.ts";
+import type { OperatorApi } from "./operator_api.ts";
 
 /** Filled in as `buildRouter` creates each part; `undefined` until then (or without KV). */
 export interface LateParts {
   app?: ReturnType<typeof createApp>;
   balancing?: Balancing | undefined;
-  operatorApi?: ReturnType<typeof registerOperatorApi>;
+  operatorApi?: OperatorApi;
 }

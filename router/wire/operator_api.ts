@@ -5,7 +5,7 @@
  * for sensitive reads: logs, events).
  */
 import type { PrewarmJob } from "../control/prewarm/prewarm_job.ts";
-import type { Env, Hono } from "hono";
+import { Hono } from "hono";
 import type { Config } from "../../shared/config.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { Advisor } from "../operate/advisor/advisor.ts";
@@ -57,13 +57,19 @@ export interface OperatorApiDeps {
   api: ApiCall;
 }
 
-/** Registers the operator API; `close()` ends the dashboard's live streams. */
-export function registerOperatorApi<E extends Env>(
-  app: Hono<E>,
-  config: Config,
-  deps: OperatorApiDeps,
-): { close(): Promise<void>; onRound(load: PoolLoad): void } {
+/** The operator API: its routes, and what the router's lifecycle and load rounds call. */
+export interface OperatorApi {
+  /** The routes as a Hono app, mounted with `app.route("/", …)`. */
+  app: Hono;
+  /** Ends the dashboard's live streams. */
+  close(): Promise<void>;
+  onRound(load: PoolLoad): void;
+}
+
+/** Creates the operator API; see the module doc. */
+export function createOperatorApi(config: Config, deps: OperatorApiDeps): OperatorApi {
   const { pool, clock, logger, series } = deps;
+  const app = new Hono();
   const adminToken = config.auth.admin_token;
   app.route("/", alertRoutes(deps.alerts));
   app.route(
@@ -144,6 +150,7 @@ export function registerOperatorApi<E extends Env>(
   });
   app.route("/", dashboard.app);
   return {
+    app,
     close: () => dashboard.close(),
     // Every load round: the advisor precomputes its first advice (see Advisor.prepare).
     onRound: (load) => advisor.prepare(load),

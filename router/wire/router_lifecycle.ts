@@ -17,7 +17,7 @@ import type { Clock } from "../runtime/clock.ts";
 import type { LatestRunner } from "../runtime/latest_runner.ts";
 import type { Balancing } from "./balancing.ts";
 import type { Fleet } from "./fleet.ts";
-import type { registerOperatorApi } from "./operator_api.ts";
+import type { OperatorApi } from "./operator_api.ts";
 import type { RouterSeries } from "./series.ts";
 import type { StateKv } from "./state_kv.ts";
 
@@ -34,7 +34,7 @@ export interface RouterLifecycleParts {
   alerts: AlertManager;
   alertStore: AlertStore | undefined;
   balancing: Balancing | undefined;
-  operatorApi: ReturnType<typeof registerOperatorApi>;
+  operatorApi: OperatorApi;
   /** The inference hop's client. */
   hop: { close(): void };
   /** Registers the pre-warm job with `Deno.cron`. */

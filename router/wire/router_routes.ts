@@ -9,7 +9,7 @@ import type { AssetSource } from "../operate/dashboard/static_assets.ts";
 import { metricsRoutes } from "../operate/metrics/metrics_routes.ts";
 import { viewerMiddleware } from "../serve/http/viewer_gate.ts";
 import { type Balancing, wireBalancing } from "./balancing.ts";
-import { registerOperatorApi } from "./operator_api.ts";
+import { createOperatorApi, type OperatorApi } from "./operator_api.ts";
 import type { RouterCore } from "./router_core.ts";
 import type { RouterObservation } from "./router_observation.ts";
 import type { RouterServing } from "./router_serving.ts";
@@ -18,7 +18,7 @@ import type { RouterServing } from "./router_serving.ts";
 export interface RouterFeatures {
   /** Placement and pre-warming; undefined without KV. */
   balancing: Balancing | undefined;
-  operatorApi: ReturnType<typeof registerOperatorApi>;
+  operatorApi: OperatorApi;
 }
 
 /** Registers the routes beside inference on `serving.app`; fills `core.late` as it goes. */
@@ -67,7 +67,7 @@ export function mountRoutes(
     ...(fleet.fence ? { fence: fleet.fence } : {}),
     owner: () => fleet.owner(),
   });
-  const operatorApi = late.operatorApi = registerOperatorApi(app, config, {
+  const operatorApi = late.operatorApi = createOperatorApi(config, {
     kv: state?.kv,
     pool,
     load: loadNow,
@@ -85,5 +85,6 @@ export function mountRoutes(
     logger,
     ...(options.assets ? { assets: options.assets } : {}),
   });
+  app.route("/", operatorApi.app);
   return { balancing, operatorApi };
 }
