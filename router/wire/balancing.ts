@@ -7,7 +7,7 @@
 import type { Config } from "../../shared/config.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { Env, Hono } from "hono";
-import { registerPlanRoutes } from "../operate/admin/plan_routes.ts";
+import { planRoutes } from "../operate/admin/plan_routes.ts";
 import { Balancer } from "../control/balancer/balancer.ts";
 import { PlanClient } from "../control/balancer/plan_client.ts";
 import { PlanAdoption } from "../control/balancer/plan_adoption.ts";
@@ -167,13 +167,16 @@ export function wireBalancing<E extends Env>(
     ...owner,
     onRefused,
   });
-  registerPlanRoutes(app, {
-    balancer,
-    store,
-    adminToken: config.auth.admin_token,
-    logger,
-    maxBodyBytes: config.limits.max_body_bytes,
-  });
+  app.route(
+    "/api/plan",
+    planRoutes({
+      balancer,
+      store,
+      adminToken: config.auth.admin_token,
+      logger,
+      maxBodyBytes: config.limits.max_body_bytes,
+    }),
+  );
   // Pre-warm job (scheduled by the caller: Deno.cron, every minute).
   if (config.prewarm.enabled) {
     prewarm = createPrewarmJob(config, {

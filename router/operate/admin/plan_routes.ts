@@ -19,7 +19,7 @@
  * Every state change is logged as an audit line (`who`, `what`, `version`), never with
  * the token.
  */
-import type { Context, Env, Hono } from "hono";
+import { type Context, type Env, Hono } from "hono";
 import { z } from "zod";
 import { ApiError, errorResponse } from "../../../shared/errors.ts";
 import { readJsonBody } from "../../../shared/json_body.ts";
@@ -57,18 +57,19 @@ const ApplyBodySchema = z.strictObject({
 const EMPTY_OK = { allowEmpty: true };
 const PinBodySchema = z.strictObject({ version: z.int().positive() });
 
-/** Adds the plan routes to `app`; see the module doc. */
-export function registerPlanRoutes<E extends Env>(app: Hono<E>, deps: PlanRoutesDeps): void {
+/** The plan routes as a Hono app to mount at `/api/plan`; see the module doc. */
+export function planRoutes(deps: PlanRoutesDeps): Hono {
   const { balancer, store, logger } = deps;
+  const app = new Hono();
   const maxBytes = deps.maxBodyBytes ?? 16 * 1024 * 1024;
   const audit = (what: string, fields: Record<string, unknown>) =>
     logger.info("admin action", { who: "admin", what, ...fields });
 
   // Moves per plan version: computed once (the dashboard reads /api/plan every second).
   const moves = new Map<string, PlanMoves>();
-  app.get("/api/plan", (c) => handle(c, () => planSummary(balancer, store, moves)));
+  app.get("/", (c) => handle(c, () => planSummary(balancer, store, moves)));
 
-  app.post("/api/plan/preview", (c) =>
+  app.post("/preview", (c) =>
     handle(c, async () => {
       requireAdmin(c.req.raw.headers, deps.adminToken);
       const body = await readJsonBody(
@@ -91,7 +92,7 @@ export function registerPlanRoutes<E extends Env>(app: Hono<E>, deps: PlanRoutes
       };
     }));
 
-  app.post("/api/plan/apply", (c) =>
+  app.post("/apply", (c) =>
     handle(c, async () => {
       requireAdmin(c.req.raw.headers, deps.adminToken);
       const body = await readJsonBody(c.req.raw, maxBytes, ApplyBodySchema, "apply plan", EMPTY_OK);
@@ -117,7 +118,7 @@ export function registerPlanRoutes<E extends Env>(app: Hono<E>, deps: PlanRoutes
       };
     }));
 
-  app.post("/api/plan/pin", (c) =>
+  app.post("/pin", (c) =>
     handle(c, async () => {
       requireAdmin(c.req.raw.headers, deps.adminToken);
       const body = await readJsonBody(c.req.raw, maxBytes, PinBodySchema, "pin plan", EMPTY_OK);
@@ -130,13 +131,14 @@ export function registerPlanRoutes<E extends Env>(app: Hono<E>, deps: PlanRoutes
       return { pinned: result.pinned, restored_from: result.restoredFrom };
     }));
 
-  app.delete("/api/plan/pin", (c) =>
+  app.delete("/pin", (c) =>
     handle(c, async () => {
       requireAdmin(c.req.raw.headers, deps.adminToken);
       const was = await balancer.unpin();
       audit("unpin plan", { model: balancer.modelShape()?.name ?? null, version: was });
       return { pinned: null, was };
     }));
+  return app;
 }
 
 /** Runs a handler; maps balancer and backend errors to the JSON error body. */

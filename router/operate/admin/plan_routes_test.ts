@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { balancerFixture, HOT, MODEL } from "../../../tests/_support/router/balancer_fixture.ts";
-import { registerPlanRoutes } from "./plan_routes.ts";
+import { planRoutes } from "./plan_routes.ts";
 
 const ADMIN = "admin-token-0123456789";
 const A = "127.0.0.1:9001";
@@ -10,14 +10,16 @@ const A = "127.0.0.1:9001";
 async function setup(options: { adminToken?: string | undefined; maxBodyBytes?: number } = {}) {
   const adminToken = "adminToken" in options ? options.adminToken : ADMIN;
   const f = await balancerFixture();
-  const app = new Hono();
-  registerPlanRoutes(app, {
-    balancer: f.balancer,
-    store: f.store,
-    adminToken,
-    logger: f.logger,
-    ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes }),
-  });
+  const app = new Hono().route(
+    "/api/plan",
+    planRoutes({
+      balancer: f.balancer,
+      store: f.store,
+      adminToken,
+      logger: f.logger,
+      ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes }),
+    }),
+  );
   const call = (method: string, path: string, body?: unknown, token: string | null = ADMIN) => {
     const headers = new Headers();
     if (token !== null) headers.set("authorization", `Bearer ${token}`);
@@ -238,13 +240,15 @@ Deno.test("GET /api/plan shows the placement decision with its inputs, and the E
     { budgetBytes: 64 * MIB, expertBytes: MIB },
   ]]);
   await using f = await balancerFixture({ placement: "auto" }, { budgets });
-  const app = new Hono();
-  registerPlanRoutes(app, {
-    balancer: f.balancer,
-    store: f.store,
-    adminToken: ADMIN,
-    logger: f.logger,
-  });
+  const app = new Hono().route(
+    "/api/plan",
+    planRoutes({
+      balancer: f.balancer,
+      store: f.store,
+      adminToken: ADMIN,
+      logger: f.logger,
+    }),
+  );
   const before = await (await app.request("/api/plan")).json();
   assert.equal(before.placement, null);
   assert.equal(before.health.last_rebalance_at, null);
