@@ -21,11 +21,7 @@ import type { LoadHistory } from "../control/load/load_history.ts";
 import { PlacementCostWindow } from "../control/load/cost_window.ts";
 import type { PoolLoad } from "../control/load/pool_load.ts";
 import type { BackendPool } from "../serve/pool/backend_pool.ts";
-import {
-  createPrewarmJob,
-  type PrewarmJob,
-  registerPrewarmRoutes,
-} from "../control/prewarm/mod.ts";
+import { createPrewarmJob, type PrewarmJob, prewarmRoutes } from "../control/prewarm/mod.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { FetchLike } from "../runtime/fetch_like.ts";
 import { modelParameter } from "./served_model.ts";
@@ -195,7 +191,7 @@ export function wireBalancing<E extends Env>(
       clock,
       logger,
     });
-    registerPrewarmRoutes(app, prewarm);
+    app.route("/api/prewarm", prewarmRoutes(prewarm));
   }
   return {
     balancer,

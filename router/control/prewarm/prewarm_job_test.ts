@@ -7,7 +7,7 @@ import {
   SERVING,
 } from "../../../tests/_support/router/prewarm_fixture.ts";
 import { type CronLike, PrewarmJob, registerPrewarmCron } from "./prewarm_job.ts";
-import { registerPrewarmRoutes } from "./prewarm_routes.ts";
+import { prewarmRoutes } from "./prewarm_routes.ts";
 
 const AFFINITY = { chat: [[5, 5, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 3, 3]] };
 
@@ -34,8 +34,7 @@ Deno.test("GET /api/prewarm shows settings, lead, contract, members and decision
   p.traffic.affinity = AFFINITY;
   await job.run(now);
   await job.run(now + 60_000);
-  const app = new Hono();
-  registerPrewarmRoutes(app, job);
+  const app = new Hono().route("/api/prewarm", prewarmRoutes(job));
   const response = await app.request("/api/prewarm");
   assert.equal(response.status, 200);
   const body = await response.json();

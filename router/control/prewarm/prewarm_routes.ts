@@ -8,12 +8,13 @@
  * - `GET /api/prewarm/desired`: what an autoscaler reads — `desired_replicas` (KEDA's
  *   metrics-api scaler: `valueLocation: desired_replicas`), the deadline and the members.
  */
-import type { Env, Hono } from "hono";
+import { Hono } from "hono";
 import type { PrewarmJob } from "./prewarm_job.ts";
 
-/** Adds the pre-warm routes to `app`. */
-export function registerPrewarmRoutes<E extends Env>(app: Hono<E>, job: PrewarmJob): void {
-  app.get("/api/prewarm/desired", (c) => {
+/** The pre-warm routes as a Hono app to mount at `/api/prewarm`; see the module doc. */
+export function prewarmRoutes(job: PrewarmJob): Hono {
+  const app = new Hono();
+  app.get("/desired", (c) => {
     const contract = job.contract();
     const open = contract !== null && contract.status !== "closed";
     return c.json({
@@ -25,7 +26,7 @@ export function registerPrewarmRoutes<E extends Env>(app: Hono<E>, job: PrewarmJ
       lead_s: Math.round(job.lead().leadMs / 1000),
     });
   });
-  app.get("/api/prewarm", (c) => {
+  app.get("/", (c) => {
     const raw = c.req.query("limit");
     const limit = raw === undefined ? undefined : Number(raw);
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > 500)) {
@@ -60,4 +61,5 @@ export function registerPrewarmRoutes<E extends Env>(app: Hono<E>, job: PrewarmJ
       decisions: job.decisions().slice(0, limit),
     });
   });
+  return app;
 }
