@@ -12,9 +12,9 @@ import { ApiError, errorResponse } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { PlanFence } from "../control/balancer/plan_store.ts";
 import {
+  announceRoutes,
   createDiscovery,
   type MembershipChange,
-  registerAnnounceRoutes,
 } from "../control/discovery/mod.ts";
 import type { RouterDiscovery } from "../control/discovery/create_discovery.ts";
 import type { DiscoveredPool } from "../control/discovery/discovery.ts";
@@ -163,12 +163,15 @@ export function createFleet(config: Config, deps: FleetDeps): Fleet {
           terms: store ? (await store.terms()).slice(-20) : [],
         }));
       if (discovery.registry) {
-        registerAnnounceRoutes(app, {
-          registry: discovery.registry,
-          internalToken: config.auth.internal_token,
-          logger,
-          onChange: () => void discovery.discovery?.refresh(),
-        });
+        app.route(
+          "/api/backends",
+          announceRoutes({
+            registry: discovery.registry,
+            internalToken: config.auth.internal_token,
+            logger,
+            onChange: () => void discovery.discovery?.refresh(),
+          }),
+        );
       }
     },
     async start() {

@@ -6,7 +6,7 @@
  * server, so without `auth.internal_token` announcements are refused (403).
  * `GET /api/backends` lists the registry (read-only).
  */
-import type { Env, Hono } from "hono";
+import { Hono } from "hono";
 import { z } from "zod";
 import { hasBearerToken } from "../../../shared/bearer_token.ts";
 import { ApiError, errorResponse } from "../../../shared/errors.ts";
@@ -29,10 +29,11 @@ export interface AnnounceRoutesDeps {
   onChange?: () => void;
 }
 
-/** Registers the announce and list routes on `app`. */
-export function registerAnnounceRoutes<E extends Env>(app: Hono<E>, deps: AnnounceRoutesDeps) {
-  app.get("/api/backends", async (c) => c.json({ backends: await deps.registry.entries() }));
-  app.post("/api/backends/announce", async (c) => {
+/** The announce and list routes as a Hono app to mount at `/api/backends`. */
+export function announceRoutes(deps: AnnounceRoutesDeps): Hono {
+  const app = new Hono();
+  app.get("/", async (c) => c.json({ backends: await deps.registry.entries() }));
+  app.post("/announce", async (c) => {
     const token = deps.internalToken;
     if (token === undefined) {
       return errorResponse(
@@ -65,4 +66,5 @@ export function registerAnnounceRoutes<E extends Env>(app: Hono<E>, deps: Announ
     deps.onChange?.();
     return c.json({ url: entry.url, registered: true, expires_at: entry.expiresAt });
   });
+  return app;
 }

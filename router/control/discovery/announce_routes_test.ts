@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { createJsonLogger } from "../../../shared/logger.ts";
 import { BackendRegistry } from "./backend_registry.ts";
-import { registerAnnounceRoutes } from "./announce_routes.ts";
+import { announceRoutes } from "./announce_routes.ts";
 
 const TOKEN = "internal-token-0123456789";
 const quiet = createJsonLogger({ level: "error", write: () => {} });
@@ -10,14 +10,11 @@ const quiet = createJsonLogger({ level: "error", write: () => {} });
 async function setUp(internalToken: string | undefined) {
   const kv = await Deno.openKv(":memory:");
   const registry = new BackendRegistry(kv, { clock: { now: () => 1000 }, ttlMs: 15_000 });
-  const app = new Hono();
   let changes = 0;
-  registerAnnounceRoutes(app, {
-    registry,
-    internalToken,
-    logger: quiet,
-    onChange: () => changes++,
-  });
+  const app = new Hono().route(
+    "/api/backends",
+    announceRoutes({ registry, internalToken, logger: quiet, onChange: () => changes++ }),
+  );
   const post = (body: unknown, token: string | null = TOKEN) =>
     app.request("/api/backends/announce", {
       method: "POST",
