@@ -6,7 +6,7 @@
  * (naming the leader) to plan switches sent to a follower, whose writes the lease fences
  * anyway. Without shared state or with `leader.enabled: false` this router always leads.
  */
-import type { Env, Hono } from "hono";
+import { Hono } from "hono";
 import type { Config } from "../../shared/config.ts";
 import { ApiError, errorResponse } from "../../shared/errors.ts";
 import type { Logger } from "../../shared/logger.ts";
@@ -73,8 +73,11 @@ export interface Fleet {
   views: LeaderViews | undefined;
   /** Runs `lead` whenever this router becomes leader (now too, if it is) and `follow` when it stops. */
   whileLeader(lead: () => void | Promise<void>, follow: () => void | Promise<void>): void;
-  /** Adds the guard and view middleware (call before other routes) and the fleet routes. */
-  register<E extends Env>(app: Hono<E>): void;
+  /**
+   * The guard and view middleware and the fleet routes as a Hono app; mounted with
+   * `app.route("/", …)` before the routes the middleware covers.
+   */
+  routes: Hono;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -145,35 +148,7 @@ export function createFleet(config: Config, deps: FleetDeps): Fleet {
       elector.onChange(run);
       if (elector.isLeader()) run(true);
     },
-    register(app) {
-      app.use("*", async (c, next) => {
-        if (!LEADER_ONLY.has(`${c.req.method} ${c.req.path}`) || isLeader()) return await next();
-        const holder = elector?.status().lease?.holder ?? "unknown";
-        return errorResponse(
-          new ApiError(
-            "conflict",
-            `Cannot change the plan here: router "${id}" is not the leader; send it to the leader "${holder}" (GET /api/leader)`,
-          ),
-        );
-      });
-      if (views) app.use("*", views.middleware());
-      app.get("/api/leader", async (c) =>
-        c.json({
-          ...(elector?.status() ?? { id, leader: true, term: null, lease: null }),
-          terms: store ? (await store.terms()).slice(-20) : [],
-        }));
-      if (discovery.registry) {
-        app.route(
-          "/api/backends",
-          announceRoutes({
-            registry: discovery.registry,
-            internalToken: config.auth.internal_token,
-            logger,
-            onChange: () => void discovery.discovery?.refresh(),
-          }),
-        );
-      }
-    },
+    routes: fleetRoutes(config, { id, isLeader, elector, store, views, discovery, logger }),
     async start() {
       await elector?.start();
       await discovery.discovery?.start();
@@ -183,4 +158,49 @@ export function createFleet(config: Config, deps: FleetDeps): Fleet {
       await elector?.stop();
     },
   };
+}
+
+/**
+ * The fleet's routes: the guard that refuses plan switches on a follower, the leader's
+ * views for followers, `GET /api/leader`, and discovery's announce routes (register only).
+ */
+function fleetRoutes(config: Config, parts: {
+  id: string;
+  isLeader: () => boolean;
+  elector: LeaderElector | undefined;
+  store: KvLeaseStore | undefined;
+  views: LeaderViews | undefined;
+  discovery: RouterDiscovery;
+  logger: Logger;
+}): Hono {
+  const { id, isLeader, elector, store, views, discovery, logger } = parts;
+  const app = new Hono();
+  app.use("*", async (c, next) => {
+    if (!LEADER_ONLY.has(`${c.req.method} ${c.req.path}`) || isLeader()) return await next();
+    const holder = elector?.status().lease?.holder ?? "unknown";
+    return errorResponse(
+      new ApiError(
+        "conflict",
+        `Cannot change the plan here: router "${id}" is not the leader; send it to the leader "${holder}" (GET /api/leader)`,
+      ),
+    );
+  });
+  if (views) app.use("*", views.middleware());
+  app.get("/api/leader", async (c) =>
+    c.json({
+      ...(elector?.status() ?? { id, leader: true, term: null, lease: null }),
+      terms: store ? (await store.terms()).slice(-20) : [],
+    }));
+  if (discovery.registry) {
+    app.route(
+      "/api/backends",
+      announceRoutes({
+        registry: discovery.registry,
+        internalToken: config.auth.internal_token,
+        logger,
+        onChange: () => void discovery.discovery?.refresh(),
+      }),
+    );
+  }
+  return app;
 }

@@ -53,7 +53,7 @@ export function mountRoutes(
   );
   app.route("/", metricsRoutes(parts.serving.metrics));
   // Before the operator routes: followers answer the leader's views and refuse switches.
-  fleet.register(app);
+  app.route("/", fleet.routes);
   const { fetch, clock, logger } = core;
   const balancing = late.balancing = state && wireBalancing(app, config, {
     kv: state.kv,
