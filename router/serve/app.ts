@@ -15,7 +15,7 @@ import type { Logger } from "../../shared/logger.ts";
 import { createGuards } from "./guards.ts";
 import { OIP_EXTENSIONS, ROUTER_NAME, ROUTER_VERSION } from "../../shared/version.ts";
 import type { AppDeps, RouterEnv } from "./app_deps.ts";
-import { registerInferRoutes } from "./infer_route.ts";
+import { inferRoutes } from "./infer_route.ts";
 import { requireVersion, resolveModel } from "./model_lookup.ts";
 
 export type { AppDeps, RouterEnv, StateReadiness } from "./app_deps.ts";
@@ -26,8 +26,8 @@ export function createApp(deps: AppDeps): Hono<RouterEnv> {
   const guards = deps.guards ?? createGuards(config, { clock, logger });
   const app = new Hono<RouterEnv>();
   registerRequestIds(app, logger);
-  registerModelRoutes(app, deps);
-  registerInferRoutes(app, { ...deps, guards });
+  app.route("/", modelRoutes(deps));
+  app.route("/", inferRoutes({ ...deps, guards }));
   return app;
 }
 
@@ -57,8 +57,9 @@ function registerRequestIds(app: Hono<RouterEnv>, logger: Logger): void {
 }
 
 /** `/v2`, liveness, readiness, and each model's metadata and readiness. */
-function registerModelRoutes(app: Hono<RouterEnv>, deps: AppDeps): void {
+function modelRoutes(deps: AppDeps): Hono {
   const { pool } = deps;
+  const app = new Hono();
   app.get(
     "/v2",
     (c) => c.json({ name: ROUTER_NAME, version: ROUTER_VERSION, extensions: OIP_EXTENSIONS }),
@@ -107,4 +108,5 @@ function registerModelRoutes(app: Hono<RouterEnv>, deps: AppDeps): void {
       return c.json({ name: entry.name, ready }, ready ? 200 : 503);
     });
   }
+  return app;
 }

@@ -5,7 +5,7 @@
  * original bytes (see `forward/forward_infer.ts`) and where the time went
  * (`Server-Timing`).
  */
-import type { Context, Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { checkInferRequest } from "../../shared/infer_request_codec.ts";
 import { HEADER_LENGTH_HEADER, REQUEST_TYPE_HEADER } from "../../shared/oip.ts";
 import { forwardInfer } from "./forward/forward_infer.ts";
@@ -40,9 +40,10 @@ interface ReceivedInfer {
   arrivedAt: number;
 }
 
-/** Registers the infer routes and their observers on `app`. */
-export function registerInferRoutes(app: Hono<RouterEnv>, deps: InferDeps): void {
+/** The infer routes and their observers as a Hono app, mounted with `app.route("/", …)`. */
+export function inferRoutes(deps: InferDeps): Hono<RouterEnv> {
   const { config, pool, clock, guards } = deps;
+  const app = new Hono<RouterEnv>();
   // One InferenceEvent per inference request, rejected ones included.
   for (const path of INFER_PATHS) {
     app.use(
@@ -96,6 +97,7 @@ export function registerInferRoutes(app: Hono<RouterEnv>, deps: InferDeps): void
       leave();
     }
   });
+  return app;
 }
 
 /** Steps 4–6 of an admitted request: check, forward, time. */
