@@ -16,7 +16,8 @@ import {
 } from "../../shared/oip.ts";
 import type { MoeEngine } from "../engine/engine.ts";
 import { OIP_EXTENSIONS, ROUTER_NAME, ROUTER_VERSION } from "../../shared/version.ts";
-import { registerPlanRoutes } from "./plan_routes.ts";
+import { planRoutes } from "./plan_routes.ts";
+import { residencyRoutes } from "./residency_routes.ts";
 import { InputRecorder } from "../advice/input_recorder.ts";
 import { registerAdviceRoutes } from "./advice_routes.ts";
 import type { BackendAppDeps } from "./backend_app_deps.ts";
@@ -81,7 +82,9 @@ export function createBackendApp(deps: BackendAppDeps): Hono {
       async (c) => c.body(await metrics.render(), 200, { "content-type": metrics.contentType }),
     );
   }
-  registerPlanRoutes(app, { placement: deps.placement, peers: deps.peers });
+  // Expert residency (warm-up, budget, cold starts) belongs with placement.
+  app.route("/v2/residency", residencyRoutes({ placement: deps.placement }));
+  app.route("/v2/plan", planRoutes({ placement: deps.placement, peers: deps.peers }));
   const inputRecorder = deps.inputRecorder ?? new InputRecorder({ width: manifest.d_model });
   registerAdviceRoutes(app, { engine, recorder: inputRecorder, logger });
 

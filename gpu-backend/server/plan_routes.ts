@@ -4,14 +4,13 @@
  * `POST /v2/plan/activate` switches to it, `PUT /v2/plan/weights` updates the active
  * plan's replica weights, `POST /v2/plan/release` unloads what the active plan no longer
  * places here, `GET /v2/plan` says which versions are where, `GET /v2/plan/active` returns
- * the active plan itself (404 when none: a router with an empty KV adopts it). Also registers the
- * residency endpoints (`/v2/residency`, see `residency_routes.ts`).
+ * the active plan itself (404 when none: a router with an empty KV adopts it).
  *
  * Fencing: every plan-changing call must come from the pool and leader term this backend
  * follows (`placement.owner`, `shared/plan_owner.ts`): another pool or an older term is
  * answered 409 before anything changes. `GET /v2/plan` names the owner followed.
  */
-import type { Hono } from "hono";
+import { Hono } from "hono";
 import { ApiError } from "../../shared/errors.ts";
 import { readJsonBody } from "../../shared/json_body.ts";
 import {
@@ -21,20 +20,15 @@ import {
 } from "../../shared/placement_plan.ts";
 import type { PeerRegistry } from "../peer/peer_registry.ts";
 import type { PlacementState } from "../placement/placement_state.ts";
-import { registerResidencyRoutes } from "./residency_routes.ts";
 
 /** Plans (slots per layer) and weights are small; this bounds a bad caller. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
-/** Registers the plan endpoints on the backend app (behind its internal-token check). */
-export function registerPlanRoutes(
-  app: Hono,
-  deps: { placement: PlacementState; peers: PeerRegistry },
-): void {
+/** The plan endpoints as a Hono app to mount at `/v2/plan` (behind the internal-token check). */
+export function planRoutes(deps: { placement: PlacementState; peers: PeerRegistry }): Hono {
   const { placement, peers } = deps;
-  // Expert residency (warm-up, budget, cold starts) belongs with placement.
-  registerResidencyRoutes(app, { placement });
-  app.get("/v2/plan", (c) =>
+  const app = new Hono();
+  app.get("/", (c) =>
     c.json({
       active: placement.active?.version ?? null,
       staged: placement.staged?.version ?? null,
@@ -42,14 +36,14 @@ export function registerPlanRoutes(
       cold_starts: placement.coldStarts,
       peers: peers.stats(),
     }));
-  app.get("/v2/plan/active", (c) => {
+  app.get("/active", (c) => {
     const active = placement.active;
     if (active === null) {
       throw new ApiError("not_found", "Cannot find the active plan: this backend has none");
     }
     return c.json(active);
   });
-  app.put("/v2/plan", async (c) => {
+  app.put("/", async (c) => {
     const plan = await readJsonBody(c.req.raw, MAX_BODY_BYTES, PlacementPlanSchema, "stage plan");
     placement.owner.admit(`stage plan ${plan.version}`, c.req.raw.headers, plan.owner);
     peers.update(plan.backends);
@@ -62,7 +56,7 @@ export function registerPlanRoutes(
       ...(layersMs !== undefined ? { layers_ms: Math.round(layersMs) } : {}),
     });
   });
-  app.post("/v2/plan/activate", async (c) => {
+  app.post("/activate", async (c) => {
     const { version } = await readJsonBody(
       c.req.raw,
       MAX_BODY_BYTES,
@@ -73,7 +67,7 @@ export function registerPlanRoutes(
     placement.activate(version);
     return c.json({ active: version });
   });
-  app.put("/v2/plan/weights", async (c) => {
+  app.put("/weights", async (c) => {
     const body = await readJsonBody(
       c.req.raw,
       MAX_BODY_BYTES,
@@ -84,7 +78,7 @@ export function registerPlanRoutes(
     placement.setWeights(body.version, body.weights);
     return c.json({ version: body.version });
   });
-  app.post("/v2/plan/release", async (c) => {
+  app.post("/release", async (c) => {
     const { version } = await readJsonBody(
       c.req.raw,
       MAX_BODY_BYTES,
@@ -94,4 +88,5 @@ export function registerPlanRoutes(
     placement.owner.admit(`release plan ${version}`, c.req.raw.headers);
     return c.json({ unloaded: await placement.release(version) });
   });
+  return app;
 }

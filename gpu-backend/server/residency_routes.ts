@@ -9,7 +9,7 @@
  * - `GET /v2/residency` → `{budget_bytes, used_bytes, warm: [{part, bytes,
  *   last_used_ms_ago, pinned}], cold_starts: {part: {count, ms_sum, ms_max}}}`.
  */
-import type { Hono } from "hono";
+import { Hono } from "hono";
 import { z } from "zod";
 import { ApiError } from "../../shared/errors.ts";
 import type { ModelManifest, ModelPart } from "../../shared/model_manifest.ts";
@@ -51,11 +51,15 @@ export function warmPart(manifest: ModelManifest, key: string, index: number): M
   return part;
 }
 
-/** Registers the residency endpoints (call after the internal-token middleware). */
-export function registerResidencyRoutes(app: Hono, deps: { placement: PlacementState }): void {
+/**
+ * The residency endpoints as a Hono app to mount at `/v2/residency` (after the
+ * internal-token middleware).
+ */
+export function residencyRoutes(deps: { placement: PlacementState }): Hono {
   const { placement } = deps;
-  app.get("/v2/residency", (c) => c.json(placement.residencyReport()));
-  app.post("/v2/residency/warm", async (c) => {
+  const app = new Hono();
+  app.get("/", (c) => c.json(placement.residencyReport()));
+  app.post("/warm", async (c) => {
     let raw: unknown;
     try {
       raw = await c.req.json();
@@ -73,4 +77,5 @@ export function registerResidencyRoutes(app: Hono, deps: { placement: PlacementS
     const parts = parsed.data.parts.map((key, i) => warmPart(placement.manifest, key, i));
     return c.json(await placement.warm(parts));
   });
+  return app;
 }
