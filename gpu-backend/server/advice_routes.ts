@@ -5,7 +5,7 @@
  * `PUT /v2/gate/bias` sets or clears the live bias. The router's advisor calls both
  * (`router/operate/advisor/bias_client.ts`).
  */
-import type { Hono } from "hono";
+import { Hono } from "hono";
 import { z } from "zod";
 import { ApiError } from "../../shared/errors.ts";
 import { readJsonBody } from "../../shared/json_body.ts";
@@ -27,16 +27,17 @@ const SetBiasBodySchema = z.strictObject({
   bias: z.array(z.array(z.number())).nullable(),
 });
 
-/** Dependencies of {@linkcode registerAdviceRoutes}. */
+/** Dependencies of {@linkcode adviceRoutes}. */
 export interface AdviceRoutesDeps {
   engine: MoeEngine;
   recorder: InputRecorder;
   logger: Logger;
 }
 
-/** Registers the gate-bias endpoints on the backend app. */
-export function registerAdviceRoutes(app: Hono, deps: AdviceRoutesDeps): void {
+/** The gate-bias endpoints as a Hono app, mounted with `app.route("/", …)`. */
+export function adviceRoutes(deps: AdviceRoutesDeps): Hono {
   const { engine, recorder, logger } = deps;
+  const app = new Hono();
   let busy = false;
 
   app.post("/v2/advice/gate-bias", async (c) => {
@@ -86,4 +87,5 @@ export function registerAdviceRoutes(app: Hono, deps: AdviceRoutesDeps): void {
     });
     return c.json(summary);
   });
+  return app;
 }

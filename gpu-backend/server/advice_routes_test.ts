@@ -7,7 +7,7 @@ import { MoeEngine } from "../engine/engine.ts";
 import { createGaussian, createRandom } from "../../tools/model/prng.ts";
 import { ReferenceExecutor } from "../../tools/model/reference_executor.ts";
 import { makeTinyModel, TINY } from "../../tests/_support/tiny_model.ts";
-import { registerAdviceRoutes } from "./advice_routes.ts";
+import { adviceRoutes } from "./advice_routes.ts";
 import { InputRecorder } from "../advice/input_recorder.ts";
 
 /** An app with only the advice routes, over an engine whose runner can be held. */
@@ -28,7 +28,7 @@ async function setUp() {
   const recorder = new InputRecorder({ width: TINY.dModel, capacity: 32, random: createRandom(4) });
   const app = new Hono();
   app.onError((error) => errorResponse(error as ApiError));
-  registerAdviceRoutes(app, { engine, recorder, logger: silentLogger });
+  app.route("/", adviceRoutes({ engine, recorder, logger: silentLogger }));
   const post = (body: string) =>
     app.request("/v2/advice/gate-bias", {
       method: "POST",

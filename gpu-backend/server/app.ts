@@ -19,7 +19,7 @@ import { OIP_EXTENSIONS, ROUTER_NAME, ROUTER_VERSION } from "../../shared/versio
 import { planRoutes } from "./plan_routes.ts";
 import { residencyRoutes } from "./residency_routes.ts";
 import { InputRecorder } from "../advice/input_recorder.ts";
-import { registerAdviceRoutes } from "./advice_routes.ts";
+import { adviceRoutes } from "./advice_routes.ts";
 import type { BackendAppDeps } from "./backend_app_deps.ts";
 import { registerInferRoute } from "./infer_route.ts";
 import { requireModel } from "./require_model.ts";
@@ -86,7 +86,7 @@ export function createBackendApp(deps: BackendAppDeps): Hono {
   app.route("/v2/residency", residencyRoutes({ placement: deps.placement }));
   app.route("/v2/plan", planRoutes({ placement: deps.placement, peers: deps.peers }));
   const inputRecorder = deps.inputRecorder ?? new InputRecorder({ width: manifest.d_model });
-  registerAdviceRoutes(app, { engine, recorder: inputRecorder, logger });
+  app.route("/", adviceRoutes({ engine, recorder: inputRecorder, logger }));
 
   app.get("/v2", (c) => c.json(serverMetadata()));
 
