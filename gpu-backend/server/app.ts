@@ -21,7 +21,7 @@ import { residencyRoutes } from "./residency_routes.ts";
 import { InputRecorder } from "../advice/input_recorder.ts";
 import { adviceRoutes } from "./advice_routes.ts";
 import type { BackendAppDeps } from "./backend_app_deps.ts";
-import { registerInferRoute } from "./infer_route.ts";
+import { inferRoutes } from "./infer_route.ts";
 import { requireModel } from "./require_model.ts";
 
 export type { BackendAppDeps } from "./backend_app_deps.ts";
@@ -72,7 +72,7 @@ export function createBackendApp(deps: BackendAppDeps): Hono {
   });
 
   app.get("/v2/health/live", (c) => c.json({ live: true }));
-  registerTokenGate(app, deps);
+  app.route("/", tokenGate(deps));
 
   app.get("/v2/load", (c) => c.json(deps.loadReport()));
   const metrics = deps.metrics;
@@ -103,17 +103,18 @@ export function createBackendApp(deps: BackendAppDeps): Hono {
     });
   }
 
-  registerInferRoute(app, deps, inputRecorder);
+  app.route("/", inferRoutes(deps, inputRecorder));
   return app;
 }
 
 /**
- * Readiness, then — when `auth.internal_token` is set — the token check before every
- * later route. Readiness is open like liveness, so kubelet probes need no secret; its
+ * Readiness, then — when `auth.internal_token` is set — the token check, as a Hono app
+ * mounted with `app.route("/", …)`: the check covers every route mounted later. Readiness is open like liveness, so kubelet probes need no secret; its
  * details (provider, counters, placement) only go to callers holding the internal token.
  */
-function registerTokenGate(app: Hono, deps: BackendAppDeps): void {
+function tokenGate(deps: BackendAppDeps): Hono {
   const token = deps.config.auth.internal_token;
+  const app = new Hono();
   app.get("/v2/health/ready", (c) => {
     const { ready, details } = deps.readiness();
     const status = ready ? 200 : 503;
@@ -131,4 +132,5 @@ function registerTokenGate(app: Hono, deps: BackendAppDeps): void {
       await next();
     });
   }
+  return app;
 }

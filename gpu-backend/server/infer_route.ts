@@ -4,7 +4,7 @@
  * pass, answer the outputs asked for (JSON or binary tensors) with the request's expert
  * trace, batch sizes and `Server-Timing`.
  */
-import type { Hono } from "hono";
+import { Hono } from "hono";
 import { parseHeaderLength } from "../../shared/header_length.ts";
 import { readLimitedBody } from "../../shared/read_body.ts";
 import { type DecodedInferRequest, decodeInferRequest } from "../../shared/infer_request_codec.ts";
@@ -31,14 +31,14 @@ import { requireModel } from "./require_model.ts";
 
 const INFER_PATHS = ["/v2/models/:model/infer", "/v2/models/:model/versions/:version/infer"];
 
-/** Registers the infer routes on `app`; served input rows are offered to `inputRecorder`. */
-export function registerInferRoute(
-  app: Hono,
-  deps: BackendAppDeps,
-  inputRecorder: InputRecorder,
-): void {
+/**
+ * The infer routes as a Hono app, mounted with `app.route("/", …)`; served input rows are
+ * offered to `inputRecorder`.
+ */
+export function inferRoutes(deps: BackendAppDeps, inputRecorder: InputRecorder): Hono {
   const { config, engine, logger } = deps;
   const manifest = engine.manifest;
+  const app = new Hono();
   app.on("POST", INFER_PATHS, async (c) => {
     const started = performance.now();
     const timing = new RequestTiming();
@@ -86,6 +86,7 @@ export function registerInferRoute(
       },
     });
   });
+  return app;
 }
 
 /** The answer's body and headers: the outputs `request` asked for, binary where asked. */
