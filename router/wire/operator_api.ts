@@ -14,16 +14,19 @@ import { type AlertManager, alertRoutes } from "../operate/alerts/mod.ts";
 import { analysisPages } from "../operate/analysis/analysis_pages.ts";
 import { analysisRoutes } from "../operate/analysis/analysis_routes.ts";
 import type { Balancer } from "../control/balancer/balancer.ts";
-import { dashboardRoutes } from "../operate/dashboard/dashboard_routes.ts";
+import { type Dashboard, dashboardRoutes } from "../operate/dashboard/dashboard_routes.ts";
 import { type AssetSource, StaticAssets } from "../operate/dashboard/static_assets.ts";
 import type { LoadTimeline } from "../operate/dashboard/load_timeline.ts";
 import type { LoadWindow } from "../operate/dashboard/load_window.ts";
 import type { ApiCall } from "../operate/dashboard/dashboard_snapshot.ts";
 import { doctorRoutes } from "../operate/doctor/doctor_routes.ts";
+import type { DoctorSources } from "../operate/doctor/doctor_inputs.ts";
 import { eventRoutes } from "../control/events/event_routes.ts";
+import type { EventStore } from "../control/events/event_store.ts";
 import { ForecastService } from "../control/forecast/forecast_service.ts";
 import { forecastRoutes } from "../control/forecast/forecast_routes.ts";
 import type { PoolLoad } from "../control/load/pool_load.ts";
+import type { TrafficStore } from "../control/traffic/traffic_store.ts";
 import { createLogStore, logRoutes } from "../operate/logs/mod.ts";
 import type { UtilisationWindow } from "../operate/doctor/utilisation_window.ts";
 import type { RequestWindow } from "../operate/requests/request_window.ts";
@@ -82,42 +85,9 @@ export function createOperatorApi(config: Config, deps: OperatorApiDeps): Operat
     }),
   );
   if (series.traffic && series.events) {
-    app.route(
-      "/api/events",
-      eventRoutes({
-        store: series.events,
-        adminToken,
-        logger,
-        clock,
-        leadMs: () => deps.prewarm?.lead().leadMs ?? config.prewarm.lead_time,
-        ...(deps.prewarm ? { capacityProblem: (event) => deps.prewarm!.eventProblem(event) } : {}),
-        maxBodyBytes: config.limits.max_body_bytes,
-      }),
-    );
-    app.route(
-      "/",
-      forecastRoutes({
-        forecasts: new ForecastService({ traffic: series.traffic, events: series.events, clock }),
-        traffic: series.traffic,
-        defaultHorizonMs: config.prewarm.horizon,
-        leadMs: () => deps.prewarm?.lead().leadMs ?? config.prewarm.lead_time,
-      }),
-    );
+    mountEventsAndForecasts(app, config, deps, { traffic: series.traffic, events: series.events });
   }
-  app.route(
-    "/",
-    doctorRoutes({
-      clock,
-      sources: {
-        experts: () => modelParameter(pool, "experts"),
-        load: deps.load,
-        utilisation: (now) => deps.utilisation.mean(now),
-        loadSignal: (now) => deps.utilisation.means(now),
-        ewma: (model, layer) => series.history?.ewma(model, layer),
-        requests: deps.requests,
-      },
-    }),
-  );
+  app.route("/", doctorRoutes({ clock, sources: doctorSources(deps) }));
   const advisor = createAdvisor(config, deps);
   app.route("/api/advice", adviceRoutes({ advisor, adminToken, logger, clock }));
   if (deps.kv && series.traffic && series.backends) {
@@ -137,17 +107,7 @@ export function createOperatorApi(config: Config, deps: OperatorApiDeps): Operat
   const assets = new StaticAssets(deps.assets);
   app.route("/", analysisPages(assets));
   // Read-only page and SSE stream; its streams must end before the server can shut down.
-  const dashboard = dashboardRoutes({
-    timeline: deps.timeline,
-    ...(deps.window ? { window: deps.window } : {}),
-    clock,
-    logger,
-    alerts: deps.alerts,
-    assets,
-    maxClients: config.limits.sse_streams,
-    maxPerClient: config.limits.sse_streams_per_client,
-    api: deps.api,
-  });
+  const dashboard = createDashboard(config, deps, assets);
   app.route("/", dashboard.app);
   return {
     app,
@@ -155,6 +115,66 @@ export function createOperatorApi(config: Config, deps: OperatorApiDeps): Operat
     // Every load round: the advisor precomputes its first advice (see Advisor.prepare).
     onRound: (load) => advisor.prepare(load),
   };
+}
+
+/** Scheduled events (admin) and forecasts over the traffic series, both with the pre-warm lead. */
+function mountEventsAndForecasts(
+  app: Hono,
+  config: Config,
+  deps: OperatorApiDeps,
+  stores: { traffic: TrafficStore; events: EventStore },
+): void {
+  const { clock, logger } = deps;
+  const leadMs = () => deps.prewarm?.lead().leadMs ?? config.prewarm.lead_time;
+  app.route(
+    "/api/events",
+    eventRoutes({
+      store: stores.events,
+      adminToken: config.auth.admin_token,
+      logger,
+      clock,
+      leadMs,
+      ...(deps.prewarm ? { capacityProblem: (event) => deps.prewarm!.eventProblem(event) } : {}),
+      maxBodyBytes: config.limits.max_body_bytes,
+    }),
+  );
+  app.route(
+    "/",
+    forecastRoutes({
+      forecasts: new ForecastService({ traffic: stores.traffic, events: stores.events, clock }),
+      traffic: stores.traffic,
+      defaultHorizonMs: config.prewarm.horizon,
+      leadMs,
+    }),
+  );
+}
+
+/** What the doctor reads: the model shape, the pool's load and its windows, the history. */
+function doctorSources(deps: OperatorApiDeps): DoctorSources {
+  const { pool, series } = deps;
+  return {
+    experts: () => modelParameter(pool, "experts"),
+    load: deps.load,
+    utilisation: (now) => deps.utilisation.mean(now),
+    loadSignal: (now) => deps.utilisation.means(now),
+    ewma: (model, layer) => series.history?.ewma(model, layer),
+    requests: deps.requests,
+  };
+}
+
+/** The live dashboard over the load timeline and alerts, bounded by `limits.sse_*`. */
+function createDashboard(config: Config, deps: OperatorApiDeps, assets: StaticAssets): Dashboard {
+  return dashboardRoutes({
+    timeline: deps.timeline,
+    ...(deps.window ? { window: deps.window } : {}),
+    clock: deps.clock,
+    logger: deps.logger,
+    alerts: deps.alerts,
+    assets,
+    maxClients: config.limits.sse_streams,
+    maxPerClient: config.limits.sse_streams_per_client,
+    api: deps.api,
+  });
 }
 
 /** The optimisation advisor over the pool's load, views and model shape. */
