@@ -81,53 +81,8 @@ export function eventRoutes(deps: EventRoutesDeps): Hono {
   app.post("/", (c) =>
     wrap(async () => {
       requireAdmin(c.req.raw.headers, deps.adminToken);
-      const body = await readJsonBody(c.req.raw, maxBytes, EventBodySchema, "create event");
-      const createdAt = deps.clock.now();
-      const event = toScheduledEvent(body, { id: store.newId(createdAt), createdAt });
-      // Bad input the schema cannot see: the past, overlaps, beyond the pool's maximum.
-      if (event.endMs <= createdAt) {
-        throw new ApiError(
-          "bad_request",
-          `Cannot create event: end "${body.end}" is in the past; nothing to prepare for`,
-        );
-      }
-      const other = (await store.list()).find((e) => overlaps(e, event));
-      if (other !== undefined) {
-        throw new ApiError(
-          "conflict",
-          `Cannot create event: it overlaps event "${other.name}" (id "${other.id}", ${
-            new Date(other.startMs).toISOString()
-          } to ${
-            new Date(other.endMs).toISOString()
-          }) of the same model; change or delete one (overlapping multipliers would multiply)`,
-        );
-      }
-      const problem = deps.capacityProblem?.(event) ?? null;
-      if (problem !== null) {
-        throw new ApiError("unprocessable", `Cannot create event: ${problem}`);
-      }
-      if (!await store.create(event)) {
-        throw new ApiError("conflict", `Cannot create event: id "${event.id}" exists, retry`);
-      }
-      logger.info("admin action", {
-        who: "admin",
-        what: "create event",
-        id: event.id,
-        name: event.name,
-        start: new Date(event.startMs).toISOString(),
-        end: new Date(event.endMs).toISOString(),
-        multiplier: event.multiplier,
-      });
-      const started = event.startMs <= createdAt;
-      return c.json({
-        ...eventBody(event, deps.leadMs()),
-        ...(started
-          ? {
-            warning: `start "${body.start}" has passed: capacity cannot be ready by it; ` +
-              "the pre-warm job plans it now and reports the missed deadline",
-          }
-          : {}),
-      }, 201);
+      const { event, warning } = await createEvent(c.req.raw, deps, maxBytes);
+      return c.json({ ...eventBody(event, deps.leadMs()), ...(warning ? { warning } : {}) }, 201);
     }));
 
   app.delete("/:id", (c) =>
@@ -146,4 +101,62 @@ export function eventRoutes(deps: EventRoutesDeps): Hono {
       return c.json({ deleted: eventBody(deleted, deps.leadMs()) });
     }));
   return app;
+}
+
+/**
+ * Reads, checks and stores a new event from `request` (audit-logged); a `warning` when its
+ * start has passed. Throws the 4xx {@linkcode ApiError} of the module doc.
+ */
+async function createEvent(
+  request: Request,
+  deps: EventRoutesDeps,
+  maxBytes: number,
+): Promise<{ event: ScheduledEvent; warning: string | undefined }> {
+  const { store, logger } = deps;
+  const body = await readJsonBody(request, maxBytes, EventBodySchema, "create event");
+  const createdAt = deps.clock.now();
+  const event = toScheduledEvent(body, { id: store.newId(createdAt), createdAt });
+  // Bad input the schema cannot see: the past, overlaps, beyond the pool's maximum.
+  if (event.endMs <= createdAt) {
+    throw new ApiError(
+      "bad_request",
+      `Cannot create event: end "${body.end}" is in the past; nothing to prepare for`,
+    );
+  }
+  const other = (await store.list()).find((e) => overlaps(e, event));
+  if (other !== undefined) {
+    throw new ApiError(
+      "conflict",
+      `Cannot create event: it overlaps event "${other.name}" (id "${other.id}", ${
+        new Date(other.startMs).toISOString()
+      } to ${
+        new Date(other.endMs).toISOString()
+      }) of the same model; change or delete one (overlapping multipliers would multiply)`,
+    );
+  }
+  const problem = deps.capacityProblem?.(event) ?? null;
+  if (problem !== null) {
+    throw new ApiError("unprocessable", `Cannot create event: ${problem}`);
+  }
+  if (!await store.create(event)) {
+    throw new ApiError("conflict", `Cannot create event: id "${event.id}" exists, retry`);
+  }
+  logger.info("admin action", {
+    who: "admin",
+    what: "create event",
+    id: event.id,
+    name: event.name,
+    start: new Date(event.startMs).toISOString(),
+    end: new Date(event.endMs).toISOString(),
+    multiplier: event.multiplier,
+  });
+  // Accepted with a warning: the job plans it now and its contract reports the miss.
+  const started = event.startMs <= createdAt;
+  return {
+    event,
+    warning: started
+      ? `start "${body.start}" has passed: capacity cannot be ready by it; ` +
+        "the pre-warm job plans it now and reports the missed deadline"
+      : undefined,
+  };
 }
