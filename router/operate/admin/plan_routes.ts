@@ -27,7 +27,12 @@ import { requireAdmin } from "../../serve/http/require_admin.ts";
 import type { Logger } from "../../../shared/logger.ts";
 import { hostedExperts, type PlacementPlan } from "../../../shared/placement_plan.ts";
 import type { Balancer } from "../../control/balancer/balancer.ts";
-import { BalancerError, type DecisionRecord } from "../../control/balancer/balancer_types.ts";
+import {
+  BalancerError,
+  type DecisionRecord,
+  type PlanPreview,
+  type SwitchResult,
+} from "../../control/balancer/balancer_types.ts";
 import { PlanCallError } from "../../control/balancer/plan_client.ts";
 import { isOwnerRefusal } from "../../../shared/plan_owner.ts";
 import { predictedBalance } from "../../control/balancer/plan_math.ts";
@@ -79,17 +84,7 @@ export function planRoutes(deps: PlanRoutesDeps): Hono {
         "preview plan",
         EMPTY_OK,
       );
-      const preview = await balancer.preview(body.weight);
-      return {
-        model: preview.model,
-        current: preview.current,
-        proposed: {
-          phy2log: preview.proposed.phy2log,
-          slots_per_backend: preview.proposed.slotsPerBackend,
-          balancedness: preview.proposed.balancedness,
-        },
-        moved: preview.moved,
-      };
+      return previewBody(await balancer.preview(body.weight));
     }));
 
   app.post("/apply", (c) =>
@@ -107,15 +102,7 @@ export function planRoutes(deps: PlanRoutesDeps): Hono {
         source: body.phy2log ? "phy2log" : "observed load",
         pinned: body.pin ?? false,
       });
-      return {
-        version: result.version,
-        previous: result.previous,
-        reason: result.reason,
-        moved: result.moved,
-        balancedness: result.predicted,
-        pending_activation: result.pendingActivation,
-        pinned: body.pin ? result.version : null,
-      };
+      return applyBody(result, body.pin ?? false);
     }));
 
   app.post("/pin", (c) =>
@@ -139,6 +126,33 @@ export function planRoutes(deps: PlanRoutesDeps): Hono {
       return { pinned: null, was };
     }));
   return app;
+}
+
+/** The `POST /api/plan/preview` body. */
+function previewBody(preview: PlanPreview) {
+  return {
+    model: preview.model,
+    current: preview.current,
+    proposed: {
+      phy2log: preview.proposed.phy2log,
+      slots_per_backend: preview.proposed.slotsPerBackend,
+      balancedness: preview.proposed.balancedness,
+    },
+    moved: preview.moved,
+  };
+}
+
+/** The `POST /api/plan/apply` body; `pinned` when the apply pinned its version. */
+function applyBody(result: SwitchResult, pinned: boolean) {
+  return {
+    version: result.version,
+    previous: result.previous,
+    reason: result.reason,
+    moved: result.moved,
+    balancedness: result.predicted,
+    pending_activation: result.pendingActivation,
+    pinned: pinned ? result.version : null,
+  };
 }
 
 /** Runs a handler; maps balancer and backend errors to the JSON error body. */
