@@ -6,9 +6,11 @@
  */
 import type { Config } from "../../shared/config.ts";
 import type { Logger } from "../../shared/logger.ts";
-import type { Env, Hono } from "hono";
+import { Hono } from "hono";
 import { planRoutes } from "../operate/admin/plan_routes.ts";
 import { Balancer } from "../control/balancer/balancer.ts";
+import type { BalancerOptions } from "../control/balancer/balancer_types.ts";
+import type { BackendBudget } from "../control/balancer/budget_slots.ts";
 import { PlanClient } from "../control/balancer/plan_client.ts";
 import { PlanAdoption } from "../control/balancer/plan_adoption.ts";
 import { PlanReconciler, reportedPlans } from "../control/balancer/plan_reconciler.ts";
@@ -44,8 +46,10 @@ export interface BalancingDeps {
   owner?: () => PlanOwner | null;
 }
 
-/** The wired balancer, its plan store and what must run with the router. */
+/** The wired balancer, its plan store, its routes and what must run with the router. */
 export interface Balancing {
+  /** The plan and pre-warm routes as a Hono app, mounted with `app.route("/", …)`. */
+  app: Hono;
   balancer: Balancer;
   store: PlanStore;
   /** The pre-warm job (the caller schedules it: `Deno.cron`), when enabled. */
@@ -78,12 +82,11 @@ export function observedLoad(
   return layers.map((layer) => [...layer.expertTokensPerS]);
 }
 
-/** Creates the balancer, pre-warm job and weights pusher, and registers their routes. */
-export function wireBalancing<E extends Env>(
-  app: Hono<E>,
-  config: Config,
-  deps: BalancingDeps,
-): Balancing {
+/**
+ * Creates the balancer, pre-warm job and weights pusher, and their routes (`app`, mounted
+ * with `app.route("/", …)`).
+ */
+export function wireBalancing(config: Config, deps: BalancingDeps): Balancing {
   const { pool, fetch, clock, logger } = deps;
   const internalToken = config.auth.internal_token;
   const store = new PlanStore(deps.kv, deps.fence ? { fence: deps.fence } : {});
@@ -93,19 +96,8 @@ export function wireBalancing<E extends Env>(
   const observedNow = (model: string) =>
     recent.load(model) ?? observedLoad(model, deps.load(), deps.history);
   const owner = deps.owner ? { owner: deps.owner } : {};
-  // A backend that follows another pool refuses our plans: never silent, never a storm.
-  const refusals = { count: 0, loggedAt: -Infinity };
-  const onRefused = (backend: string, reason: string) => {
-    refusals.count++;
-    if (clock.now() - refusals.loggedAt < 30_000) return;
-    refusals.loggedAt = clock.now();
-    logger.error("plan refused: another controller steers this pool", {
-      event: "plan_owner",
-      backend,
-      reason,
-      refused_total: refusals.count,
-    });
-  };
+  const refusals = refusalCounter(clock, logger);
+  const onRefused = refusals.onRefused;
   const client = new PlanClient({
     fetch,
     clock,
@@ -113,46 +105,21 @@ export function wireBalancing<E extends Env>(
     ...owner,
     onRefused,
   });
-  const budgets = () =>
-    new Map(
-      deps.load().backends.flatMap((b) =>
-        b.residency === undefined ? [] : [[b.name, {
-          budgetBytes: b.residency.budgetBytes,
-          expertBytes: b.residency.expertBytes,
-        }]]
-      ),
-    );
+  const budgets = () => memoryBudgets(deps.load());
   const reconciler = new PlanReconciler({ store, client, clock, logger });
   // What a remote row and an expert row cost, measured over the last minute of rounds.
   const costs = new PlacementCostWindow();
-  const balancer = new Balancer({
+  const balancer = createBalancer(config, deps, {
     store,
     client,
     reconciler,
-    adoption: new PlanAdoption({ store, client, logger }),
-    logger,
-    clock,
-    settings: config.expert_balancer,
+    costs,
+    budgets,
     // While a pre-warm is in force the balancer also plans on the load it predicted.
     loadSource: (model) => {
       const observed = observedNow(model);
       return prewarm ? prewarm.blendLoad(model, observed, clock.now()) : observed;
     },
-    // Every active member, healthy or not (a flapping backend must not re-place), named
-    // as the backends name themselves; none until every one has said its name. Standby
-    // members join the plan when the pre-warm job activates theirs; draining ones leave.
-    backends: () => {
-      const views = pool.views().filter((view) => (view.role ?? "active") === "active");
-      if (views.some((view) => typeof view.details?.["backend_id"] !== "string")) return [];
-      return views.map(({ name, url }) => ({ id: name, url }));
-    },
-    modelShape: () => {
-      const [entry] = pool.catalog().values();
-      return entry ? modelShapeFromMetadata(entry.metadata) : null;
-    },
-    costs: () => costs.estimates(clock.now()),
-    // Memory budgets from the latest load reports: plans never exceed them.
-    budgets,
   });
   const weights = new ReplicaWeightsPusher({
     store,
@@ -163,6 +130,7 @@ export function wireBalancing<E extends Env>(
     ...owner,
     onRefused,
   });
+  const app = new Hono();
   app.route(
     "/api/plan",
     planRoutes({
@@ -194,6 +162,7 @@ export function wireBalancing<E extends Env>(
     app.route("/api/prewarm", prewarmRoutes(prewarm));
   }
   return {
+    app,
     balancer,
     store,
     prewarm,
@@ -217,4 +186,78 @@ export function wireBalancing<E extends Env>(
       await balancer.stop();
     },
   };
+}
+
+/**
+ * Counts plan calls refused by backends that follow another pool; logs at most one error
+ * every 30 s: never silent, never a storm.
+ */
+function refusalCounter(clock: Clock, logger: Logger) {
+  const refusals = {
+    count: 0,
+    loggedAt: -Infinity,
+    onRefused: (backend: string, reason: string) => {
+      refusals.count++;
+      if (clock.now() - refusals.loggedAt < 30_000) return;
+      refusals.loggedAt = clock.now();
+      logger.error("plan refused: another controller steers this pool", {
+        event: "plan_owner",
+        backend,
+        reason,
+        refused_total: refusals.count,
+      });
+    },
+  };
+  return refusals;
+}
+
+/** Memory budgets by backend name from the latest load reports: plans never exceed them. */
+function memoryBudgets(load: PoolLoad): Map<string, BackendBudget> {
+  return new Map(
+    load.backends.flatMap((b) =>
+      b.residency === undefined ? [] : [[b.name, {
+        budgetBytes: b.residency.budgetBytes,
+        expertBytes: b.residency.expertBytes,
+      }]]
+    ),
+  );
+}
+
+/** The balancer over the pool's active members, its model shape and measured costs. */
+function createBalancer(
+  config: Config,
+  deps: BalancingDeps,
+  parts: Pick<BalancerOptions, "store" | "reconciler" | "loadSource"> & {
+    client: PlanClient;
+    costs: PlacementCostWindow;
+    budgets: () => ReadonlyMap<string, BackendBudget>;
+  },
+): Balancer {
+  const { pool, clock, logger } = deps;
+  const { store, client, costs } = parts;
+  return new Balancer({
+    store,
+    client,
+    reconciler: parts.reconciler,
+    adoption: new PlanAdoption({ store, client, logger }),
+    logger,
+    clock,
+    settings: config.expert_balancer,
+    loadSource: parts.loadSource,
+    // Every active member, healthy or not (a flapping backend must not re-place), named
+    // as the backends name themselves; none until every one has said its name. Standby
+    // members join the plan when the pre-warm job activates theirs; draining ones leave.
+    backends: () => {
+      const views = pool.views().filter((view) => (view.role ?? "active") === "active");
+      if (views.some((view) => typeof view.details?.["backend_id"] !== "string")) return [];
+      return views.map(({ name, url }) => ({ id: name, url }));
+    },
+    modelShape: () => {
+      const [entry] = pool.catalog().values();
+      return entry ? modelShapeFromMetadata(entry.metadata) : null;
+    },
+    costs: () => costs.estimates(clock.now()),
+    // Memory budgets from the latest load reports: plans never exceed them.
+    budgets: parts.budgets,
+  });
 }

@@ -55,7 +55,7 @@ export function mountRoutes(
   // Before the operator routes: followers answer the leader's views and refuse switches.
   app.route("/", fleet.routes);
   const { fetch, clock, logger } = core;
-  const balancing = late.balancing = state && wireBalancing(app, config, {
+  const balancing = late.balancing = state && wireBalancing(config, {
     kv: state.kv,
     pool,
     load: loadNow,
@@ -67,6 +67,7 @@ export function mountRoutes(
     ...(fleet.fence ? { fence: fleet.fence } : {}),
     owner: () => fleet.owner(),
   });
+  if (balancing) app.route("/", balancing.app);
   const operatorApi = late.operatorApi = createOperatorApi(config, {
     kv: state?.kv,
     pool,
