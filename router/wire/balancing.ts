@@ -130,37 +130,11 @@ export function wireBalancing(config: Config, deps: BalancingDeps): Balancing {
     ...owner,
     onRefused,
   });
-  const app = new Hono();
-  app.route(
-    "/api/plan",
-    planRoutes({
-      balancer,
-      store,
-      adminToken: config.auth.admin_token,
-      logger,
-      maxBodyBytes: config.limits.max_body_bytes,
-    }),
-  );
   // Pre-warm job (scheduled by the caller: Deno.cron, every minute).
   if (config.prewarm.enabled) {
-    prewarm = createPrewarmJob(config, {
-      kv: deps.kv,
-      balancer,
-      plans: store,
-      client,
-      pool,
-      budgets,
-      ...(deps.events ? { events: prewarmEventSource(deps.events) } : {}),
-      poolLoad: deps.load,
-      topK: () => modelParameter(pool, "top_k") ?? null,
-      // The job plans on what the balancer judges: max(observed, predicted).
-      observedLoad: observedNow,
-      fetch,
-      clock,
-      logger,
-    });
-    app.route("/api/prewarm", prewarmRoutes(prewarm));
+    prewarm = createPrewarm(config, deps, { balancer, store, client, budgets, observedNow });
   }
+  const app = balancingRoutes(config, { balancer, store, prewarm, logger });
   return {
     app,
     balancer,
@@ -186,6 +160,58 @@ export function wireBalancing(config: Config, deps: BalancingDeps): Balancing {
       await balancer.stop();
     },
   };
+}
+
+/** The plan routes at `/api/plan`, and the pre-warm job's at `/api/prewarm` when enabled. */
+function balancingRoutes(
+  config: Config,
+  parts: { balancer: Balancer; store: PlanStore; prewarm: PrewarmJob | undefined; logger: Logger },
+): Hono {
+  const { balancer, store, prewarm, logger } = parts;
+  const app = new Hono();
+  app.route(
+    "/api/plan",
+    planRoutes({
+      balancer,
+      store,
+      adminToken: config.auth.admin_token,
+      logger,
+      maxBodyBytes: config.limits.max_body_bytes,
+    }),
+  );
+  if (prewarm) app.route("/api/prewarm", prewarmRoutes(prewarm));
+  return app;
+}
+
+/** The pre-warm job over the balancer, its plans, the events and the pool's load. */
+function createPrewarm(
+  config: Config,
+  deps: BalancingDeps,
+  parts: {
+    balancer: Balancer;
+    store: PlanStore;
+    client: PlanClient;
+    budgets: () => ReadonlyMap<string, BackendBudget>;
+    observedNow: (model: string) => number[][] | null;
+  },
+): PrewarmJob {
+  const { pool, fetch, clock, logger } = deps;
+  return createPrewarmJob(config, {
+    kv: deps.kv,
+    balancer: parts.balancer,
+    plans: parts.store,
+    client: parts.client,
+    pool,
+    budgets: parts.budgets,
+    ...(deps.events ? { events: prewarmEventSource(deps.events) } : {}),
+    poolLoad: deps.load,
+    topK: () => modelParameter(pool, "top_k") ?? null,
+    // The job plans on what the balancer judges: max(observed, predicted).
+    observedLoad: parts.observedNow,
+    fetch,
+    clock,
+    logger,
+  });
 }
 
 /**
