@@ -80,23 +80,8 @@ async function decide(
   const serving = deps.pool.views().filter((m) => (m.role ?? "active") === "active").length;
   // Step 1: capacity per backend, lead time.
   const load = deps.poolLoad();
-  const estimate = estimateCapacity(load);
-  if (estimate !== null) memory.capacity = estimate;
-  const configured = settings.capacity_per_backend;
-  const perBackend = configured ?? estimate ?? memory.capacity ?? deps.capacityFallback ?? null;
-  const capacity: PrewarmDecision["capacity"] = {
-    perBackendTokensPerS: perBackend,
-    backends: serving,
-    source: configured !== undefined
-      ? "configured"
-      : estimate !== null
-      ? "reports"
-      : memory.capacity !== null
-      ? "remembered"
-      : deps.capacityFallback !== undefined
-      ? "configured"
-      : "unknown",
-  };
+  const capacity = capacityNow(deps, memory, load, serving);
+  const perBackend = capacity.perBackendTokensPerS;
   const lead = controller.lead();
   const base = { at: now, model: model?.name ?? null, capacity, lead };
   const done = async (
@@ -117,21 +102,8 @@ async function decide(
   // Step 2: volume far enough ahead to cover one lead time and the scale-down hold.
   const holdMs = settings.scale_down_hold ?? 600_000;
   const horizonMs = Math.max(settings.horizon, lead.leadMs + holdMs);
-  const events = await deps.events.upcoming(now);
-  const forecast = await deps.traffic.forecastVolume(now, horizonMs, events);
-  const relevant = events.filter((e) => e.start < now + horizonMs && e.end > now);
-  const observed = observedTokensPerS(load);
-  // Without a forecast yet, the traffic now is the prediction of last resort.
-  const forecastPoints = forecast?.points.length
-    ? forecast.points
-    : observed === null
-    ? []
-    : [{ at: now, tokensPerS: observed }];
-  const points = predictVolume(forecastPoints, relevant, {
-    now,
-    defaultLeadMs: lead.leadMs,
-    ...(observed === null ? {} : { fallbackTokensPerS: observed }),
-  });
+  const ahead = await volumeAhead(deps, { now, load, leadMs: lead.leadMs, horizonMs });
+  const { forecast, observed, points } = ahead;
   const check = predictionCheck(points, forecast?.bucketMs, now);
   if (points.length === 0) {
     return await done({
@@ -144,20 +116,12 @@ async function decide(
   }
   const soon = points.filter((p) => p.at <= now + lead.leadMs);
   const shown = peakPoint(soon.length > 0 ? soon : points)!;
-  const predictedAt = async (point: PredictedPoint, expertLoad: number[][] | null) => ({
-    tokensPerS: point.tokensPerS,
-    peakAt: point.at,
-    forecaster: forecast?.model ?? null,
-    events: relevant.map((e) => e.name),
-    mix: mixAt(point, await deps.traffic.observedMix(now)),
-    expertLoad: expertLoad ?? [],
-  });
   if (perBackend === null) {
     return await done({
       ...none,
       outcome: "skipped",
       reason: "capacity per backend unknown: no load report allows an estimate yet",
-      predicted: await predictedAt(shown, null),
+      predicted: await predictedAt(deps, ahead, shown, null, now),
       check,
     });
   }
@@ -176,16 +140,11 @@ async function decide(
   });
   const peak = points.find((p) => p.at === plan.peak?.at) ?? shown;
   const mix = mixAt(peak, await deps.traffic.observedMix(now));
-  const trigger: PrewarmTrigger = plan.readyBy === null
-    ? "none"
-    : plan.source === "event"
-    ? "event_lead"
-    : "overload";
   // Step 4: the contract's placement load and ramp.
   const expertLoad = plan.readyBy === null || deps.placement === undefined
     ? null
     : await placementLoad(deps, model, peak, mix, now);
-  const predicted = await predictedAt(peak, expertLoad);
+  const predicted = await predictedAt(deps, ahead, peak, expertLoad, now);
   const input: ContractInput = {
     plan,
     model: model.name,
@@ -197,26 +156,117 @@ async function decide(
   };
   // Step 5: carry it out.
   const scaler = await controller.plan(now, input);
-  const capped = plan.capped
-    ? `; capped at prewarm.max_backends ${settings.max_backends}: ${plan.needed} needed`
-    : "";
-  if (plan.capped) {
-    deps.logger.warn("capacity plan capped", {
-      event: "prewarm",
-      needed: plan.needed,
-      max_backends: settings.max_backends,
-      reason: plan.reason,
-    });
-  }
+  const leadNote = `lead ${Math.round(lead.leadMs / 1000)} s (${lead.source})`;
   return await done({
-    trigger,
+    trigger: triggerOf(plan),
     outcome: plan.readyBy === null ? "kept" : "planned",
-    reason: `${plan.reason}${capped}; lead ${Math.round(lead.leadMs / 1000)} s (${lead.source})`,
+    reason: `${plan.reason}${cappedNote(deps, plan)}; ${leadNote}`,
     predicted,
     capacityPlan: plan,
     scaler,
     check,
   });
+}
+
+/**
+ * Step 1: capacity per backend — `prewarm.capacity_per_backend`, else the estimate from
+ * `load` (remembered in `memory`), else the last estimate, else the fallback — and its source.
+ */
+function capacityNow(
+  deps: PrewarmDeps,
+  memory: PrewarmMemory,
+  load: ReturnType<PrewarmDeps["poolLoad"]>,
+  serving: number,
+): PrewarmDecision["capacity"] {
+  const estimate = estimateCapacity(load);
+  if (estimate !== null) memory.capacity = estimate;
+  const configured = deps.settings.capacity_per_backend;
+  const perBackend = configured ?? estimate ?? memory.capacity ?? deps.capacityFallback ?? null;
+  return {
+    perBackendTokensPerS: perBackend,
+    backends: serving,
+    source: configured !== undefined
+      ? "configured"
+      : estimate !== null
+      ? "reports"
+      : memory.capacity !== null
+      ? "remembered"
+      : deps.capacityFallback !== undefined
+      ? "configured"
+      : "unknown",
+  };
+}
+
+/** Step 2's prediction: the forecast, the events within the horizon, the traffic now, the points. */
+interface VolumeAhead {
+  forecast: Awaited<ReturnType<PrewarmDeps["traffic"]["forecastVolume"]>>;
+  relevant: Awaited<ReturnType<PrewarmDeps["events"]["upcoming"]>>;
+  observed: number | null;
+  points: PredictedPoint[];
+}
+
+/** Step 2: predicted volume over `horizonMs`: the forecast with events applied. */
+async function volumeAhead(
+  deps: PrewarmDeps,
+  options: {
+    now: number;
+    load: ReturnType<PrewarmDeps["poolLoad"]>;
+    leadMs: number;
+    horizonMs: number;
+  },
+): Promise<VolumeAhead> {
+  const { now, horizonMs } = options;
+  const events = await deps.events.upcoming(now);
+  const forecast = await deps.traffic.forecastVolume(now, horizonMs, events);
+  const relevant = events.filter((e) => e.start < now + horizonMs && e.end > now);
+  const observed = observedTokensPerS(options.load);
+  // Without a forecast yet, the traffic now is the prediction of last resort.
+  const forecastPoints = forecast?.points.length
+    ? forecast.points
+    : observed === null
+    ? []
+    : [{ at: now, tokensPerS: observed }];
+  const points = predictVolume(forecastPoints, relevant, {
+    now,
+    defaultLeadMs: options.leadMs,
+    ...(observed === null ? {} : { fallbackTokensPerS: observed }),
+  });
+  return { forecast, relevant, observed, points };
+}
+
+/** The decision's `predicted`: `point`'s volume, the forecaster, events, mix and expert load. */
+async function predictedAt(
+  deps: PrewarmDeps,
+  ahead: VolumeAhead,
+  point: PredictedPoint,
+  expertLoad: number[][] | null,
+  now: number,
+) {
+  return {
+    tokensPerS: point.tokensPerS,
+    peakAt: point.at,
+    forecaster: ahead.forecast?.model ?? null,
+    events: ahead.relevant.map((e) => e.name),
+    mix: mixAt(point, await deps.traffic.observedMix(now)),
+    expertLoad: expertLoad ?? [],
+  };
+}
+
+/** Why the plan acts: an event's lead time began, or the predicted load overloads the pool. */
+function triggerOf(plan: CapacityPlan): PrewarmTrigger {
+  return plan.readyBy === null ? "none" : plan.source === "event" ? "event_lead" : "overload";
+}
+
+/** The reason's note when `prewarm.max_backends` capped the plan (logged as a warning). */
+function cappedNote(deps: PrewarmDeps, plan: CapacityPlan): string {
+  if (!plan.capped) return "";
+  deps.logger.warn("capacity plan capped", {
+    event: "prewarm",
+    needed: plan.needed,
+    max_backends: deps.settings.max_backends,
+    reason: plan.reason,
+  });
+  return `; capped at prewarm.max_backends ${deps.settings.max_backends}: ${plan.needed} needed`;
 }
 
 /**
