@@ -26,8 +26,15 @@
  */
 import http from "node:http";
 import https from "node:https";
-import type { AddressInfo, Socket } from "node:net";
+import type { AddressInfo } from "node:net";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import {
+  acceptConnections,
+  createConnections,
+  type FrontConnections,
+  type FrontCounts,
+  startSweep,
+} from "./node_connections.ts";
 import { toRequest } from "./node_request.ts";
 import { writeResponse } from "./node_response.ts";
 
@@ -53,31 +60,11 @@ const CONNECTIONS_FULL = (() => {
  */
 const DRAIN_LIMIT_BYTES = 1024 * 1024;
 
-/**
- * A refused connection is destroyed this long after it opened, if the client keeps it (or
- * has sent no request head to answer by then).
- */
-const REFUSED_LINGER_MS = 2_000;
+export type { FrontCounts } from "./node_connections.ts";
 
 /** What the handler gets besides the request, as from `Deno.serve`. */
 export interface FrontInfo {
   remoteAddr: { transport: "tcp"; hostname: string; port: number };
-}
-
-/** Counts of the front's own decisions, for metrics. */
-export interface FrontCounts {
-  /** Connections open now. */
-  open: number;
-  /** Connections closed at once because `max_connections` were open. */
-  refused: number;
-  /** Connections closed for sending no whole first request head within the header timeout. */
-  headerTimeouts: number;
-  /** Keep-alive connections closed for sending no next request within the idle timeout. */
-  idleTimeouts: number;
-  /** Connections closed after an answer sent before the request's body was whole. */
-  closedUnread: number;
-  /** Bodies discarded after an early answer, their connection kept. */
-  drained: number;
 }
 
 /** Options of {@linkcode serveNode}. */
@@ -105,20 +92,6 @@ export interface NodeFront {
   shutdown(): Promise<void>;
 }
 
-interface Connection {
-  /** Requests received and not yet answered (more than one when pipelined). */
-  busy: number;
-  /** Requests answered on it (0: still waiting for its first head). */
-  answered: number;
-  /** When it started waiting for a request head (`performance.now()`). */
-  waitingSince: number;
-  /** A request answered early whose discarded body has not arrived whole yet. */
-  draining: IncomingMessage | undefined;
-}
-
-/** How often idle connections are checked against the header timeout, at most. */
-const SWEEP_MS = 1000;
-
 /**
  * Starts discarding the unread rest of `req`'s body if it declares at most
  * {@linkcode DRAIN_LIMIT_BYTES} and nobody is reading it; false when the connection must
@@ -139,89 +112,51 @@ export async function serveNode(
   options: NodeFrontOptions,
   handler: (request: Request, info: FrontInfo) => Response | Promise<Response>,
 ): Promise<NodeFront> {
-  const scheme = options.tls ? "https" : "http";
   const server = options.tls
     ? https.createServer({ cert: options.tls.cert, key: options.tls.key })
     : http.createServer();
-  const open = new Map<Socket, Connection>();
-  const counts = { refused: 0, headerTimeouts: 0, idleTimeouts: 0, closedUnread: 0, drained: 0 };
-  let closing = false;
-  const timeoutMs = options.headerTimeoutMs;
-  const idleMs = options.idleTimeoutMs;
+  const connections = createConnections();
   // Idle keep-alive connections are this module's to close (counted), not node's 5 s timer.
   server.keepAliveTimeout = 0;
-
-  // One sweep for every connection instead of a timer per request: a connection waiting
-  // for a head is closed between the timeout and the timeout plus one sweep interval.
-  const sweep = setInterval(() => {
-    const now = performance.now();
-    for (const [socket, conn] of open) {
-      if (conn.busy > 0) continue;
-      const draining = conn.draining !== undefined && !conn.draining.complete;
-      const limit = conn.answered === 0 || draining ? timeoutMs : idleMs;
-      if (now - conn.waitingSince < limit) continue;
-      if (conn.answered === 0) counts.headerTimeouts++;
-      else if (draining) counts.closedUnread++;
-      else counts.idleTimeouts++;
-      open.delete(socket);
-      socket.destroy();
-    }
-  }, Math.max(10, Math.min(SWEEP_MS, timeoutMs / 4, idleMs / 4)));
-
-  const full = () => open.size >= options.maxConnections || closing;
-  // Refused plain-HTTP connections: their request (if the parser gets to it) is not served.
-  const refused = new WeakSet<Socket>();
-  const admit = (socket: Socket) => {
-    if (full()) {
-      counts.refused++;
-      if (options.tls) {
-        socket.destroy();
-        return;
+  const sweep = startSweep(connections, options);
+  acceptConnections(server, connections, { ...options, tls: options.tls !== undefined });
+  serveRequests(server, connections, options, handler);
+  await listen(server, options, sweep);
+  const address = server.address() as AddressInfo;
+  const finished = new Promise<void>((resolve) =>
+    server.once("close", () => {
+      clearInterval(sweep);
+      resolve();
+    })
+  );
+  const { open, counts } = connections;
+  return {
+    addr: { hostname: address.address, port: address.port },
+    finished,
+    counts: () => ({ open: open.size, ...counts }),
+    shutdown() {
+      if (!connections.closing) {
+        connections.closing = true;
+        server.close();
+        for (const [socket, conn] of open) if (conn.busy === 0) socket.destroy();
       }
-      // Answered once its request head arrives: an HTTP client reads an answer that comes
-      // before its request as a broken connection, not as the 503.
-      refused.add(socket);
-      socket.on("error", () => socket.destroy());
-      setTimeout(() => socket.destroy(), REFUSED_LINGER_MS).unref?.();
-      return;
-    }
-    open.set(socket, {
-      busy: 0,
-      answered: 0,
-      waitingSince: performance.now(),
-      draining: undefined,
-    });
-    socket.on("close", () => open.delete(socket));
+      return finished;
+    },
   };
-  if (options.tls) {
-    // Requests arrive on the TLS socket `secureConnection` hands over; until then the raw
-    // connection is capped here and its handshake bounded by the header timeout.
-    const secured = new WeakSet<Socket>();
-    let canTellSecured = true;
-    server.on("connection", (raw: Socket) => {
-      if (full()) {
-        counts.refused++;
-        raw.destroy();
-        return;
-      }
-      const timer = setTimeout(() => {
-        if (!canTellSecured || secured.has(raw)) return;
-        counts.headerTimeouts++;
-        raw.destroy();
-      }, timeoutMs);
-      raw.on("close", () => clearTimeout(timer));
-    });
-    server.on("secureConnection", (socket: Socket) => {
-      const raw = (socket as Socket & { _parent?: Socket })._parent;
-      // Without a way to match the raw socket, no handshake is timed out (never a live one).
-      if (raw === undefined) canTellSecured = false;
-      else secured.add(raw);
-      admit(socket);
-    });
-  } else {
-    server.on("connection", admit);
-  }
+}
 
+/**
+ * Answers each request with `handler` (a refused connection's with the fixed 503), then
+ * keeps, drains or closes its connection.
+ */
+function serveRequests(
+  server: http.Server | https.Server,
+  connections: FrontConnections,
+  options: NodeFrontOptions,
+  handler: (request: Request, info: FrontInfo) => Response | Promise<Response>,
+): void {
+  const { open, counts, refused } = connections;
+  const scheme = options.tls ? "https" : "http";
   const fallbackHost = `${options.hostname}:${options.port}`;
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
@@ -240,7 +175,7 @@ export async function serveNode(
         conn.answered++;
         if (draining) conn.draining = req;
       }
-      if (closeAfter || closing) socket.destroy();
+      if (closeAfter || connections.closing) socket.destroy();
       else if (conn && conn.busy === 0) conn.waitingSince = performance.now();
     };
     void (async () => {
@@ -260,7 +195,7 @@ export async function serveNode(
       } catch (error) {
         response = options.onError(error);
       }
-      let close = closing || response.headers.get("connection") === "close";
+      let close = connections.closing || response.headers.get("connection") === "close";
       // The body is not whole: discard the rest to keep the connection, or close it.
       const unread = !req.complete;
       const draining = unread && !close && discardRest(req, request);
@@ -272,8 +207,15 @@ export async function serveNode(
       else res.once("finish", () => done(close, draining));
     })().catch(() => socket.destroy());
   });
+}
 
-  await new Promise<void>((resolve, reject) => {
+/** Listens on `options`' address; a taken port rejects as `Deno.errors.AddrInUse`. */
+function listen(
+  server: http.Server | https.Server,
+  options: NodeFrontOptions,
+  sweep: ReturnType<typeof setInterval>,
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     server.once("error", (error: Error & { code?: string }) => {
       clearInterval(sweep);
       // As `Deno.serve` throws it, so callers tell a taken port from other failures.
@@ -284,24 +226,4 @@ export async function serveNode(
       resolve();
     });
   });
-  const address = server.address() as AddressInfo;
-  const finished = new Promise<void>((resolve) =>
-    server.once("close", () => {
-      clearInterval(sweep);
-      resolve();
-    })
-  );
-  return {
-    addr: { hostname: address.address, port: address.port },
-    finished,
-    counts: () => ({ open: open.size, ...counts }),
-    shutdown() {
-      if (!closing) {
-        closing = true;
-        server.close();
-        for (const [socket, conn] of open) if (conn.busy === 0) socket.destroy();
-      }
-      return finished;
-    },
-  };
 }
