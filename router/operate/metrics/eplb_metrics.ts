@@ -36,6 +36,13 @@ const HOP_PARTS = [
 
 /** Registers the EPLB health metrics on `registry`. */
 export function eplbMetrics(registry: Registry, source: EplbMetricsSource): void {
+  switchMetrics(registry, source);
+  heldMetrics(registry, source);
+  hopMetrics(registry, source);
+}
+
+/** Plan switches: by outcome, their durations, time since the last, weights they loaded. */
+function switchMetrics(registry: Registry, source: EplbMetricsSource): void {
   const health = () => source.balancer()?.health();
   collectedCounter(registry, {
     name: "switchyard_eplb_rebalances_total",
@@ -89,6 +96,11 @@ export function eplbMetrics(registry: Registry, source: EplbMetricsSource): void
       "reported expert size).",
     read: () => [{ labels: {}, value: health()?.moved.bytes ?? 0 }],
   });
+}
+
+/** A rebalance due but held (and why), the adjust interval, the placement kind chosen. */
+function heldMetrics(registry: Registry, source: EplbMetricsSource): void {
+  const health = () => source.balancer()?.health();
   collectedGauge(registry, {
     name: "switchyard_eplb_rebalance_due_seconds",
     help: "Seconds a rebalance has been due (worst layer below expert_balancer.threshold) " +
@@ -125,7 +137,11 @@ export function eplbMetrics(registry: Registry, source: EplbMetricsSource): void
         : [{ labels: { placement: placement.choice }, value: 1 }];
     },
   });
-  // The pool's hops, from every backend's peer counters (each report interval once).
+}
+
+/** The pool's rows and seconds in peer hops, and the remote-row cost the planner weighs. */
+function hopMetrics(registry: Registry, source: EplbMetricsSource): void {
+  // From every backend's peer counters (each report interval once).
   collectedCounter(registry, {
     name: "switchyard_eplb_hops_total",
     help: "Request layers whose rows crossed to a peer backend, pool-wide (since this router " +
