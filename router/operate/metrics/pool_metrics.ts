@@ -86,6 +86,13 @@ export function poolMetrics(registry: Registry, options: PoolMetricsOptions): vo
     labelNames: ["backend"],
     read: () => backendInFlightSamples(views()),
   });
+  poolLoadMetrics(registry, load);
+  layerMetrics(registry, load);
+  if (options.plans !== undefined) planMetrics(registry, options.plans);
+}
+
+/** The pool's balancedness (expert tokens and utilisation) and its reporting backends. */
+function poolLoadMetrics(registry: Registry, load: () => PoolLoad): void {
   const pool = (read: (p: PoolLoad["pool"]) => number | null | undefined) => () => {
     const value = read(load().pool);
     return value === null || value === undefined ? [] : [{ labels: {}, value }];
@@ -116,6 +123,10 @@ export function poolMetrics(registry: Registry, options: PoolMetricsOptions): vo
     help: "Backends with fresh load reports and rates (the ones balancedness counts).",
     read: pool((p) => p.reporting),
   });
+}
+
+/** Per layer: balancedness and expert skew (top-10 % share, CV). */
+function layerMetrics(registry: Registry, load: () => PoolLoad): void {
   collectedGauge(registry, {
     name: "switchyard_layer_balancedness",
     help: "Balancedness of a layer: mean / max over reporting backends of the routed-expert " +
@@ -135,29 +146,30 @@ export function poolMetrics(registry: Registry, options: PoolMetricsOptions): vo
     labelNames: ["model", "layer"],
     read: () => layerSamples(load(), "cv"),
   });
-  const plans = options.plans;
-  if (plans !== undefined) {
-    collectedGauge(registry, {
-      name: "switchyard_plan_current_version",
-      help: "Version of the current placement plan of the model (absent: none yet).",
-      labelNames: ["model"],
-      read: () => planVersionSamples(plans),
+}
+
+/** The current plan version per model and, where counted, the plan reconciliations. */
+function planMetrics(registry: Registry, plans: PlanVersionSource): void {
+  collectedGauge(registry, {
+    name: "switchyard_plan_current_version",
+    help: "Version of the current placement plan of the model (absent: none yet).",
+    labelNames: ["model"],
+    read: () => planVersionSamples(plans),
+  });
+  const reconciliations = plans.reconciliations;
+  if (reconciliations !== undefined) {
+    collectedCounter(registry, {
+      name: "switchyard_plan_reconciliations_total",
+      help: "Backends found off the current plan (e.g. restarted) and put back on it " +
+        '(outcome="reconciled"), and attempts that failed (outcome="failed").',
+      labelNames: ["outcome"],
+      read: () => {
+        const counts = reconciliations();
+        return [
+          { labels: { outcome: "reconciled" }, value: counts.reconciled },
+          { labels: { outcome: "failed" }, value: counts.failed },
+        ];
+      },
     });
-    const reconciliations = plans.reconciliations;
-    if (reconciliations !== undefined) {
-      collectedCounter(registry, {
-        name: "switchyard_plan_reconciliations_total",
-        help: "Backends found off the current plan (e.g. restarted) and put back on it " +
-          '(outcome="reconciled"), and attempts that failed (outcome="failed").',
-        labelNames: ["outcome"],
-        read: () => {
-          const counts = reconciliations();
-          return [
-            { labels: { outcome: "reconciled" }, value: counts.reconciled },
-            { labels: { outcome: "failed" }, value: counts.failed },
-          ];
-        },
-      });
-    }
   }
 }
