@@ -382,91 +382,28 @@ export class Balancer {
   }
 
   async #tick(): Promise<DecisionRecord> {
-    const { settings, clock } = this.#options;
+    const { clock } = this.#options;
     const model = this.#options.modelShape();
-    const kept = {
-      trigger: "balancer" as const,
-      model: model?.name ?? null,
-      action: "none" as const,
-      outcome: "kept" as const,
-      version: null,
-      before: null,
-      after: null,
-      moved: null,
-    };
+    const kept = keptRecord(model?.name ?? null);
     if (model === null) {
       return this.#record({ ...kept, at: clock.now(), reason: "model shape not known yet" });
     }
     // Whether a rebalance is due this evaluation (worst layer below threshold), once known.
     let due: { worst: number } | null = null;
     try {
-      if (this.#pending !== undefined) {
-        const backends = await completeActivation(this.#pending, this.#deps);
-        this.#pending = backends.length === 0 ? undefined : { ...this.#pending, backends };
-        if (this.#pending === undefined && this.#pendingSince !== undefined) {
-          this.#health.activated(clock.now() - this.#pendingSince);
-          this.#pendingSince = undefined;
-        }
-      }
+      await this.#completePending();
       const state = await this.#state("rebalance");
       // An empty KV must not push a static plan over the placement the pool runs.
-      const adoption = this.#options.adoption;
-      if (state.current === null && adoption !== undefined && state.backends.length > 0) {
-        const adopted = await adoption.adopt(model, state.backends);
-        if (adopted !== null) {
-          return this.#record({
-            ...kept,
-            at: clock.now(),
-            action: "adopt",
-            outcome: "adopted",
-            version: adopted.version,
-            reason: `no current plan in KV: adopted version ${adopted.version} from the backends`,
-          });
-        }
-      }
-      const loads = this.#options.loadSource(model.name);
-      const evaluation = evaluateBalance({
-        settings,
-        trigger: this.#trigger,
-        now: clock.now(),
-        lastSwitchAt: this.#lastSwitchAt,
-        model,
-        backends: state.backends,
-        current: state.current,
-        pinned: state.pinned,
-        loads,
-        budgets: this.#budgets(),
-        placement: {
-          mode: settings.placement ?? "auto",
-          costs: this.#options.costs?.() ?? assumedCosts(),
-          waitForBudgets: clock.now() - this.#startedAt < BUDGET_WAIT_MS,
-        },
-      });
+      const adopted = await this.#adoptRunning(model, state, kept);
+      if (adopted !== null) return adopted;
+      const evaluation = this.#evaluate(model, state);
       this.#trigger = evaluation.trigger;
       due = this.#dueOf(evaluation);
       const { decision } = evaluation;
       if (decision.placement !== undefined) this.#placement = decision.placement;
       const placement = brief(decision.placement);
       if (decision.action === "none" || decision.plan === undefined) {
-        this.#health.evaluated(
-          clock.now(),
-          due === null ? { due: false } : {
-            due: true,
-            reason: decision.held ?? (decision.failed ? "planning_failed" : "no_better_plan"),
-            detail: decision.reason,
-            worst: due.worst,
-            threshold: settings.threshold,
-          },
-        );
-        return this.#record({
-          ...kept,
-          at: clock.now(),
-          reason: decision.reason,
-          ...(decision.failed ? { outcome: "error" as const, error: decision.failed } : {}),
-          before: decision.predicted.before,
-          after: decision.predicted.after,
-          ...(placement ? { placement } : {}),
-        });
+        return this.#keep(decision, { kept, due, placement });
       }
       await this.#switch(
         { ...decision.plan, reason: `${decision.action}: ${decision.reason}` },
@@ -489,25 +426,119 @@ export class Balancer {
       }
       return this.#decisions.at(-1)!;
     } catch (error) {
-      if (due !== null) {
-        const outcome = error instanceof SwitchFailed ? error.record.outcome : "error";
-        this.#health.evaluated(clock.now(), {
-          due: true,
-          reason: FAILED_REASON[outcome] ?? "error",
-          detail: error instanceof Error ? error.message : String(error),
-          worst: due.worst,
-          threshold: settings.threshold,
-        });
-      }
-      if (error instanceof SwitchFailed) return error.record;
-      return this.#record({
-        ...kept,
-        at: clock.now(),
-        reason: "balancer tick failed",
-        outcome: "error",
-        error: error instanceof Error ? error.message : String(error),
+      return this.#tickFailed(error, { kept, due });
+    }
+  }
+
+  /** Activation still pending from an earlier switch: retries the backends that missed it. */
+  async #completePending(): Promise<void> {
+    if (this.#pending === undefined) return;
+    const backends = await completeActivation(this.#pending, this.#deps);
+    this.#pending = backends.length === 0 ? undefined : { ...this.#pending, backends };
+    if (this.#pending === undefined && this.#pendingSince !== undefined) {
+      this.#health.activated(this.#options.clock.now() - this.#pendingSince);
+      this.#pendingSince = undefined;
+    }
+  }
+
+  /** With no current plan in KV, the newest plan the backends run, recorded; else null. */
+  async #adoptRunning(
+    model: ModelShape,
+    state: State,
+    kept: KeptRecord,
+  ): Promise<DecisionRecord | null> {
+    const adoption = this.#options.adoption;
+    if (state.current !== null || adoption === undefined || state.backends.length === 0) {
+      return null;
+    }
+    const adopted = await adoption.adopt(model, state.backends);
+    if (adopted === null) return null;
+    return this.#record({
+      ...kept,
+      at: this.#options.clock.now(),
+      action: "adopt",
+      outcome: "adopted",
+      version: adopted.version,
+      reason: `no current plan in KV: adopted version ${adopted.version} from the backends`,
+    });
+  }
+
+  /** One evaluation of the load the balancer plans on (see {@linkcode evaluateBalance}). */
+  #evaluate(model: ModelShape, state: State): Evaluation {
+    const { settings, clock } = this.#options;
+    const loads = this.#options.loadSource(model.name);
+    return evaluateBalance({
+      settings,
+      trigger: this.#trigger,
+      now: clock.now(),
+      lastSwitchAt: this.#lastSwitchAt,
+      model,
+      backends: state.backends,
+      current: state.current,
+      pinned: state.pinned,
+      loads,
+      budgets: this.#budgets(),
+      placement: {
+        mode: settings.placement ?? "auto",
+        costs: this.#options.costs?.() ?? assumedCosts(),
+        waitForBudgets: clock.now() - this.#startedAt < BUDGET_WAIT_MS,
+      },
+    });
+  }
+
+  /** Records an evaluation that keeps the plan, and why a due rebalance is held. */
+  #keep(
+    decision: Evaluation["decision"],
+    context: { kept: KeptRecord; due: { worst: number } | null; placement?: PlacementBrief },
+  ): DecisionRecord {
+    const { settings, clock } = this.#options;
+    const { kept, due, placement } = context;
+    this.#health.evaluated(
+      clock.now(),
+      due === null ? { due: false } : {
+        due: true,
+        reason: decision.held ?? (decision.failed ? "planning_failed" : "no_better_plan"),
+        detail: decision.reason,
+        worst: due.worst,
+        threshold: settings.threshold,
+      },
+    );
+    return this.#record({
+      ...kept,
+      at: clock.now(),
+      reason: decision.reason,
+      ...(decision.failed ? { outcome: "error" as const, error: decision.failed } : {}),
+      before: decision.predicted.before,
+      after: decision.predicted.after,
+      ...(placement ? { placement } : {}),
+    });
+  }
+
+  /** A failed tick: the held rebalance's reason when one was due, and the failure's record. */
+  #tickFailed(
+    error: unknown,
+    context: { kept: KeptRecord; due: { worst: number } | null },
+  ): DecisionRecord {
+    const { settings, clock } = this.#options;
+    const { kept, due } = context;
+    if (due !== null) {
+      const outcome = error instanceof SwitchFailed ? error.record.outcome : "error";
+      this.#health.evaluated(clock.now(), {
+        due: true,
+        reason: FAILED_REASON[outcome] ?? "error",
+        detail: error instanceof Error ? error.message : String(error),
+        worst: due.worst,
+        threshold: settings.threshold,
       });
     }
+    if (error instanceof SwitchFailed) return error.record;
+    return this.#record({
+      ...kept,
+      at: clock.now(),
+      reason: "balancer tick failed",
+      outcome: "error",
+      error: error instanceof Error ? error.message : String(error),
+    });
   }
 
   /** Runs a switch and records it; throws {@linkcode SwitchFailed} when nothing changed. */
@@ -699,6 +730,23 @@ class SwitchFailed extends Error {
 function rethrowCause(error: unknown): never {
   throw error instanceof SwitchFailed ? error.cause : error;
 }
+
+/** The record of a balancer evaluation that keeps the plan, before its time and reason. */
+function keptRecord(model: string | null) {
+  return {
+    trigger: "balancer" as const,
+    model,
+    action: "none" as const,
+    outcome: "kept" as const,
+    version: null,
+    before: null,
+    after: null,
+    moved: null,
+  };
+}
+
+/** {@linkcode keptRecord}'s shape. */
+type KeptRecord = ReturnType<typeof keptRecord>;
 
 /** The brief of a placement analysis, for records and log lines. */
 function brief(analysis: PlacementAnalysis | undefined): PlacementBrief | undefined {
