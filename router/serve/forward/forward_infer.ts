@@ -23,6 +23,7 @@ import type { Logger } from "../../../shared/logger.ts";
 import { SERVER_TIMING_HEADER } from "../../../shared/server_timing.ts";
 import type { Admission } from "../admission/admission.ts";
 import { type BackendPool, EjectedError } from "../pool/backend_pool.ts";
+import type { BackendView } from "../pool/backend_view.ts";
 import type { RoutingPolicy } from "../entry/policy.ts";
 import type { Clock } from "../../runtime/clock.ts";
 import type { FetchLike } from "../../runtime/fetch_like.ts";
@@ -144,129 +145,188 @@ export interface Forwarded {
 
 /** Forwards `request` and returns the response for the client; throws {@linkcode ApiError}. */
 export async function forwardInfer(request: ForwardRequest, deps: ForwardDeps): Promise<Forwarded> {
-  const { pool, policy, logger, clock, admission, budget } = deps;
-  const timers = deps.timers ?? clock;
-  const hrNow = deps.hrNow ?? (() => performance.now());
+  const { clock, admission, budget } = deps;
   const started = clock.now();
-  const tried: { id: string; name: string; failure: RetryCause }[] = [];
+  const tried: Tried[] = [];
   budget.request(started);
   // One timer per attempt, none for the deadline: an attempt's limit is the try timeout
   // or, when less is left, the rest of the deadline (then its end is the deadline's).
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     if (clock.now() - started >= deps.timeoutMs) break;
-    const candidates = pool.candidates(request.model)
-      .filter((b) => !tried.some((t) => t.id === b.id));
-    if (candidates.length === 0) break;
-    const withRoom = candidates.filter((b) => admission.hasRoom(b.inFlight));
-    // Every other backend full, also for a retry: a shed answer the client can retry after
-    // (429 + Retry-After), not the 504 of a request nobody could take.
-    if (withRoom.length === 0) throw admission.backendsFull(request.model);
-    const previous = tried[tried.length - 1];
-    if (previous !== undefined) {
-      if (!budget.tryRetry(clock.now())) {
-        logger.warn("retry refused: retry budget spent", {
-          request_id: request.requestId,
-          backend: previous.id,
-          cause: previous.failure,
-        });
-        break;
-      }
-      deps.onRetry?.(previous.failure);
-    }
-    const backend = policy.pick(withRoom);
-    // Log fields of this attempt, built only when something is logged.
-    const fields = () => ({
-      request_id: request.requestId,
-      model: request.model,
-      backend: backend.id,
-      backend_name: backend.name,
-      attempt,
-    });
-    const tryStarted = clock.now();
-    const tryMs = Math.min(deps.tryTimeoutMs, deps.timeoutMs - (tryStarted - started));
-    const byDeadline = deps.timeoutMs - (tryStarted - started) <= deps.tryTimeoutMs;
-    // Aborted by the try timeout, the deadline or an ejection — until the head arrives.
-    const tryAbort = new AbortController();
-    const stop = (reason: unknown) => tryAbort.abort(reason);
-    const tryTimer = timers.setTimeout(
-      () => stop(byDeadline ? new DeadlinePassed() : new TryTimeout(tryMs)),
-      tryMs,
-    );
-    const ejection = pool.ejectionSignal(backend.id);
-    const onEjection = () => stop(ejection.reason);
-    ejection.addEventListener("abort", onEjection);
-    const release = pool.acquire(backend.id);
-    const hrStarted = hrNow();
-    let result;
-    try {
-      result = await exchange(deps.fetch, {
-        url: `${backend.url}/v2/models/${encodeURIComponent(request.model)}/infer`,
-        headers: request.headers,
-        body: request.body,
-        signal: tryAbort.signal,
-        bufferLimit: BUFFERED_ANSWER_BYTES,
-      });
-    } finally {
-      release();
-      timers.clearTimeout(tryTimer);
-      ejection.removeEventListener("abort", onEjection);
-    }
-    if (result.kind === "aborted") {
-      const reason = result.reason;
-      if (reason instanceof EjectedError) {
-        logger.warn("backend ejected while a request waited", fields());
-        tried.push({ id: backend.id, name: backend.name, failure: "ejected" });
-        continue;
-      }
-      // A try timeout or the deadline: either way the backend did not answer in time.
-      const waited = clock.now() - tryStarted;
-      const lag = Math.max(pool.lagSince(tryStarted), waited - tryMs);
-      const verdict = pool.reportFailure(
-        backend.id,
-        "timeout",
-        `no answer to a request within ${Math.round(waited)} ms`,
-        lag,
-      );
-      logger.warn("backend timed out", {
-        ...fields(),
-        timeout_ms: tryMs,
-        excused: verdict === "excused",
-      });
-      tried.push({ id: backend.id, name: backend.name, failure: "timeout" });
-      if (reason instanceof DeadlinePassed) {
-        throw new ApiError(
-          "timeout",
-          `Cannot run inference: backend "${backend.name}" did not answer within router.request_timeout (${deps.timeoutMs} ms)`,
-        );
-      }
-      continue;
-    }
-    if (result.kind === "unreachable") {
-      logger.warn("backend unreachable", { ...fields(), reason: result.reason });
-      pool.reportFailure(backend.id, "connection", `forwarding failed: ${result.reason}`);
-      tried.push({ id: backend.id, name: backend.name, failure: "unreachable" });
-      continue;
-    }
-    if (result.status === 401 || result.status === 403) {
-      discard(result.body);
-      logger.error("backend rejected the internal token", { ...fields(), status: result.status });
-      throw new ApiError(
-        "backend_error",
-        `Cannot run inference: backend "${backend.name}" refused the router`,
-      );
-    }
-    // 503 is a backend shedding load (it said so), not a sick one.
-    if (result.status >= 500 && result.status !== 503) {
-      pool.reportFailure(backend.id, "server_error", `answered ${result.status} to a request`);
-    } else {
-      pool.reportSuccess(backend.id);
-    }
-    return {
-      response: answer(result.status, result.headers, result.body, backend.name),
-      upstreamMs: hrNow() - hrStarted,
-    };
+    const backend = pickBackend(request, deps, tried);
+    if (backend === undefined) break;
+    const outcome = await attemptOn(backend, request, deps, { started, attempt });
+    if (outcome.kind === "answered") return outcome.forwarded;
+    tried.push({ id: backend.id, name: backend.name, failure: outcome.failure });
   }
   throw failure(request.model, tried, deps.tryTimeoutMs, admission);
+}
+
+/** A backend an attempt failed on, and why. */
+interface Tried {
+  id: string;
+  name: string;
+  failure: RetryCause;
+}
+
+/**
+ * Step 1 (and 4's conditions): a backend not tried yet with room, picked by the policy;
+ * undefined when none is left or the retry budget refuses a retry. Every other backend
+ * full: a shed answer (429) the client can retry after.
+ */
+function pickBackend(
+  request: ForwardRequest,
+  deps: ForwardDeps,
+  tried: readonly Tried[],
+): BackendView | undefined {
+  const { pool, admission, budget, clock, logger } = deps;
+  const candidates = pool.candidates(request.model)
+    .filter((b) => !tried.some((t) => t.id === b.id));
+  if (candidates.length === 0) return undefined;
+  const withRoom = candidates.filter((b) => admission.hasRoom(b.inFlight));
+  // Every other backend full, also for a retry: a shed answer the client can retry after
+  // (429 + Retry-After), not the 504 of a request nobody could take.
+  if (withRoom.length === 0) throw admission.backendsFull(request.model);
+  const previous = tried[tried.length - 1];
+  if (previous !== undefined) {
+    if (!budget.tryRetry(clock.now())) {
+      logger.warn("retry refused: retry budget spent", {
+        request_id: request.requestId,
+        backend: previous.id,
+        cause: previous.failure,
+      });
+      return undefined;
+    }
+    deps.onRetry?.(previous.failure);
+  }
+  return deps.policy.pick(withRoom);
+}
+
+/** What one attempt came to: the answer to pass through, or why to try another backend. */
+type Attempt =
+  | { kind: "answered"; forwarded: Forwarded }
+  | { kind: "failed"; failure: RetryCause };
+
+/**
+ * Steps 2–3 on `backend`: in flight, POST within the try timeout and the deadline, the
+ * outcome reported to outlier detection. Throws the 504 of a passed deadline and the 502
+ * of a refused token.
+ */
+async function attemptOn(
+  backend: BackendView,
+  request: ForwardRequest,
+  deps: ForwardDeps,
+  at: { started: number; attempt: number },
+): Promise<Attempt> {
+  const { pool, logger, clock } = deps;
+  const timers = deps.timers ?? clock;
+  const hrNow = deps.hrNow ?? (() => performance.now());
+  // Log fields of this attempt, built only when something is logged.
+  const fields = () => ({
+    request_id: request.requestId,
+    model: request.model,
+    backend: backend.id,
+    backend_name: backend.name,
+    attempt: at.attempt,
+  });
+  const tryStarted = clock.now();
+  const tryMs = Math.min(deps.tryTimeoutMs, deps.timeoutMs - (tryStarted - at.started));
+  const byDeadline = deps.timeoutMs - (tryStarted - at.started) <= deps.tryTimeoutMs;
+  // Aborted by the try timeout, the deadline or an ejection — until the head arrives.
+  const tryAbort = new AbortController();
+  const stop = (reason: unknown) => tryAbort.abort(reason);
+  const tryTimer = timers.setTimeout(
+    () => stop(byDeadline ? new DeadlinePassed() : new TryTimeout(tryMs)),
+    tryMs,
+  );
+  const ejection = pool.ejectionSignal(backend.id);
+  const onEjection = () => stop(ejection.reason);
+  ejection.addEventListener("abort", onEjection);
+  const release = pool.acquire(backend.id);
+  const hrStarted = hrNow();
+  let result;
+  try {
+    result = await exchange(deps.fetch, {
+      url: `${backend.url}/v2/models/${encodeURIComponent(request.model)}/infer`,
+      headers: request.headers,
+      body: request.body,
+      signal: tryAbort.signal,
+      bufferLimit: BUFFERED_ANSWER_BYTES,
+    });
+  } finally {
+    release();
+    timers.clearTimeout(tryTimer);
+    ejection.removeEventListener("abort", onEjection);
+  }
+  if (result.kind === "aborted") {
+    const failure = abortedFailure(result.reason, backend, deps, { tryStarted, tryMs, fields });
+    return { kind: "failed", failure };
+  }
+  if (result.kind === "unreachable") {
+    logger.warn("backend unreachable", { ...fields(), reason: result.reason });
+    pool.reportFailure(backend.id, "connection", `forwarding failed: ${result.reason}`);
+    return { kind: "failed", failure: "unreachable" };
+  }
+  if (result.status === 401 || result.status === 403) {
+    discard(result.body);
+    logger.error("backend rejected the internal token", { ...fields(), status: result.status });
+    throw new ApiError(
+      "backend_error",
+      `Cannot run inference: backend "${backend.name}" refused the router`,
+    );
+  }
+  // 503 is a backend shedding load (it said so), not a sick one.
+  if (result.status >= 500 && result.status !== 503) {
+    pool.reportFailure(backend.id, "server_error", `answered ${result.status} to a request`);
+  } else {
+    pool.reportSuccess(backend.id);
+  }
+  return {
+    kind: "answered",
+    forwarded: {
+      response: answer(result.status, result.headers, result.body, backend.name),
+      upstreamMs: hrNow() - hrStarted,
+    },
+  };
+}
+
+/**
+ * Why an aborted attempt failed: its backend's ejection, or no answer in time (reported,
+ * with the router's own lag as an excuse); throws the 504 when the deadline passed.
+ */
+function abortedFailure(
+  reason: unknown,
+  backend: BackendView,
+  deps: ForwardDeps,
+  attempt: { tryStarted: number; tryMs: number; fields: () => Record<string, unknown> },
+): RetryCause {
+  const { pool, logger, clock } = deps;
+  const { tryStarted, tryMs, fields } = attempt;
+  if (reason instanceof EjectedError) {
+    logger.warn("backend ejected while a request waited", fields());
+    return "ejected";
+  }
+  // A try timeout or the deadline: either way the backend did not answer in time.
+  const waited = clock.now() - tryStarted;
+  const lag = Math.max(pool.lagSince(tryStarted), waited - tryMs);
+  const verdict = pool.reportFailure(
+    backend.id,
+    "timeout",
+    `no answer to a request within ${Math.round(waited)} ms`,
+    lag,
+  );
+  logger.warn("backend timed out", {
+    ...fields(),
+    timeout_ms: tryMs,
+    excused: verdict === "excused",
+  });
+  if (reason instanceof DeadlinePassed) {
+    throw new ApiError(
+      "timeout",
+      `Cannot run inference: backend "${backend.name}" did not answer within router.request_timeout (${deps.timeoutMs} ms)`,
+    );
+  }
+  return "timeout";
 }
 
 /** The error after every attempt failed (or none could start). */
