@@ -163,38 +163,41 @@ export function choosePlacement(input: PlacementChoiceInput): PlacementAnalysis 
   const base = {
     mode: input.mode,
     fits: { fullReplication: fit.fits, reason: fit.fits ? null : fit.reason },
-    inputs: {
-      backends: backends.length,
-      layers: model.layers,
-      experts: model.experts,
-      slots: {
-        expertParallel: input.expertParallel.slotsPerBackend,
-        fullReplication: model.experts,
-      },
-      budgets: backends.map(({ id }) => budgetRow(id, input.budgets, model.layers)),
-      remoteRow: costs.remoteRow,
-      expertRow: costs.expertRow,
-      loadBytesPerMs: {
-        value: ASSUMED_LOAD_BYTES_PER_MS,
-        source: "assumed" as const,
-        detail: "~1 GB/s: ONNX session creation from a local disk",
-      },
-      load: observed ? "observed" as const : "even" as const,
-    },
+    inputs: analysisInputs(input, observed),
     current,
     expertParallel: ep,
     fullReplication: fr,
     gain,
     move,
   };
-  const parallel = (action: "keep" | "wait", reason: string): PlacementAnalysis => ({
-    ...base,
+  return { ...base, ...placementVerdict(input, { observed, fit, ep, fr, current, gain, move }) };
+}
+
+/** The choice, the action and why, by the module doc's rules. */
+type PlacementVerdict = Pick<PlacementAnalysis, "choice" | "action" | "reason">;
+
+/** What the rules weigh: the candidates' costs, whether full replication fits, the move. */
+interface Weighed {
+  /** Whether expert load was observed (else an even load was assumed). */
+  observed: boolean;
+  fit: ReturnType<typeof fullReplicationFit>;
+  ep: CandidateCost;
+  fr: CandidateCost | null;
+  current: CandidateCost | null;
+  gain: number | null;
+  move: MoveCost | null;
+}
+
+/** Rules 1–9 of the module doc over what was weighed. */
+function placementVerdict(input: PlacementChoiceInput, weighed: Weighed): PlacementVerdict {
+  const { model, costs } = input;
+  const { observed, fit, ep, fr, current, gain, move } = weighed;
+  const parallel = (action: "keep" | "wait", reason: string): PlacementVerdict => ({
     choice: "expert_parallel",
     action,
     reason: `expert parallelism: ${reason}`,
   });
-  const replicate = (action: "keep" | "switch", reason: string): PlacementAnalysis => ({
-    ...base,
+  const replicate = (action: "keep" | "switch", reason: string): PlacementVerdict => ({
     choice: "full_replication",
     action,
     reason: `full replication: ${reason}`,
@@ -256,6 +259,29 @@ export function choosePlacement(input: PlacementChoiceInput): PlacementAnalysis 
         ? ""
         : `; ${moveText(move)} pays back in ${(move.paybackS ?? 0).toFixed(1)} s`),
   );
+}
+
+/** The analysis' inputs: pool shape, slots, budgets, the costs weighed and their sources. */
+function analysisInputs(input: PlacementChoiceInput, observed: boolean) {
+  const { model, backends, costs } = input;
+  return {
+    backends: backends.length,
+    layers: model.layers,
+    experts: model.experts,
+    slots: {
+      expertParallel: input.expertParallel.slotsPerBackend,
+      fullReplication: model.experts,
+    },
+    budgets: backends.map(({ id }) => budgetRow(id, input.budgets, model.layers)),
+    remoteRow: costs.remoteRow,
+    expertRow: costs.expertRow,
+    loadBytesPerMs: {
+      value: ASSUMED_LOAD_BYTES_PER_MS,
+      source: "assumed" as const,
+      detail: "~1 GB/s: ONNX session creation from a local disk",
+    },
+    load: observed ? "observed" as const : "even" as const,
+  };
 }
 
 function candidate(
