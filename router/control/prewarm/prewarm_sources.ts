@@ -105,31 +105,19 @@ export function storeTrafficSource(
       const forecaster = chosen.forecaster;
       // The buckets in progress, blended with the one-step forecast by what they cover.
       const extended = [...series];
-      const partial: { at: number; tokens: number }[] = [];
-      if (options.partialBucket !== false) {
-        for (let start = end; start <= store.bucketStart(now); start += bucketMs) {
-          const f = coveredFraction(start, bucketMs, now, partialLagMs);
-          if (f <= 0) break;
-          const [tokens] = await store.values({ kind: "tokens", model }, start, start + bucketMs);
-          const next = forecaster.forecast(extended, 1, { seasonLength }).mean[0] ?? 0;
-          const baseline = (tokens ?? 0) / eventFactor(start, bucketMs, events);
-          const blended = blendPartial(baseline, f, next);
-          extended.push(blended);
-          partial.push({ at: start + bucketMs, tokens: blended });
-        }
-      }
+      const partial = options.partialBucket === false ? [] : await partialBuckets(store, extended, {
+        model,
+        from: end,
+        now,
+        partialLagMs,
+        events,
+        forecast: (values) => forecaster.forecast(values, 1, { seasonLength }).mean[0] ?? 0,
+      });
       const { mean } = forecaster.forecast(extended, horizon, { seasonLength });
-      const last = end + partial.length * bucketMs;
       return {
         bucketMs,
         model: forecaster.name,
-        points: [
-          ...partial.map((p) => ({ at: p.at, tokensPerS: p.tokens / (bucketMs / 1000) })),
-          ...mean.map((tokens, h) => ({
-            at: last + (h + 1) * bucketMs,
-            tokensPerS: Math.max(0, tokens) / (bucketMs / 1000),
-          })),
-        ],
+        points: volumePoints(bucketMs, end, partial, mean),
       };
     },
     async observedMix(now: number): Promise<Record<string, number> | null> {
@@ -145,16 +133,70 @@ export function storeTrafficSource(
     },
     async affinity(model: string, now: number): Promise<ExpertAffinity | null> {
       const counts = await store.affinity(model, now - 86_400_000, now + bucketMs);
-      const types = Object.entries(counts);
-      if (types.length === 0) return null;
-      const all: number[][] = [];
-      for (const [, layers] of types) {
-        layers.forEach((row, l) => {
-          const into = all[l] ??= [];
-          row.forEach((v, e) => into[e] = (into[e] ?? 0) + v);
-        });
-      }
-      return { ...counts, "*": all.map((row) => Array.from(row, (v) => v ?? 0)) };
+      if (Object.keys(counts).length === 0) return null;
+      return { ...counts, "*": sumOverTypes(counts) };
     },
   };
+}
+
+/**
+ * The buckets in progress from `from` up to `now` that the store surely holds part of,
+ * each blended with the one-step `forecast` by the fraction it covers (events divided out)
+ * and appended to `series`; returns them with their end times.
+ */
+async function partialBuckets(
+  store: TrafficStore,
+  series: number[],
+  at: {
+    model: string;
+    from: number;
+    now: number;
+    partialLagMs: number;
+    events: readonly PrewarmEvent[];
+    forecast: (series: readonly number[]) => number;
+  },
+): Promise<{ at: number; tokens: number }[]> {
+  const { model, now, events } = at;
+  const bucketMs = store.bucketMs;
+  const partial: { at: number; tokens: number }[] = [];
+  for (let start = at.from; start <= store.bucketStart(now); start += bucketMs) {
+    const f = coveredFraction(start, bucketMs, now, at.partialLagMs);
+    if (f <= 0) break;
+    const [tokens] = await store.values({ kind: "tokens", model }, start, start + bucketMs);
+    const next = at.forecast(series);
+    const baseline = (tokens ?? 0) / eventFactor(start, bucketMs, events);
+    const blended = blendPartial(baseline, f, next);
+    series.push(blended);
+    partial.push({ at: start + bucketMs, tokens: blended });
+  }
+  return partial;
+}
+
+/** Tokens/s points: the partial buckets, then the forecast `mean` after them. */
+function volumePoints(
+  bucketMs: number,
+  end: number,
+  partial: readonly { at: number; tokens: number }[],
+  mean: readonly number[],
+): VolumeForecast["points"] {
+  const last = end + partial.length * bucketMs;
+  return [
+    ...partial.map((p) => ({ at: p.at, tokensPerS: p.tokens / (bucketMs / 1000) })),
+    ...mean.map((tokens, h) => ({
+      at: last + (h + 1) * bucketMs,
+      tokensPerS: Math.max(0, tokens) / (bucketMs / 1000),
+    })),
+  ];
+}
+
+/** `[layer][expert]` selections summed over request types (the profile of all traffic). */
+function sumOverTypes(counts: Record<string, number[][]>): number[][] {
+  const all: number[][] = [];
+  for (const layers of Object.values(counts)) {
+    layers.forEach((row, l) => {
+      const into = all[l] ??= [];
+      row.forEach((v, e) => into[e] = (into[e] ?? 0) + v);
+    });
+  }
+  return all.map((row) => Array.from(row, (v) => v ?? 0));
 }
