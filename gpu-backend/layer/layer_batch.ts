@@ -72,8 +72,48 @@ export function assembleLayerBatch(
   works: readonly LayerWork[],
   options: { width: number; position: Int32Array; hosted: number; fusedGate: boolean },
 ): AssembledBatch {
-  const { width, position, hosted } = options;
+  const { width, hosted } = options;
   // Step 1: row layout — entry rows of every work, then every work's peer rows.
+  const layout = layoutRows(works, width);
+  const { rows, residual, entryRows, totalRows, assigned } = layout;
+  // Step 2: counting sort of the assignments by hosting position.
+  const { counts, src, weight } = sortAssignments(works, layout, options.position, hosted);
+  // Step 3: feeds, and the split of the outputs per work.
+  const outputs: string[] = [LAYER_IO.hidden];
+  if (layout.peerRows > 0) outputs.push(LAYER_IO.routed);
+  if (options.fusedGate) outputs.push(LAYER_IO.logits);
+  return {
+    feeds: {
+      [LAYER_IO.rows]: { type: "float32", data: rows, dims: [totalRows, width] },
+      [LAYER_IO.residual]: { type: "float32", data: residual, dims: [entryRows, width] },
+      [LAYER_IO.src]: { type: "int32", data: src, dims: [assigned] },
+      [LAYER_IO.counts]: { type: "int32", data: counts.slice(), dims: [hosted] },
+      [LAYER_IO.weight]: { type: "float32", data: weight, dims: [assigned, 1] },
+    },
+    outputs,
+    entryRows,
+    totalRows,
+    counts,
+    split: (out) => splitOutputs(out, works, layout, width),
+  };
+}
+
+/** Where the works' rows sit in the batch: entry rows first, then peer rows. */
+interface RowLayout {
+  rows: Float32Array;
+  residual: Float32Array;
+  /** Per work, its first entry row and its first peer row in `rows`. */
+  entryAt: Int32Array;
+  peerAt: Int32Array;
+  entryRows: number;
+  peerRows: number;
+  totalRows: number;
+  /** Row assignments over all works. */
+  assigned: number;
+}
+
+/** Step 1: the rows and residuals of `works` in batch order (one work's own arrays as they are). */
+function layoutRows(works: readonly LayerWork[], width: number): RowLayout {
   let entryRows = 0;
   let peerRows = 0;
   let assigned = 0;
@@ -113,7 +153,20 @@ export function assembleLayerBatch(
     });
   }
   if (single) peerAt[0] = single.entry;
-  // Step 2: counting sort of the assignments by hosting position.
+  return { rows, residual, entryAt, peerAt, entryRows, peerRows, totalRows, assigned };
+}
+
+/**
+ * Step 2: the assignments grouped by hosting position (counting sort): per position its
+ * count, and per slot the batch row and combine weight.
+ */
+function sortAssignments(
+  works: readonly LayerWork[],
+  layout: RowLayout,
+  position: Int32Array,
+  hosted: number,
+): { counts: Int32Array; src: Int32Array; weight: Float32Array } {
+  const { entryAt, peerAt, assigned } = layout;
   const counts = new Int32Array(hosted);
   for (const work of works) {
     const experts = work.assign.expert;
@@ -141,39 +194,31 @@ export function assembleLayerBatch(
       weight[slot] = w[j]!;
     }
   });
-  // Step 3: feeds, and the split of the outputs per work.
-  const outputs: string[] = [LAYER_IO.hidden];
-  if (peerRows > 0) outputs.push(LAYER_IO.routed);
-  if (options.fusedGate) outputs.push(LAYER_IO.logits);
-  return {
-    feeds: {
-      [LAYER_IO.rows]: { type: "float32", data: rows, dims: [totalRows, width] },
-      [LAYER_IO.residual]: { type: "float32", data: residual, dims: [entryRows, width] },
-      [LAYER_IO.src]: { type: "int32", data: src, dims: [assigned] },
-      [LAYER_IO.counts]: { type: "int32", data: counts.slice(), dims: [hosted] },
-      [LAYER_IO.weight]: { type: "float32", data: weight, dims: [assigned, 1] },
-    },
-    outputs,
-    entryRows,
-    totalRows,
-    counts,
-    split: (out) => {
-      const hidden = out[LAYER_IO.hidden]!;
-      const routed = out[LAYER_IO.routed];
-      const logits = out[LAYER_IO.logits];
-      const gateWidth = logits && entryRows > 0 ? logits.length / entryRows : 0;
-      return works.map((work, i) => {
-        const peer = work.rowCount - work.entry;
-        return {
-          hidden: hidden.subarray(entryAt[i]! * width, (entryAt[i]! + work.entry) * width),
-          logits: logits
-            ? logits.subarray(entryAt[i]! * gateWidth, (entryAt[i]! + work.entry) * gateWidth)
-            : null,
-          routed: routed && peer > 0
-            ? routed.subarray(peerAt[i]! * width, (peerAt[i]! + peer) * width)
-            : new Float32Array(0),
-        };
-      });
-    },
-  };
+  return { counts, src, weight };
+}
+
+/** Step 3's split: each work's hidden rows, gate logits and peer rows of the outputs. */
+function splitOutputs(
+  out: Parameters<AssembledBatch["split"]>[0],
+  works: readonly LayerWork[],
+  layout: RowLayout,
+  width: number,
+): ReturnType<AssembledBatch["split"]> {
+  const { entryAt, peerAt, entryRows } = layout;
+  const hidden = out[LAYER_IO.hidden]!;
+  const routed = out[LAYER_IO.routed];
+  const logits = out[LAYER_IO.logits];
+  const gateWidth = logits && entryRows > 0 ? logits.length / entryRows : 0;
+  return works.map((work, i) => {
+    const peer = work.rowCount - work.entry;
+    return {
+      hidden: hidden.subarray(entryAt[i]! * width, (entryAt[i]! + work.entry) * width),
+      logits: logits
+        ? logits.subarray(entryAt[i]! * gateWidth, (entryAt[i]! + work.entry) * gateWidth)
+        : null,
+      routed: routed && peer > 0
+        ? routed.subarray(peerAt[i]! * width, (peerAt[i]! + peer) * width)
+        : new Float32Array(0),
+    };
+  });
 }
