@@ -93,7 +93,47 @@ const INT32 = onnx.TensorProto.DataType.INT32;
 
 /** ONNX bytes of the composed layer graph for `spec`. */
 export function composeLayerGraph(spec: LayerGraphSpec): Uint8Array {
-  const parts: { what: string; model: pkg.onnx.ModelProto }[] = [
+  const parts = decodeParts(spec);
+  const builder = new GraphBuilder();
+  const d = spec.dModel;
+  const k = spec.experts.length;
+  // Step 1 + 2: routed experts on their rows, weighted, scattered back per row.
+  buildRouted(builder, spec, parts);
+  // Step 3: entry rows — residual + their routed part + shared experts.
+  buildEntry(builder, spec, parts);
+  // Step 4: the next layer's gate on the new hidden state.
+  if (spec.nextGate) {
+    const gate = parts[parts.length - 1]!;
+    const out = builder.inline(gate.model, "G/", LAYER_IO.hidden, gate.what);
+    builder.node("Identity", [out], [LAYER_IO.logits]);
+  }
+
+  return builder.encode({
+    inputs: [
+      tensorInfo(LAYER_IO.rows, FLOAT, ["R", d]),
+      tensorInfo(LAYER_IO.residual, FLOAT, ["M", d]),
+      tensorInfo(LAYER_IO.src, INT32, ["N"]),
+      tensorInfo(LAYER_IO.counts, INT32, [k]),
+      tensorInfo(LAYER_IO.weight, FLOAT, ["N", 1]),
+    ],
+    outputs: [
+      tensorInfo(LAYER_IO.routed, FLOAT, ["R", d]),
+      tensorInfo(LAYER_IO.hidden, FLOAT, ["M", d]),
+      ...(spec.nextGate ? [tensorInfo(LAYER_IO.logits, FLOAT, ["M", spec.nextGate.experts])] : []),
+    ],
+    models: parts.map((p) => p.model),
+  });
+}
+
+/** A graph the layer inlines, and what it is (for error messages). */
+interface LayerPart {
+  what: string;
+  model: pkg.onnx.ModelProto;
+}
+
+/** The routed experts' models (hosting order), then the shared experts', then the next gate's. */
+function decodeParts(spec: LayerGraphSpec): LayerPart[] {
+  return [
     ...spec.experts.map((e) => ({
       what: `expert ${e.id}`,
       model: decodeModel(e.bytes, `expert ${e.id}`),
@@ -106,10 +146,14 @@ export function composeLayerGraph(spec: LayerGraphSpec): Uint8Array {
       ? [{ what: "next gate", model: decodeModel(spec.nextGate.bytes, "next gate") }]
       : []),
   ];
-  const builder = new GraphBuilder();
-  const d = spec.dModel;
+}
 
-  // Step 1 + 2: routed experts on their rows, weighted, scattered back per row.
+/**
+ * Steps 1 + 2: the routed experts on their rows (gathered, split by count, each expert's
+ * graph), weighted and scattered back per row into `LAYER_IO.routed`; zeros when nothing
+ * is hosted; `spec.routedLayout` may build it instead.
+ */
+function buildRouted(builder: GraphBuilder, spec: LayerGraphSpec, parts: LayerPart[]): void {
   const k = spec.experts.length;
   const custom = k > 1 &&
     (spec.routedLayout?.(builder, parts.slice(0, k).map((p) => p.model.graph!)) ?? false);
@@ -146,8 +190,11 @@ export function composeLayerGraph(spec: LayerGraphSpec): Uint8Array {
       value: { name: "value", dataType: FLOAT, dims: [1], floatData: [0] },
     });
   }
+}
 
-  // Step 3: entry rows — residual + their routed part + shared experts.
+/** Step 3: entry rows — residual + their routed part + shared experts → `LAYER_IO.hidden`. */
+function buildEntry(builder: GraphBuilder, spec: LayerGraphSpec, parts: LayerPart[]): void {
+  const k = spec.experts.length;
   builder.node("Shape", [LAYER_IO.residual], ["entry/count"], { start: 0, end: 1 });
   builder.constant("entry/zero", INT64, [1], [0]);
   builder.node("Slice", [LAYER_IO.rows, "entry/zero", "entry/count", "entry/zero"], [
@@ -165,29 +212,6 @@ export function composeLayerGraph(spec: LayerGraphSpec): Uint8Array {
     sum = next;
   });
   if (spec.shared.length === 0) builder.node("Identity", [sum], [LAYER_IO.hidden]);
-
-  // Step 4: the next layer's gate on the new hidden state.
-  if (spec.nextGate) {
-    const gate = parts[parts.length - 1]!;
-    const out = builder.inline(gate.model, "G/", LAYER_IO.hidden, gate.what);
-    builder.node("Identity", [out], [LAYER_IO.logits]);
-  }
-
-  return builder.encode({
-    inputs: [
-      tensorInfo(LAYER_IO.rows, FLOAT, ["R", d]),
-      tensorInfo(LAYER_IO.residual, FLOAT, ["M", d]),
-      tensorInfo(LAYER_IO.src, INT32, ["N"]),
-      tensorInfo(LAYER_IO.counts, INT32, [k]),
-      tensorInfo(LAYER_IO.weight, FLOAT, ["N", 1]),
-    ],
-    outputs: [
-      tensorInfo(LAYER_IO.routed, FLOAT, ["R", d]),
-      tensorInfo(LAYER_IO.hidden, FLOAT, ["M", d]),
-      ...(spec.nextGate ? [tensorInfo(LAYER_IO.logits, FLOAT, ["M", spec.nextGate.experts])] : []),
-    ],
-    models: parts.map((p) => p.model),
-  });
 }
 
 type AttributeValue = number | string | pkg.onnx.ITensorProto;
