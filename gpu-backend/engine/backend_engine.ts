@@ -11,7 +11,7 @@ import type { QueueBatchStats } from "../batching/batch_queues.ts";
 import { MicroBatcher } from "../batching/micro_batcher.ts";
 import { policyByName } from "../batching/policies.ts";
 import type { BackendExecutor } from "../execution/create_executor.ts";
-import type { RunnerStats } from "../execution/graph_runner.ts";
+import type { GraphRunner, RunnerStats } from "../execution/graph_runner.ts";
 import { LayerBatcher } from "../layer/layer_batcher.ts";
 import { PeerItemRunner } from "../layer/peer_item_runner.ts";
 import { LayerDispatcher } from "../layer/layer_dispatcher.ts";
@@ -72,31 +72,14 @@ export interface BackendEngine {
 /** Builds the engine for `options.executor`; resolves once the layer executables are built. */
 export async function buildBackendEngine(options: BackendEngineOptions): Promise<BackendEngine> {
   const { manifest, executor, logger, backendId, startup, batching } = options;
-  const policy = () =>
-    policyByName(batching.policy, {
-      min: batching.min,
-      max: batching.max,
-      maxWaitMs: batching.max_wait_ms,
-      latencyBudgetMs: batching.latency_budget_ms,
-      fillWaitMs: batching.fill_wait_ms,
-    });
   const batcher = new MicroBatcher({
     executor,
     maxRowsPerBatch: batching.max_rows,
-    policy: policy(),
+    policy: batchingPolicy(batching),
   });
   // Step 1: layer executables (layer path only).
   const runner = options.execution === "layer" ? executor.runner : undefined;
-  let executables: LayerExecutables | undefined;
-  if (runner) {
-    executables = new LayerExecutables({ runner, manifest, modelDir: options.modelDir, logger });
-    // Every expert; under a memory budget none until a plan pins some: warm experts
-    // outside a plan are per-expert sessions the LRU may evict, as on the per-expert path.
-    const all = Array.from({ length: manifest.experts }, (_, expert) => expert);
-    await executables.start(
-      Array.from({ length: manifest.layers }, () => startup.executorParts ? [] : all),
-    );
-  }
+  const executables = runner ? await startExecutables(options, runner) : undefined;
   // Step 2: placement and the per-expert dispatcher (on-demand experts on the layer path).
   const placement = new PlacementState({
     manifest,
@@ -115,35 +98,9 @@ export async function buildBackendEngine(options: BackendEngineOptions): Promise
     onUnreachable: options.onUnreachable,
   });
   // Step 3: the layer batcher and dispatcher, and the engine in front.
-  let layers: BackendEngine["layers"];
-  if (runner && executables) {
-    const layerBatcher = new LayerBatcher({
-      runner,
-      executables,
-      manifest,
-      policy: policy(),
-      maxRowsPerBatch: batching.max_rows,
-    });
-    const layerDispatcher = new LayerDispatcher({
-      selfId: backendId,
-      manifest,
-      batcher: layerBatcher,
-      executables,
-      placement,
-      runPart: (part, input, rows) => dispatcher.runLocal(part, input, rows),
-      peer: options.peer,
-      onUnreachable: options.onUnreachable,
-      overlap: options.overlapHops ?? "never",
-    });
-    const peerItems = new PeerItemRunner({
-      manifest,
-      batcher: layerBatcher,
-      executables,
-      runPart: (part, input, rows) => dispatcher.runLocal(part, input, rows),
-      counters: layerDispatcher.counters,
-    });
-    layers = { batcher: layerBatcher, executables, dispatcher: layerDispatcher, peerItems };
-  }
+  const layers = runner && executables
+    ? layerMachinery(options, { runner, executables, placement, dispatcher })
+    : undefined;
   const engine = new MoeEngine({
     manifest,
     temperature: options.temperature,
@@ -161,4 +118,76 @@ export async function buildBackendEngine(options: BackendEngineOptions): Promise
       layers ? mergePartStats(layers.batcher.partStats(), batcher.stats()) : batcher.stats(),
     queueStats: () => layers ? [...layers.batcher.stats(), ...batcher.stats()] : batcher.stats(),
   };
+}
+
+/** A fresh batching policy of `batching.policy` within the configured bounds. */
+function batchingPolicy(batching: Config["batching"]) {
+  return policyByName(batching.policy, {
+    min: batching.min,
+    max: batching.max,
+    maxWaitMs: batching.max_wait_ms,
+    latencyBudgetMs: batching.latency_budget_ms,
+    fillWaitMs: batching.fill_wait_ms,
+  });
+}
+
+/** Step 1: the layer executables, started with every expert (none under a memory budget). */
+async function startExecutables(
+  options: BackendEngineOptions,
+  runner: GraphRunner,
+): Promise<LayerExecutables> {
+  const { manifest, logger, startup } = options;
+  const executables = new LayerExecutables({
+    runner,
+    manifest,
+    modelDir: options.modelDir,
+    logger,
+  });
+  // Every expert; under a memory budget none until a plan pins some: warm experts
+  // outside a plan are per-expert sessions the LRU may evict, as on the per-expert path.
+  const all = Array.from({ length: manifest.experts }, (_, expert) => expert);
+  await executables.start(
+    Array.from({ length: manifest.layers }, () => startup.executorParts ? [] : all),
+  );
+  return executables;
+}
+
+/** Step 3: the layer batcher, the entry-side dispatcher and the peer side over `executables`. */
+function layerMachinery(
+  options: BackendEngineOptions,
+  parts: {
+    runner: GraphRunner;
+    executables: LayerExecutables;
+    placement: PlacementState;
+    dispatcher: ExpertDispatcher;
+  },
+): LayerMachinery {
+  const { manifest, backendId, batching } = options;
+  const { runner, executables, placement, dispatcher } = parts;
+  const layerBatcher = new LayerBatcher({
+    runner,
+    executables,
+    manifest,
+    policy: batchingPolicy(batching),
+    maxRowsPerBatch: batching.max_rows,
+  });
+  const layerDispatcher = new LayerDispatcher({
+    selfId: backendId,
+    manifest,
+    batcher: layerBatcher,
+    executables,
+    placement,
+    runPart: (part, input, rows) => dispatcher.runLocal(part, input, rows),
+    peer: options.peer,
+    onUnreachable: options.onUnreachable,
+    overlap: options.overlapHops ?? "never",
+  });
+  const peerItems = new PeerItemRunner({
+    manifest,
+    batcher: layerBatcher,
+    executables,
+    runPart: (part, input, rows) => dispatcher.runLocal(part, input, rows),
+    counters: layerDispatcher.counters,
+  });
+  return { batcher: layerBatcher, executables, dispatcher: layerDispatcher, peerItems };
 }
