@@ -57,40 +57,11 @@ export async function calibrateLayerFromOrt(
   const batches = options.batches ?? [1, 4, 16, 64];
   const repeats = options.repeats ?? 5;
   const layer = options.layer ?? 0;
-  if (!Number.isInteger(hosted) || hosted < K || hosted > E) {
-    throw new RangeError(
-      `Cannot calibrate the layer: hosted must be an integer in [top_k ${K}, experts ${E}], got ${hosted}`,
-    );
-  }
-  if (batches.length === 0 || batches.some((rows) => !Number.isInteger(rows) || rows < 1)) {
-    throw new RangeError(
-      `Cannot calibrate the layer: batches must be integers >= 1, got [${batches}]`,
-    );
-  }
-  if (!Number.isInteger(repeats) || repeats < 1) {
-    throw new RangeError(
-      `Cannot calibrate the layer: repeats must be an integer >= 1, got ${repeats}`,
-    );
-  }
-  if (!Number.isInteger(layer) || layer < 0 || layer >= manifest.layers) {
-    throw new RangeError(`Cannot calibrate the layer: the model has ${manifest.layers} layer(s)`);
-  }
+  checkOptions(manifest, { hosted, batches, repeats, layer });
   // Step 1: the composed graph of `hosted` experts spread over the layer.
   const ids = Array.from({ length: hosted }, (_, i) => Math.floor((i * E) / hosted));
-  const read = (part: ModelPart) => Deno.readFile(join(modelDir, modelPartPath(manifest, part)));
   const fused = layer + 1 < manifest.layers;
-  const bytes = composeLayerGraph({
-    dModel: d,
-    experts: await Promise.all(
-      ids.map(async (id) => ({ id, bytes: await read({ kind: "expert", layer, expert: id }) })),
-    ),
-    shared: await Promise.all(
-      Array.from({ length: S }, (_, expert) => read({ kind: "shared", layer, expert })),
-    ),
-    ...(fused
-      ? { nextGate: { bytes: await read({ kind: "gate", layer: layer + 1 }), experts: E } }
-      : {}),
-  });
+  const bytes = await composeForCalibration(modelDir, manifest, { layer, ids, fused });
   const position = new Int32Array(E).fill(-1);
   ids.forEach((id, i) => position[id] = i);
   // Step 2 + 3: one single-thread session, the median of timed runs per batch.
@@ -135,4 +106,54 @@ export async function calibrateLayerFromOrt(
   } finally {
     await session.release();
   }
+}
+
+/** Bad options as a `RangeError` naming the option. */
+function checkOptions(
+  manifest: ModelManifest,
+  options: { hosted: number; batches: readonly number[]; repeats: number; layer: number },
+): void {
+  const { experts: E, top_k: K } = manifest;
+  const { hosted, batches, repeats, layer } = options;
+  if (!Number.isInteger(hosted) || hosted < K || hosted > E) {
+    throw new RangeError(
+      `Cannot calibrate the layer: hosted must be an integer in [top_k ${K}, experts ${E}], got ${hosted}`,
+    );
+  }
+  if (batches.length === 0 || batches.some((rows) => !Number.isInteger(rows) || rows < 1)) {
+    throw new RangeError(
+      `Cannot calibrate the layer: batches must be integers >= 1, got [${batches}]`,
+    );
+  }
+  if (!Number.isInteger(repeats) || repeats < 1) {
+    throw new RangeError(
+      `Cannot calibrate the layer: repeats must be an integer >= 1, got ${repeats}`,
+    );
+  }
+  if (!Number.isInteger(layer) || layer < 0 || layer >= manifest.layers) {
+    throw new RangeError(`Cannot calibrate the layer: the model has ${manifest.layers} layer(s)`);
+  }
+}
+
+/** Step 1: the layer's graph composed of the experts `ids`, its shared experts and the next gate. */
+async function composeForCalibration(
+  modelDir: string,
+  manifest: ModelManifest,
+  options: { layer: number; ids: readonly number[]; fused: boolean },
+): Promise<Uint8Array> {
+  const { layer, ids, fused } = options;
+  const { experts: E, d_model: d, shared_experts: S } = manifest;
+  const read = (part: ModelPart) => Deno.readFile(join(modelDir, modelPartPath(manifest, part)));
+  return composeLayerGraph({
+    dModel: d,
+    experts: await Promise.all(
+      ids.map(async (id) => ({ id, bytes: await read({ kind: "expert", layer, expert: id }) })),
+    ),
+    shared: await Promise.all(
+      Array.from({ length: S }, (_, expert) => read({ kind: "shared", layer, expert })),
+    ),
+    ...(fused
+      ? { nextGate: { bytes: await read({ kind: "gate", layer: layer + 1 }), experts: E } }
+      : {}),
+  });
 }
