@@ -94,6 +94,19 @@ interface DispatchJob {
 }
 
 /** Rows that left for peers and on-demand experts, and their results to come. */
+/** A layer step whose rows went to peers too: what step 2 finishes. */
+interface HopStep {
+  executable: LayerExecutable;
+  hidden: Float32Array;
+  rows: number;
+  local: LocalAssignments;
+  outside: Routed;
+  /** The peers' contributions, when they all answered, and the executor time meanwhile. */
+  answered: Promise<{ contributions: Contribution[]; at: number; covered: number }>;
+  observer: LayerObserver;
+  sentAt: number;
+}
+
 interface Routed {
   waits: Promise<Contribution[]>[];
   /** Peers sent to, and the unique rows sent (first attempt). */
@@ -198,40 +211,50 @@ export class LayerDispatcher implements LayerPath {
         at: this.#now(),
         covered: batcher.busyClock() - busyAt,
       }));
-      if (!overlap) {
-        // Step 2 (sequential): outside results join the residual; one execution adds the rest.
-        const { contributions, at, covered } = await answered;
-        this.#recordHop(observer, outside, {
-          sentAt,
-          answeredAt: at,
-          localDoneAt: sentAt,
-          covered,
-        });
-        const residual = hidden.slice();
-        addContributions(residual, manifest.d_model, contributions);
-        const work = entryWork(hidden, rows, local.build(), residual);
-        const outcome = await batcher.run(executable, work, observer.onBatch);
-        return { hidden: outcome.hidden, logits: outcome.logits };
-      }
-      // Step 2 (overlapped): the local experts, shared experts and residual run while the
-      // outside rows are in flight; their results are added after. The fused next gate saw
-      // the hidden state without them, so it is dropped (the caller runs the gate alone).
-      const work = entryWork(hidden, rows, local.build());
-      const ran = batcher.run(executable, work, observer.onBatch).then((outcome) => ({
-        outcome,
-        at: this.#now(),
-      }));
-      const [{ outcome, at: localAt }, { contributions, at, covered }] = await Promise.all([
-        ran,
-        answered,
-      ]);
-      this.#recordHop(observer, outside, { sentAt, answeredAt: at, localDoneAt: localAt, covered });
-      const next = outcome.hidden;
-      addContributions(next, manifest.d_model, contributions);
-      return { hidden: next, logits: null };
+      const step = { executable, hidden, rows, local, outside, answered, observer, sentAt };
+      return overlap ? await this.#overlapped(step) : await this.#sequential(step);
     } finally {
       executables.release(executable);
     }
+  }
+
+  /** Step 2 (sequential): outside results join the residual; one execution adds the rest. */
+  async #sequential(step: HopStep): Promise<{ hidden: Float32Array; logits: Float32Array | null }> {
+    const { executable, hidden, rows, local, outside, observer, sentAt } = step;
+    const { contributions, at, covered } = await step.answered;
+    this.#recordHop(observer, outside, {
+      sentAt,
+      answeredAt: at,
+      localDoneAt: sentAt,
+      covered,
+    });
+    const residual = hidden.slice();
+    addContributions(residual, this.#options.manifest.d_model, contributions);
+    const work = entryWork(hidden, rows, local.build(), residual);
+    const outcome = await this.#options.batcher.run(executable, work, observer.onBatch);
+    return { hidden: outcome.hidden, logits: outcome.logits };
+  }
+
+  /**
+   * Step 2 (overlapped): the local experts, shared experts and residual run while the
+   * outside rows are in flight; their results are added after. The fused next gate saw
+   * the hidden state without them, so it is dropped (the caller runs the gate alone).
+   */
+  async #overlapped(step: HopStep): Promise<{ hidden: Float32Array; logits: null }> {
+    const { executable, hidden, rows, local, outside, observer, sentAt } = step;
+    const work = entryWork(hidden, rows, local.build());
+    const ran = this.#options.batcher.run(executable, work, observer.onBatch).then((outcome) => ({
+      outcome,
+      at: this.#now(),
+    }));
+    const [{ outcome, at: localAt }, { contributions, at, covered }] = await Promise.all([
+      ran,
+      step.answered,
+    ]);
+    this.#recordHop(observer, outside, { sentAt, answeredAt: at, localDoneAt: localAt, covered });
+    const next = outcome.hidden;
+    addContributions(next, this.#options.manifest.d_model, contributions);
+    return { hidden: next, logits: null };
   }
 
   #recordHop(
