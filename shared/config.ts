@@ -395,6 +395,34 @@ export const ConfigSchema = z.object({
 /** The resolved configuration (defaults applied, durations in ms). */
 export type Config = z.infer<typeof ConfigSchema>;
 
+/**
+ * What a backend reads of the configuration: one file format and one env override
+ * scheme for both sides (`resolveConfig` parses the whole), but backend code takes only
+ * these sections, so a section it does not read cannot change it.
+ */
+export type BackendConfig = Pick<
+  Config,
+  "model" | "backend" | "auth" | "limits" | "batching" | "gate" | "expert_balancer" | "metrics"
+>;
+
+/** What a router reads of the configuration (see {@linkcode BackendConfig}). */
+export type RouterConfig = Pick<
+  Config,
+  | "router"
+  | "auth"
+  | "limits"
+  | "expert_balancer"
+  | "state"
+  | "leader"
+  | "batching"
+  | "gate"
+  | "alerts"
+  | "log"
+  | "loki"
+  | "traffic"
+  | "prewarm"
+>;
+
 /** A configuration that does not parse; the message names the field. */
 export class ConfigError extends Error {
   constructor(message: string) {

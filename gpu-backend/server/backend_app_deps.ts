@@ -2,7 +2,7 @@
  * @module What the backend's Hono app is made of, injected: config, engine, readiness, the
  * load report, placement, peers, metrics and the input recorder.
  */
-import type { Config } from "../../shared/config.ts";
+import type { BackendConfig } from "../../shared/config.ts";
 import type { InputFaults } from "../../shared/input_faults.ts";
 import type { LoadReport } from "../../shared/load_report.ts";
 import type { Logger } from "../../shared/logger.ts";
@@ -16,7 +16,7 @@ import type { BackendPhase } from "../timing/request_timing.ts";
 
 /** Dependencies of `createBackendApp()` (`app.ts`). */
 export interface BackendAppDeps {
-  config: Config;
+  config: BackendConfig;
   backendId: string;
   engine: MoeEngine;
   /** Readiness and its details (provider, executors, queue). */

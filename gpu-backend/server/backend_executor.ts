@@ -4,7 +4,7 @@
  * `execution: expert`; a simulated one runs it on a simulated layer runner (gates real,
  * layer executions simulated). Provider fallbacks and a simulated executor are logged.
  */
-import type { Config } from "../../shared/config.ts";
+import type { BackendConfig } from "../../shared/config.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { ModelManifest } from "../../shared/model_manifest.ts";
 import { type BackendExecutor, createExecutor } from "../execution/create_executor.ts";
@@ -13,7 +13,7 @@ import type { StartupResidency } from "../residency/startup_residency.ts";
 
 /** Creates the executor `config` asks for over the model `manifest`. */
 export async function openExecutor(
-  config: Config,
+  config: BackendConfig,
   deps: { manifest: ModelManifest; startup: StartupResidency; logger: Logger },
 ): Promise<BackendExecutor> {
   const { manifest, startup, logger } = deps;

@@ -3,7 +3,7 @@
  * the load report it sends the router, `/metrics` (scraped by Prometheus) and the details
  * of `/v2/health/ready`. Both execution paths' counters are read together.
  */
-import type { Config } from "../../shared/config.ts";
+import type { BackendConfig } from "../../shared/config.ts";
 import type { LoadReport } from "../../shared/load_report.ts";
 import type { ModelManifest } from "../../shared/model_manifest.ts";
 import { ROUTER_VERSION as SWITCHYARD_VERSION } from "../../shared/version.ts";
@@ -21,7 +21,7 @@ import { buildLoadReport, hostReport, peerReport } from "./load_report.ts";
 
 /** The parts of a backend its status reads. */
 export interface BackendStatusParts {
-  config: Config;
+  config: BackendConfig;
   manifest: ModelManifest;
   backendId: string;
   executor: BackendExecutor;

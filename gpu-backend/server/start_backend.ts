@@ -8,7 +8,7 @@
  * `backend_status.ts`. Used by `main.ts` and by tests that run a backend in-process.
  */
 import { join } from "node:path";
-import type { Config } from "../../shared/config.ts";
+import type { BackendConfig } from "../../shared/config.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { type ModelManifest, ModelManifestSchema } from "../../shared/model_manifest.ts";
 import type { BackendExecutor } from "../execution/create_executor.ts";
@@ -77,7 +77,7 @@ export interface BackendEnvironment {
 
 /** Starts a backend for `config`; resolves once the model is loaded and the port is bound. */
 export async function startBackend(
-  config: Config,
+  config: BackendConfig,
   logger: Logger,
   environment: BackendEnvironment = {},
 ): Promise<RunningBackend> {
@@ -158,7 +158,7 @@ export async function startBackend(
  * is that device's, not the host's; a backend not on CUDA has no accelerator reading.
  */
 function startResourceMeters(
-  config: Config,
+  config: BackendConfig,
   deps: { provider: string; environment: BackendEnvironment; logger: Logger },
 ): { net: NetCounter; accelerator: NvidiaSmiSampler; loop: LoopMonitor } {
   const net = new NetCounter();
