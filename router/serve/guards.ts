@@ -22,7 +22,10 @@ export interface RouterGuards {
 }
 
 /** Guards from `router.admission` and `router.retry`. */
-export function createGuards(config: Config, deps: { clock: Clock; logger: Logger }): RouterGuards {
+export function createGuards(
+  config: Pick<Config, "router">,
+  deps: { clock: Clock; logger: Logger },
+): RouterGuards {
   const { admission, retry } = config.router;
   return {
     admission: new Admission({

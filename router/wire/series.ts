@@ -41,7 +41,7 @@ export interface RouterSeries {
 /** Creates the series over `kv` (none without it). */
 export function createRouterSeries(
   kv: Deno.Kv | undefined,
-  config: Config,
+  config: Pick<Config, "expert_balancer" | "traffic">,
   deps: {
     clock: Clock;
     logger: Logger;

@@ -52,7 +52,7 @@ async function openAt(location: string): Promise<Deno.Kv> {
  * and `state.required` is true; otherwise logs an error and returns the problem.
  */
 export async function openStateKv(
-  config: Config,
+  config: Pick<Config, "state">,
   provided: Deno.Kv | undefined,
   logger: Logger,
 ): Promise<OpenedState> {

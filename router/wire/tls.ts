@@ -2,7 +2,9 @@
 import { type Config, ConfigError } from "../../shared/config.ts";
 
 /** The cert/key pair of `router.tls`, read; `undefined` for plain HTTP. */
-export async function readTls(config: Config): Promise<{ cert: string; key: string } | undefined> {
+export async function readTls(
+  config: Pick<Config, "router">,
+): Promise<{ cert: string; key: string } | undefined> {
   const tls = config.router.tls;
   if (tls === undefined) return undefined;
   const read = async (field: "cert" | "key") => {

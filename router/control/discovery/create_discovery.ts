@@ -28,7 +28,10 @@ export interface RouterDiscovery {
 }
 
 /** Builds discovery for `config.router.discovery`; throws ConfigError when it cannot run. */
-export function createDiscovery(config: Config, deps: CreateDiscoveryDeps): RouterDiscovery {
+export function createDiscovery(
+  config: Pick<Config, "router">,
+  deps: CreateDiscoveryDeps,
+): RouterDiscovery {
   const settings = config.router.discovery;
   const loop = { clock: deps.clock, logger: deps.logger, intervalMs: settings.interval };
   const options = deps.onChange ? { ...loop, onChange: deps.onChange } : loop;

@@ -23,7 +23,7 @@ import { expertWeightBytes } from "../../../shared/model_manifest.ts";
 
 /** What the advisor reads and calls. */
 export interface AdvisorDeps {
-  config: Config;
+  config: Pick<Config, "auth" | "batching" | "expert_balancer" | "gate">;
   balancer: Balancer | undefined;
   /** The pool's backends with their last readiness details. */
   views(): readonly BackendView[];

@@ -39,7 +39,9 @@ export interface AlertSettings {
 }
 
 /** The alert settings of `config`. */
-export function alertSettingsFromConfig(config: Config): AlertSettings {
+export function alertSettingsFromConfig(
+  config: Pick<Config, "alerts" | "expert_balancer">,
+): AlertSettings {
   return {
     expertLoadThreshold: config.alerts.expert_load_threshold,
     latencyP99Ms: config.alerts.latency_p99_ms,

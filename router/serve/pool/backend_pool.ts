@@ -110,7 +110,7 @@ export class BackendPool {
 
   /** A pool over `config.router.backends` with the configured intervals and token. */
   static fromConfig(
-    config: Config,
+    config: Pick<Config, "auth" | "router">,
     deps: {
       fetch: FetchLike;
       clock: Clock;
@@ -548,7 +548,7 @@ export class EjectedError extends Error {
 }
 
 /** `router.outlier` as {@linkcode OutlierSettings}. */
-export function outlierSettings(config: Config): OutlierSettings {
+export function outlierSettings(config: Pick<Config, "router">): OutlierSettings {
   const outlier = config.router.outlier;
   return {
     ejectAfter: outlier.eject_after,
