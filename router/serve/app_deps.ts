@@ -2,7 +2,7 @@
  * @module What the router's Hono app is made of: its injected dependencies, the state
  * KV's part of readiness and the app's Hono environment.
  */
-import type { Config } from "../../shared/config.ts";
+import type { RouterConfig } from "../../shared/config.ts";
 import type { InputFaults } from "../../shared/input_faults.ts";
 import type { Logger } from "../../shared/logger.ts";
 import type { RoutingPolicy } from "./entry/policy.ts";
@@ -15,7 +15,7 @@ import type { FetchLike } from "../runtime/fetch_like.ts";
 
 /** Everything the router app needs, injected. */
 export interface AppDeps {
-  config: Config;
+  config: RouterConfig;
   pool: BackendPool;
   policy: RoutingPolicy;
   logger: Logger;

@@ -86,7 +86,10 @@ export function observedLoad(
  * Creates the balancer, pre-warm job and weights pusher, and their routes (`app`, mounted
  * with `app.route("/", …)`).
  */
-export function wireBalancing(config: Config, deps: BalancingDeps): Balancing {
+export function wireBalancing(
+  config: Pick<Config, "auth" | "expert_balancer" | "limits" | "prewarm" | "router" | "traffic">,
+  deps: BalancingDeps,
+): Balancing {
   const { pool, fetch, clock, logger } = deps;
   const internalToken = config.auth.internal_token;
   const store = new PlanStore(deps.kv, deps.fence ? { fence: deps.fence } : {});
@@ -164,7 +167,7 @@ export function wireBalancing(config: Config, deps: BalancingDeps): Balancing {
 
 /** The plan routes at `/api/plan`, and the pre-warm job's at `/api/prewarm` when enabled. */
 function balancingRoutes(
-  config: Config,
+  config: Pick<Config, "auth" | "limits">,
   parts: { balancer: Balancer; store: PlanStore; prewarm: PrewarmJob | undefined; logger: Logger },
 ): Hono {
   const { balancer, store, prewarm, logger } = parts;
@@ -185,7 +188,7 @@ function balancingRoutes(
 
 /** The pre-warm job over the balancer, its plans, the events and the pool's load. */
 function createPrewarm(
-  config: Config,
+  config: Pick<Config, "auth" | "expert_balancer" | "prewarm" | "router" | "traffic">,
   deps: BalancingDeps,
   parts: {
     balancer: Balancer;
@@ -251,7 +254,7 @@ function memoryBudgets(load: PoolLoad): Map<string, BackendBudget> {
 
 /** The balancer over the pool's active members, its model shape and measured costs. */
 function createBalancer(
-  config: Config,
+  config: Pick<Config, "expert_balancer">,
   deps: BalancingDeps,
   parts: Pick<BalancerOptions, "store" | "reconciler" | "loadSource"> & {
     client: PlanClient;

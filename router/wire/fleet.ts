@@ -83,7 +83,10 @@ export interface Fleet {
 }
 
 /** Wires the lease, views and discovery of `config`. */
-export function createFleet(config: Config, deps: FleetDeps): Fleet {
+export function createFleet(
+  config: Pick<Config, "auth" | "leader" | "router">,
+  deps: FleetDeps,
+): Fleet {
   const { kv, clock, logger } = deps;
   const id = config.leader.id ?? `router-${crypto.randomUUID().slice(0, 8)}`;
   const store = kv && new KvLeaseStore(kv);
@@ -164,7 +167,7 @@ export function createFleet(config: Config, deps: FleetDeps): Fleet {
  * The fleet's routes: the guard that refuses plan switches on a follower, the leader's
  * views for followers, `GET /api/leader`, and discovery's announce routes (register only).
  */
-function fleetRoutes(config: Config, parts: {
+function fleetRoutes(config: Pick<Config, "auth">, parts: {
   id: string;
   isLeader: () => boolean;
   elector: LeaderElector | undefined;

@@ -70,7 +70,13 @@ export interface OperatorApi {
 }
 
 /** Creates the operator API; see the module doc. */
-export function createOperatorApi(config: Config, deps: OperatorApiDeps): OperatorApi {
+export function createOperatorApi(
+  config: Pick<
+    Config,
+    "auth" | "batching" | "expert_balancer" | "gate" | "limits" | "log" | "loki" | "prewarm"
+  >,
+  deps: OperatorApiDeps,
+): OperatorApi {
   const { pool, clock, logger, series } = deps;
   const app = new Hono();
   const adminToken = config.auth.admin_token;
@@ -120,7 +126,7 @@ export function createOperatorApi(config: Config, deps: OperatorApiDeps): Operat
 /** Scheduled events (admin) and forecasts over the traffic series, both with the pre-warm lead. */
 function mountEventsAndForecasts(
   app: Hono,
-  config: Config,
+  config: Pick<Config, "auth" | "limits" | "prewarm">,
   deps: OperatorApiDeps,
   stores: { traffic: TrafficStore; events: EventStore },
 ): void {
@@ -163,7 +169,11 @@ function doctorSources(deps: OperatorApiDeps): DoctorSources {
 }
 
 /** The live dashboard over the load timeline and alerts, bounded by `limits.sse_*`. */
-function createDashboard(config: Config, deps: OperatorApiDeps, assets: StaticAssets): Dashboard {
+function createDashboard(
+  config: Pick<Config, "limits">,
+  deps: OperatorApiDeps,
+  assets: StaticAssets,
+): Dashboard {
   return dashboardRoutes({
     timeline: deps.timeline,
     ...(deps.window ? { window: deps.window } : {}),
@@ -178,7 +188,10 @@ function createDashboard(config: Config, deps: OperatorApiDeps, assets: StaticAs
 }
 
 /** The optimisation advisor over the pool's load, views and model shape. */
-function createAdvisor(config: Config, deps: OperatorApiDeps): Advisor {
+function createAdvisor(
+  config: Pick<Config, "auth" | "batching" | "expert_balancer" | "gate">,
+  deps: OperatorApiDeps,
+): Advisor {
   const { pool } = deps;
   return new Advisor({
     config,

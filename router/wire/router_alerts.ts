@@ -37,7 +37,10 @@ export interface RouterAlerts {
 }
 
 /** Creates the router's alerts; KV records and webhook POSTs never block a round. */
-export function createRouterAlerts(config: Config, deps: RouterAlertsDeps): RouterAlerts {
+export function createRouterAlerts(
+  config: Pick<Config, "alerts" | "expert_balancer" | "router">,
+  deps: RouterAlertsDeps,
+): RouterAlerts {
   const { pool, fleet, late, fetch, clock, logger } = deps;
   const store = deps.kv && new AlertStore(deps.kv, { logger });
   // The latency SLO over every router's requests (histograms shared through the KV).

@@ -4,7 +4,7 @@
  * readiness, and the fleet — the lease that picks the one router among many running the
  * control loops.
  */
-import type { Config } from "../../shared/config.ts";
+import type { RouterConfig } from "../../shared/config.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { resolvePoolId } from "../control/leader/pool_id.ts";
 import { createGuards, type RouterGuards } from "../serve/guards.ts";
@@ -18,7 +18,7 @@ import { openStateKv, StateHealth, type StateKv } from "./state_kv.ts";
 
 /** The parts every later step of the wiring reads. */
 export interface RouterCore {
-  config: Config;
+  config: RouterConfig;
   logger: Logger;
   clock: Clock;
   fetch: FetchLike;
@@ -44,7 +44,10 @@ export interface RouterCoreOptions {
 }
 
 /** Opens the state KV and creates the pool, guards and fleet of the router for `config`. */
-export async function wireCore(config: Config, options: RouterCoreOptions): Promise<RouterCore> {
+export async function wireCore(
+  config: RouterConfig,
+  options: RouterCoreOptions,
+): Promise<RouterCore> {
   const { logger, clock, fetch } = options;
   // The router's own event-loop lag: health excuses timeouts it explains.
   const lag = new LoopLagMonitor(clock);
@@ -89,7 +92,7 @@ export async function wireCore(config: Config, options: RouterCoreOptions): Prom
  * carry the pool id (shared through the KV) and the lease's term.
  */
 async function routerFleet(
-  config: Config,
+  config: RouterConfig,
   deps: {
     kv: Deno.Kv | undefined;
     pool: BackendPool;

@@ -10,7 +10,7 @@
  * cert/key pair is configured. `router/main.ts` uses it; so can tests and the local
  * launcher.
  */
-import type { Config } from "../../shared/config.ts";
+import type { RouterConfig } from "../../shared/config.ts";
 import { createJsonLogger, type Logger } from "../../shared/logger.ts";
 import type { LogPipelineStats } from "../../shared/logging/service_logger.ts";
 import type { AlertManager } from "../operate/alerts/mod.ts";
@@ -108,7 +108,7 @@ export interface RunningRouter {
  * balancing, the operator API) are read through `core.late` when called.
  */
 export async function buildRouter(
-  config: Config,
+  config: RouterConfig,
   options: StartRouterOptions = {},
 ): Promise<BuiltRouter> {
   const logger = options.logger ??
@@ -162,7 +162,7 @@ export async function buildRouter(
 
 /** Serves `router.app` on the configured front (`router.http_server`). */
 async function listen(
-  config: Config,
+  config: RouterConfig,
   tls: { cert: string; key: string } | undefined,
   router: BuiltRouter,
   logger: Logger,
@@ -192,7 +192,7 @@ async function listen(
 
 /** Starts the router described by `config`; resolves once it listens. */
 export async function startRouter(
-  config: Config,
+  config: RouterConfig,
   options: StartRouterOptions = {},
 ): Promise<RunningRouter> {
   const logger = options.logger ??

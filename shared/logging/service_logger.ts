@@ -72,7 +72,10 @@ function stderrNote(service: string): (message: string) => void {
 }
 
 /** Creates the logger of a router or backend process from `log.*` and `loki.*`. */
-export function createServiceLogger(config: Config, options: ServiceLoggerOptions): ServiceLogger {
+export function createServiceLogger(
+  config: Pick<Config, "log" | "loki">,
+  options: ServiceLoggerOptions,
+): ServiceLogger {
   const { service, instance } = options;
   const base: LogFields = { service };
   const labels: Record<string, string> = { service };

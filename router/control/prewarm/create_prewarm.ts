@@ -61,7 +61,7 @@ export interface CreatePrewarmDeps {
 
 /** The scaler `config.prewarm.scaler` names. */
 export function createScaler(
-  config: Config,
+  config: Pick<Config, "auth" | "prewarm">,
   deps: { fetch: FetchLike; clock: Clock },
 ): Scaler {
   const { prewarm } = config;
@@ -98,7 +98,7 @@ export function createScaler(
 
 /** The planner's placement over a given backend list within their budgets, and staging. */
 export function placementPort(
-  config: Config,
+  config: Pick<Config, "expert_balancer">,
   deps: Pick<CreatePrewarmDeps, "balancer" | "plans" | "client" | "budgets" | "clock" | "logger">,
 ): PlacementPort {
   return {
@@ -136,7 +136,10 @@ export function placementPort(
 }
 
 /** The pre-warm job of a router; see the module doc. */
-export function createPrewarmJob(config: Config, deps: CreatePrewarmDeps): PrewarmJob {
+export function createPrewarmJob(
+  config: Pick<Config, "auth" | "expert_balancer" | "prewarm" | "router" | "traffic">,
+  deps: CreatePrewarmDeps,
+): PrewarmJob {
   const traffic = deps.traffic ?? storeTrafficSource(
     new TrafficStore(deps.kv, {
       clock: deps.clock,
