@@ -208,7 +208,7 @@ for (const seed of seeds) {
     );
   }
 }
-report();
+await report();
 Deno.exit(0);
 
 /** The probe: capacity at saturation, in flight and p50 at the normal load, a cold start. */
@@ -491,7 +491,7 @@ function sample(stack: Stack, at: number): TimelineSample {
   };
 }
 
-function report() {
+async function report(): Promise<void> {
   const start = prewarmScenario(seeds[0]!, { baseRps, multiplier }).start;
   const by = new Map<PolicyName, RunMeasures[]>();
   for (const r of records) {
@@ -551,7 +551,7 @@ function report() {
       } sim-min (${r.lead!.source})`
     );
   if (leads.length > 0) console.log(`\nSwitchyard's lead: ${leads.join("; ")}`);
-  if (values.out !== undefined) void writeResults(table, checkTable, timeline, leads);
+  if (values.out !== undefined) await writeResults(table, checkTable, timeline, leads);
 }
 
 async function writeResults(table: string, checks: string, timeline: string, leads: string[]) {
