@@ -11,7 +11,8 @@ import type { QueueBatchStats } from "../batching/batch_queues.ts";
 import { MicroBatcher } from "../batching/micro_batcher.ts";
 import { policyByName } from "../batching/policies.ts";
 import type { BackendExecutor } from "../execution/create_executor.ts";
-import type { GraphRunner, RunnerStats } from "../execution/graph_runner.ts";
+import type { ExecutorStats } from "../execution/executor.ts";
+import type { GraphRunner } from "../execution/graph_runner.ts";
 import { LayerBatcher } from "../layer/layer_batcher.ts";
 import { PeerItemRunner } from "../layer/peer_item_runner.ts";
 import { LayerDispatcher } from "../layer/layer_dispatcher.ts";
@@ -62,7 +63,7 @@ export interface BackendEngine {
   /** The layer path; absent on the per-expert path. */
   layers?: LayerMachinery;
   /** Executions of everything this backend ran (the runner on the layer path). */
-  executorStats(): RunnerStats;
+  executorStats(): ExecutorStats;
   /** Per model part (rows, executions, busy time), both paths summed. */
   partStats(): QueueBatchStats[];
   /** Per batching queue (layer queues and part queues). */

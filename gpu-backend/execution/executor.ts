@@ -47,18 +47,21 @@ export interface ExpertExecutor {
   close(): Promise<void>;
 }
 
-/** Cumulative executor counters. */
+/**
+ * Cumulative counters of whatever executes: an executor, a graph runner, simulated devices
+ * (one type for all three).
+ */
 export interface ExecutorStats {
-  /** Executor slots (Workers). */
+  /** Slots: Workers, the main thread, or devices. */
   slots: number;
   /** Executions finished. */
   executions: number;
-  /** Rows executed. */
+  /** Rows executed, as the callers counted them. */
   rows: number;
-  /** Milliseconds slots spent executing, summed over slots. */
+  /** Milliseconds slots spent executing, summed over slots (device time on devices). */
   busyMs: number;
-  /** Jobs waiting for a free slot. */
+  /** Executions waiting for a free slot. */
   queued: number;
-  /** Jobs executing now. */
+  /** Executions running (or handed to a slot) now. */
   running: number;
 }

@@ -11,6 +11,7 @@
  * `gpu-backend/layer/simulated_layer_runner.ts` runs the gates and simulates the layer
  * executables' device time. All three pass `gpu-backend/layer/layer_runner_contract_test.ts`.
  */
+import type { ExecutorStats } from "./executor.ts";
 
 /** One input tensor: row-major data and its shape. */
 export type Feed =
@@ -41,20 +42,6 @@ export async function graphBytes(source: GraphSource): Promise<Uint8Array> {
   throw new TypeError("Cannot create a session from a graph's size alone");
 }
 
-/** Cumulative counters of a runner. */
-export interface RunnerStats {
-  slots: number;
-  executions: number;
-  /** Rows executed, as the callers counted them. */
-  rows: number;
-  /** Milliseconds slots spent executing, summed over slots. */
-  busyMs: number;
-  /** Executions waiting for a free slot. */
-  queued: number;
-  /** Executions running (or handed to a slot) now. */
-  running: number;
-}
-
 /** Runs keyed onnxruntime sessions. */
 export interface GraphRunner {
   /** Active execution provider (`cpu`, `cuda`). */
@@ -83,6 +70,6 @@ export interface GraphRunner {
    * ownership of the feeds' buffers (they may be transferred). `rows` is for counters.
    */
   run(key: string, feeds: Feeds, outputs: readonly string[], rows: number): Promise<GraphRun>;
-  stats(): RunnerStats;
+  stats(): ExecutorStats;
   close(): Promise<void>;
 }

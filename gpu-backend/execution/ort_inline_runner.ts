@@ -20,8 +20,8 @@ import {
   type GraphRun,
   type GraphRunner,
   type GraphSource,
-  type RunnerStats,
 } from "./graph_runner.ts";
+import type { ExecutorStats } from "./executor.ts";
 import {
   chooseProvider,
   createSession,
@@ -104,7 +104,7 @@ export class OrtInlineRunner implements GraphRunner {
     });
   }
 
-  stats(): RunnerStats {
+  stats(): ExecutorStats {
     return {
       slots: 1,
       executions: this.#executions,

@@ -9,7 +9,8 @@
  * feeds transferred), one carries the outputs back. Sessions load on one Worker after
  * the other, so a large composed graph being built never stalls every slot at once.
  */
-import type { Feeds, GraphRun, GraphRunner, GraphSource, RunnerStats } from "./graph_runner.ts";
+import type { ExecutorStats } from "./executor.ts";
+import type { Feeds, GraphRun, GraphRunner, GraphSource } from "./graph_runner.ts";
 import {
   chooseProvider,
   type OrtProviderSettings,
@@ -124,7 +125,7 @@ export class OrtWorkerRunner implements GraphRunner {
     });
   }
 
-  stats(): RunnerStats {
+  stats(): ExecutorStats {
     return {
       slots: this.#slots.length,
       executions: this.#executions,

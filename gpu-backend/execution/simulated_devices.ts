@@ -14,6 +14,7 @@
  * so timer lateness (about 1 ms granularity) delays single answers but never accumulates
  * into lost throughput.
  */
+import type { ExecutorStats } from "./executor.ts";
 
 /** Options of {@linkcode SimulatedDevices}. */
 export interface SimulatedDevicesOptions {
@@ -39,17 +40,6 @@ export interface BusyPeriod {
 export interface DeviceRun<T> {
   value: T;
   ms: number;
-}
-
-/** Cumulative counters of the devices. */
-export interface DeviceStats {
-  slots: number;
-  executions: number;
-  rows: number;
-  /** Device milliseconds, summed over devices. */
-  busyMs: number;
-  queued: number;
-  running: number;
 }
 
 interface Job {
@@ -137,7 +127,7 @@ export class SimulatedDevices {
     }
   }
 
-  stats(): DeviceStats {
+  stats(): ExecutorStats {
     return {
       slots: this.slots,
       executions: this.#executions,

@@ -46,14 +46,8 @@ import {
   ONNX_INPUT_NAME,
   ONNX_OUTPUT_NAME,
 } from "../../shared/model_manifest.ts";
-import type {
-  Feed,
-  Feeds,
-  GraphRun,
-  GraphRunner,
-  GraphSource,
-  RunnerStats,
-} from "../execution/graph_runner.ts";
+import type { Feed, Feeds, GraphRun, GraphRunner, GraphSource } from "../execution/graph_runner.ts";
+import type { ExecutorStats } from "../execution/executor.ts";
 import { createSession } from "../execution/ort_session_factory.ts";
 import { runSession } from "../execution/ort_tensors.ts";
 import type { SimulatedDevices } from "../execution/simulated_devices.ts";
@@ -171,7 +165,7 @@ export class SimulatedLayerRunner implements GraphRunner {
       : this.#runLayer(key, graph.layer, feeds, outputs, rows);
   }
 
-  stats(): RunnerStats {
+  stats(): ExecutorStats {
     return this.#devices.stats();
   }
 

@@ -72,21 +72,23 @@ export class EventStore {
   }
 }
 
-/** An event as the pre-warm job reads it (times in ms). */
-export interface PrewarmEventView {
+/** A scheduled event as the pre-warm job reads it (times in ms since the epoch). */
+export interface PrewarmEvent {
   name: string;
   start: number;
   end: number;
+  /** Expected volume multiplier while active (5 = five times the usual load). */
   multiplier: number;
+  /** Request-type mix while active (shares, any scale); absent: the observed mix. */
   mix?: Record<string, number> | undefined;
-  /** At least this lead; absent: the job's measured lead. */
+  /** At least this lead before `start` (ms); absent: the job's (measured) lead. */
   leadTimeMs?: number | undefined;
 }
 
 /** The store as the pre-warm job's event source: `upcoming(now)` in its shape. */
 export function prewarmEventSource(
   store: EventStore,
-): { upcoming(now: number): Promise<PrewarmEventView[]> } {
+): { upcoming(now: number): Promise<PrewarmEvent[]> } {
   return {
     upcoming: async (now) =>
       (await store.upcoming(now)).map((e) => ({

@@ -18,6 +18,7 @@ import type { CapacitySignals } from "./capacity.ts";
 import type { CapacityPlan } from "./capacity_plan.ts";
 import type { ContractSummary, MemberCounts } from "./capacity_contract.ts";
 import type { LeadTime } from "./lead_time.ts";
+import type { PrewarmEvent } from "../events/event_store.ts";
 
 /** One point of a volume forecast: router tokens/s expected at `at` (ms since the epoch). */
 export interface VolumePoint {
@@ -35,19 +36,8 @@ export interface VolumeForecast {
   model: string;
 }
 
-/** A scheduled event as the job needs it. */
-export interface PrewarmEvent {
-  name: string;
-  /** ms since the epoch. */
-  start: number;
-  end: number;
-  /** Expected volume multiplier while active (5 = five times the usual load). */
-  multiplier: number;
-  /** Request-type mix while active (shares, any scale); absent: the observed mix. */
-  mix?: Record<string, number> | undefined;
-  /** At least this lead before `start` (ms); absent: the job's (measured) lead. */
-  leadTimeMs?: number | undefined;
-}
+/** A scheduled event as the job needs it (the event store's view). */
+export type { PrewarmEvent };
 
 /**
  * Per request type, per layer, per expert: expert tokens per routed token (a layer's row

@@ -8,7 +8,7 @@ import type { DecodedInferRequest } from "../../../shared/infer_request_codec.ts
 import { silentLogger } from "../../../shared/logger.ts";
 import type { ModelManifest } from "../../../shared/model_manifest.ts";
 import { createExecutor } from "../../../gpu-backend/execution/create_executor.ts";
-import type { RunnerStats } from "../../../gpu-backend/execution/graph_runner.ts";
+import type { ExecutorStats } from "../../../gpu-backend/execution/executor.ts";
 import type { LayerWaves } from "../../../gpu-backend/layer/layer_counters.ts";
 import { buildBackendEngine } from "../../../gpu-backend/engine/backend_engine.ts";
 import { startupResidency } from "../../../gpu-backend/residency/startup_residency.ts";
@@ -45,7 +45,7 @@ function variantEnv(variant: Variant): Record<string, string> {
 export interface InProcessEngine {
   infer(tokens: Float32Array, rows: number): Promise<unknown>;
   /** Executions and busy time of everything it ran. */
-  executorStats(): RunnerStats;
+  executorStats(): ExecutorStats;
   /** Per layer: how full the layer path's executions ran (empty on the per-expert path). */
   waves(): LayerWaves[];
   close(): Promise<void>;
@@ -165,7 +165,7 @@ export async function readiness(
   token: string,
 ): Promise<
   {
-    executor: RunnerStats;
+    executor: ExecutorStats;
     layers?: { build_ms: number; experts: number }[];
     waves?: LayerWaves[];
   }
