@@ -19,7 +19,7 @@ Deno.test("deno task bench --smoke writes throughput.csv, latency.csv and summar
       args: [
         "run",
         "-A",
-        "tools/bench/before_after.ts",
+        "tools/bench/before_after/main.ts",
         "--smoke",
         "--executors",
         "simulated",

@@ -1,5 +1,5 @@
 /**
- * @module The command line of `deno task bench` (`before_after.ts`): every option with its
+ * @module The command line of `deno task bench` (`before_after/main.ts`): every option with its
  * default and what it is for. The defaults make the full run (3 seeds, both executors,
  * the demo check) about 45–50 minutes on a 2-core machine.
  */

@@ -10,19 +10,19 @@
  * `<out>.md` with the command.
  */
 import { join } from "node:path";
-import { parseCli } from "../cli/cli_args.ts";
-import { loadDemoTraffic } from "../model/traffic.ts";
-import { freePort, type PoolProcess, startProcess } from "../pool/processes.ts";
-import { startBenchBackend } from "./baseline/serving.ts";
-import { measureCapacity } from "./capacity.ts";
-import { closedLoop, openLoop } from "./load_generator.ts";
-import { openFds, rssMiB, scrape, sumSeries } from "./faults_stack.ts";
-import { round } from "./stats.ts";
-import { processCpuMs } from "./cpu_time.ts";
-import { pinTo, splitCpus } from "./pin.ts";
-import { prepareWorkload } from "./workload.ts";
-import { pickVariants } from "./router_rss/variants.ts";
-import { tallyingFetch } from "./faults_phases.ts";
+import { parseCli } from "../../cli/cli_args.ts";
+import { loadDemoTraffic } from "../../model/traffic.ts";
+import { freePort, type PoolProcess, startProcess } from "../../pool/processes.ts";
+import { startBenchBackend } from "../baseline/serving.ts";
+import { measureCapacity } from "../capacity.ts";
+import { closedLoop, openLoop } from "../load_generator.ts";
+import { openFds, rssMiB, scrape, sumSeries } from "../faults_stack.ts";
+import { round } from "../stats.ts";
+import { processCpuMs } from "../cpu_time.ts";
+import { pinTo, splitCpus } from "../pin.ts";
+import { prepareWorkload } from "../workload.ts";
+import { pickVariants } from "./variants.ts";
+import { tallyingFetch } from "../faults_phases.ts";
 
 const { values } = parseCli({
   name: "deno task bench:router-rss",

@@ -12,11 +12,11 @@
  * behave like separate accelerators on this machine (outputs are not model outputs).
  */
 import { join } from "node:path";
-import { loadDemoTraffic } from "../model/traffic.ts";
-import { benchModelDir } from "./bench_model.ts";
-import { formatTable, round } from "./stats.ts";
-import { parseCli } from "../cli/cli_args.ts";
-import { measureReaction, type ReactionResult, RECOVERY_POLLS } from "./balance/reaction.ts";
+import { loadDemoTraffic } from "../../model/traffic.ts";
+import { benchModelDir } from "../bench_model.ts";
+import { formatTable, round } from "../stats.ts";
+import { parseCli } from "../../cli/cli_args.ts";
+import { measureReaction, type ReactionResult, RECOVERY_POLLS } from "./reaction.ts";
 
 const { values } = parseCli({
   name: "deno task bench:balance",

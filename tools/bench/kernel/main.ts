@@ -25,22 +25,22 @@
  */
 import { join } from "node:path";
 import ort from "onnxruntime-node";
-import { computeLimit, flopsPerRow } from "./compute_limit.ts";
-import { benchModel } from "./baseline/bench_model.ts";
-import { processCpuMs } from "./cpu_time.ts";
-import { formatTable, round } from "./stats.ts";
-import { parseCli } from "../cli/cli_args.ts";
-import { modelPartPath } from "../../shared/model_manifest.ts";
-import { composeLayerGraph } from "../../gpu-backend/layer/compose_layer.ts";
-import { stackedLayout } from "./kernel/stack_experts.ts";
+import { computeLimit, flopsPerRow } from "../compute_limit.ts";
+import { benchModel } from "../baseline/bench_model.ts";
+import { processCpuMs } from "../cpu_time.ts";
+import { formatTable, round } from "../stats.ts";
+import { parseCli } from "../../cli/cli_args.ts";
+import { modelPartPath } from "../../../shared/model_manifest.ts";
+import { composeLayerGraph } from "../../../gpu-backend/layer/compose_layer.ts";
+import { stackedLayout } from "./stack_experts.ts";
 
 type LayerLayout = "split" | "stacked";
-import { createSession } from "../../gpu-backend/execution/ort_session_factory.ts";
-import type { Feeds } from "../../gpu-backend/execution/graph_runner.ts";
-import { uniformWaveFeeds } from "./kernel/uniform_wave.ts";
-import { countsWaveFeeds, zipfCounts } from "./kernel/skewed_wave.ts";
-import { streamGBps } from "./kernel/memory_bandwidth.ts";
-import { type OpProfile, profileSession } from "./kernel/ort_profile.ts";
+import { createSession } from "../../../gpu-backend/execution/ort_session_factory.ts";
+import type { Feeds } from "../../../gpu-backend/execution/graph_runner.ts";
+import { uniformWaveFeeds } from "./uniform_wave.ts";
+import { countsWaveFeeds, zipfCounts } from "./skewed_wave.ts";
+import { streamGBps } from "./memory_bandwidth.ts";
+import { type OpProfile, profileSession } from "./ort_profile.ts";
 
 const { values } = parseCli({
   name: "deno task bench:kernel",

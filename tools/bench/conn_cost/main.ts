@@ -10,9 +10,9 @@
  * its RSS read again once it holds them all. Writes
  * `<out>.json` and `<out>.md` with the command.
  */
-import { parseCli } from "../cli/cli_args.ts";
-import { rssMiB } from "./faults_stack.ts";
-import { round } from "./stats.ts";
+import { parseCli } from "../../cli/cli_args.ts";
+import { rssMiB } from "../faults_stack.ts";
+import { round } from "../stats.ts";
 
 const { values } = parseCli({
   name: "deno task bench:conn-cost",
@@ -51,7 +51,7 @@ async function startServer(front: string) {
     args: [
       "run",
       "-A",
-      new URL("./conn_cost/server.ts", import.meta.url).pathname,
+      new URL("./server.ts", import.meta.url).pathname,
       "--front",
       front,
     ],

@@ -16,17 +16,17 @@
  * and machine) and PREFIX.json (every figure).
  */
 import { join } from "node:path";
-import { parseCli } from "../cli/cli_args.ts";
-import { benchModelDir } from "./bench_model.ts";
-import { demoTokens, loadDemoTraffic } from "../model/traffic.ts";
-import { createRandom } from "../model/prng.ts";
-import { prepareWorkload } from "./workload.ts";
-import { type ChannelCell, measureChannel } from "./peer_hop/channel.ts";
-import { measureStacks } from "./peer_hop/stack.ts";
-import { formatPeerHopReport } from "./peer_hop/report.ts";
-import { resultsHeader } from "./results_header.ts";
-import { computeLimit } from "./compute_limit.ts";
-import type { ModelManifest } from "../../shared/model_manifest.ts";
+import { parseCli } from "../../cli/cli_args.ts";
+import { benchModelDir } from "../bench_model.ts";
+import { demoTokens, loadDemoTraffic } from "../../model/traffic.ts";
+import { createRandom } from "../../model/prng.ts";
+import { prepareWorkload } from "../workload.ts";
+import { type ChannelCell, measureChannel } from "./channel.ts";
+import { measureStacks } from "./stack.ts";
+import { formatPeerHopReport } from "./report.ts";
+import { resultsHeader } from "../results_header.ts";
+import { computeLimit } from "../compute_limit.ts";
+import type { ModelManifest } from "../../../shared/model_manifest.ts";
 
 const { values } = parseCli({
   name: "deno task bench:peer-hop",

@@ -19,23 +19,23 @@
  *
  * `--out PREFIX` writes PREFIX.json (every figure) and PREFIX.md (the report).
  */
-import type { PoolProcess } from "../pool/processes.ts";
-import { benchEnv, startBenchBackend, startBenchRouter } from "./baseline/serving.ts";
-import { parseCli } from "../cli/cli_args.ts";
+import type { PoolProcess } from "../../pool/processes.ts";
+import { benchEnv, startBenchBackend, startBenchRouter } from "../baseline/serving.ts";
+import { parseCli } from "../../cli/cli_args.ts";
 import { join } from "node:path";
-import { computeLimit } from "./compute_limit.ts";
-import { BENCH_TOKEN, benchModel } from "./baseline/bench_model.ts";
-import { cpuMsOf } from "./cpu_time.ts";
-import { closedLoop } from "./load_generator.ts";
-import { measureCodecCosts } from "./hop/codec_costs.ts";
+import { computeLimit } from "../compute_limit.ts";
+import { BENCH_TOKEN, benchModel } from "../baseline/bench_model.ts";
+import { cpuMsOf } from "../cpu_time.ts";
+import { closedLoop } from "../load_generator.ts";
+import { measureCodecCosts } from "./codec_costs.ts";
 import {
   bestProtocol,
   formatHopReport,
   type HopCell,
   type HopReport,
   tokensPerCpuS,
-} from "./hop/report.ts";
-import { type ProcessProfile, profileServing } from "./hop/profile_run.ts";
+} from "./report.ts";
+import { type ProcessProfile, profileServing } from "./profile_run.ts";
 
 const { values } = parseCli({
   name: "deno task bench:hop",
@@ -254,7 +254,7 @@ Deno.exit(0);
 /** The files of commit `ref` in a temporary directory, with this checkout's node_modules. */
 async function archiveCheckout(ref: string): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "bench-hop-ref-" });
-  const root = new URL("../../", import.meta.url).pathname;
+  const root = new URL("../../../", import.meta.url).pathname;
   const archive = await new Deno.Command("git", {
     args: ["archive", "--format=tar", ref],
     cwd: root,

@@ -8,14 +8,14 @@
  * the valid requests' p99 with an idle run's, checks no process exited, and writes
  * `docs/results/fuzz.json` and `fuzz.md` (with the command).
  */
-import { parseCli } from "../cli/cli_args.ts";
-import { generateModel } from "../model/generate.ts";
-import { createRandom, type Random } from "../model/prng.ts";
-import { freePort, type PoolProcess, startProcess } from "../pool/processes.ts";
-import { readUntil, readUntilClosed, sendPartial } from "../net/raw_http.ts";
-import { startBenchBackend } from "./baseline/serving.ts";
-import { type FuzzCase, fuzzCase, type FuzzKind, validCase } from "./fuzz/bodies.ts";
-import { quantile, round } from "./stats.ts";
+import { parseCli } from "../../cli/cli_args.ts";
+import { generateModel } from "../../model/generate.ts";
+import { createRandom, type Random } from "../../model/prng.ts";
+import { freePort, type PoolProcess, startProcess } from "../../pool/processes.ts";
+import { readUntil, readUntilClosed, sendPartial } from "../../net/raw_http.ts";
+import { startBenchBackend } from "../baseline/serving.ts";
+import { type FuzzCase, fuzzCase, type FuzzKind, validCase } from "./bodies.ts";
+import { quantile, round } from "../stats.ts";
 
 const { values } = parseCli({
   name: "deno task bench:fuzz",

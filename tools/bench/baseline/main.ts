@@ -18,7 +18,7 @@
  *
  * `--out FILE` writes the report (with the command line) to FILE as well.
  */
-import { decodeInferRequest } from "../../shared/infer_request_codec.ts";
+import { decodeInferRequest } from "../../../shared/infer_request_codec.ts";
 import {
   diffWaves,
   inProcessEngine,
@@ -26,15 +26,15 @@ import {
   readiness,
   startServing,
   type Variant,
-} from "./baseline/serving.ts";
-import { type Cell, formatReport, type Report } from "./baseline/report.ts";
-import type { ModelManifest } from "../../shared/model_manifest.ts";
-import { computeLimit } from "./compute_limit.ts";
-import { BENCH_TOKEN, benchModel } from "./baseline/bench_model.ts";
-import { cpuMsOf } from "./cpu_time.ts";
-import { closedLoop } from "./load_generator.ts";
-import type { PreparedRequest } from "./workload.ts";
-import { parseCli } from "../cli/cli_args.ts";
+} from "./serving.ts";
+import { type Cell, formatReport, type Report } from "./report.ts";
+import type { ModelManifest } from "../../../shared/model_manifest.ts";
+import { computeLimit } from "../compute_limit.ts";
+import { BENCH_TOKEN, benchModel } from "./bench_model.ts";
+import { cpuMsOf } from "../cpu_time.ts";
+import { closedLoop } from "../load_generator.ts";
+import type { PreparedRequest } from "../workload.ts";
+import { parseCli } from "../../cli/cli_args.ts";
 
 const { values } = parseCli({
   name: "deno task bench:baseline",

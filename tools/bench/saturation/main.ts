@@ -13,15 +13,15 @@
  * Writes a markdown result with the command line (default docs/results/saturation.md).
  */
 import { join } from "node:path";
-import { loadDemoTraffic } from "../model/traffic.ts";
-import { benchModelDir } from "./bench_model.ts";
-import { startPool, type TestPool } from "../pool/processes.ts";
-import { closedLoop, type LoadResult, openLoop } from "./load_generator.ts";
-import { formatTable, round, summarize } from "./stats.ts";
-import { prepareWorkload } from "./workload.ts";
-import { parseCli } from "../cli/cli_args.ts";
-import { oldDoctorUtilisation, oldHottestShare, oldScaler } from "./saturation/old_rules.ts";
-import { json } from "./http_probe.ts";
+import { loadDemoTraffic } from "../../model/traffic.ts";
+import { benchModelDir } from "../bench_model.ts";
+import { startPool, type TestPool } from "../../pool/processes.ts";
+import { closedLoop, type LoadResult, openLoop } from "../load_generator.ts";
+import { formatTable, round, summarize } from "../stats.ts";
+import { prepareWorkload } from "../workload.ts";
+import { parseCli } from "../../cli/cli_args.ts";
+import { oldDoctorUtilisation, oldHottestShare, oldScaler } from "./old_rules.ts";
+import { json } from "../http_probe.ts";
 
 const { values } = parseCli({
   name: "deno task bench:saturation",

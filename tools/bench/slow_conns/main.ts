@@ -9,14 +9,14 @@
  * server closed it (waiting up to timeout + 10 s). Valid requests run alongside
  * (`--valid-rate`). Writes `<out>.json` and `<out>.md` with the command.
  */
-import { parseCli } from "../cli/cli_args.ts";
-import { loadDemoTraffic } from "../model/traffic.ts";
-import type { PoolProcess } from "../pool/processes.ts";
-import { BENCH_TOKEN } from "./baseline/bench_model.ts";
-import { benchEnv, startBenchBackend, startBenchRouter } from "./baseline/serving.ts";
-import { prepareWorkload } from "./workload.ts";
-import { quantile, round } from "./stats.ts";
-import { slowBody, slowHead, type SlowOutcome } from "./slow_conns/slow_socket.ts";
+import { parseCli } from "../../cli/cli_args.ts";
+import { loadDemoTraffic } from "../../model/traffic.ts";
+import type { PoolProcess } from "../../pool/processes.ts";
+import { BENCH_TOKEN } from "../baseline/bench_model.ts";
+import { benchEnv, startBenchBackend, startBenchRouter } from "../baseline/serving.ts";
+import { prepareWorkload } from "../workload.ts";
+import { quantile, round } from "../stats.ts";
+import { slowBody, slowHead, type SlowOutcome } from "./slow_socket.ts";
 import { join } from "node:path";
 
 const { values } = parseCli({
