@@ -20,6 +20,7 @@ import { quantile } from "../stats.ts";
 import { closedLoop } from "../load_generator.ts";
 import type { PreparedRequest } from "../workload.ts";
 import { waitFor } from "../../wait_for.ts";
+import { addPeer, NO_PEER } from "../../../router/control/load/remote_row_cost.ts";
 
 /** Idle latency of one target and crossing class. */
 export interface IdleCell {
@@ -114,7 +115,7 @@ export async function measureStacks(
       rows: 0,
       seconds: 0,
       latencies: [],
-      peer: emptyPeerReport(),
+      peer: { ...NO_PEER },
     }));
     const order = (round: number) => pools.map((_, i) => (i + round) % pools.length);
     // Step 2: idle, pools in rotating order, targets in turn within each.
@@ -260,26 +261,5 @@ async function peerTotals(
     const response = await fetch(`${url}/v2/load`, { headers });
     return (await response.json()) as LoadReport;
   }));
-  const total = emptyPeerReport();
-  for (const report of reports) {
-    for (const key of Object.keys(total) as (keyof PeerReport)[]) {
-      total[key] += report.peer?.[key] ?? 0;
-    }
-  }
-  return total;
-}
-
-function emptyPeerReport(): PeerReport {
-  return {
-    hops: 0,
-    rowsSent: 0,
-    hopMs: 0,
-    exposedMs: 0,
-    coveredMs: 0,
-    peerServeMs: 0,
-    sendCpuMs: 0,
-    framesServed: 0,
-    rowsServed: 0,
-    serveCpuMs: 0,
-  };
+  return reports.reduce((total, report) => addPeer(total, report.peer ?? NO_PEER), NO_PEER);
 }
