@@ -20,13 +20,25 @@ import type {
 } from "../../router/control/prewarm/prewarm_types.ts";
 import type { BackendRole } from "../../router/serve/pool/backend_view.ts";
 
+/** Options of {@linkcode VirtualPool}. */
+export interface VirtualPoolOptions {
+  /** The model every ready member serves; default `sim`. */
+  model?: string;
+  /** Whether members added later are ready at once (default true; the first ones are). */
+  addedReady?: boolean;
+}
+
 /** A pool in virtual time; see the module doc. */
 export class VirtualPool implements PoolPort {
   readonly members: (PoolMember & { role: BackendRole })[] = [];
+  readonly #model: string;
+  readonly #addedReady: boolean;
   #admitAs: ((url: string) => BackendRole) | undefined;
 
-  constructor(urls: readonly string[]) {
-    for (const url of urls) this.#push(url, "active");
+  constructor(urls: readonly string[], options: VirtualPoolOptions = {}) {
+    this.#model = options.model ?? "sim";
+    this.#addedReady = options.addedReady ?? true;
+    for (const url of urls) this.#push(url, "active", true);
   }
 
   views(): readonly PoolMember[] {
@@ -35,7 +47,7 @@ export class VirtualPool implements PoolPort {
 
   add(url: string, options: { role?: BackendRole }): boolean {
     if (this.members.some((m) => m.url === url)) return false;
-    this.#push(url, options.role ?? this.#admitAs?.(url) ?? "active");
+    this.#push(url, options.role ?? this.#admitAs?.(url) ?? "active", this.#addedReady);
     return true;
   }
 
@@ -62,16 +74,16 @@ export class VirtualPool implements PoolPort {
     return this.members.filter((m) => m.role === role).map((m) => ({ id: m.name, url: m.url }));
   }
 
-  #push(url: string, role: BackendRole): void {
+  #push(url: string, role: BackendRole, ready: boolean): void {
     const name = new URL(url).host;
     this.members.push({
       name,
       url,
       role,
-      healthy: true,
+      healthy: ready,
       inFlight: 0,
-      models: ["sim"],
-      details: { backend_id: name },
+      models: ready ? [this.#model] : [],
+      details: ready ? { backend_id: name } : undefined,
     });
   }
 }

@@ -13,7 +13,6 @@ import type { CapacitySignals } from "../../../router/control/prewarm/capacity.t
 import type {
   ExpertAffinity,
   PoolMember,
-  PoolPort,
   PrewarmDeps,
   PrewarmEvent,
   PrewarmSettings,
@@ -23,46 +22,23 @@ import type {
   ScalerOutcome,
   VolumeForecast,
 } from "../../../router/control/prewarm/prewarm_types.ts";
+import { VirtualPool } from "../../../tools/sim/capacity_pool.ts";
 
 /** The fixture's backends: two serve, two are spares a scaler can start. */
 export const SERVING = ["127.0.0.1:9001", "127.0.0.1:9002"];
 export const SPARES = ["127.0.0.1:9003", "127.0.0.1:9004"];
 
-/** An in-memory pool: members, roles, readiness the test sets, in-flight counts. */
-export class FakePool implements PoolPort {
-  readonly members: (PoolMember & { role: BackendRole })[] = [];
-  #admitAs: ((url: string) => BackendRole) | undefined;
-
+/**
+ * An in-memory pool: the simulator's {@linkcode VirtualPool} whose added members wait for
+ * the test to ready them (a health round), and whose views are copies.
+ */
+export class FakePool extends VirtualPool {
   constructor(ids: readonly string[]) {
-    for (const id of ids) this.#push(`http://${id}`, "active", true);
+    super(ids.map((id) => `http://${id}`), { model: "m", addedReady: false });
   }
 
-  views(): readonly PoolMember[] {
+  override views(): readonly PoolMember[] {
     return this.members.map((m) => ({ ...m }));
-  }
-
-  add(url: string, options: { role?: BackendRole }): boolean {
-    if (this.members.some((m) => m.url === url)) return false;
-    this.#push(url, options.role ?? this.#admitAs?.(url) ?? "active", false);
-    return true;
-  }
-
-  setRole(url: string, role: BackendRole): boolean {
-    const member = this.members.find((m) => m.url === url);
-    if (member === undefined) return false;
-    member.role = role;
-    return true;
-  }
-
-  remove(url: string): boolean {
-    const index = this.members.findIndex((m) => m.url === url);
-    if (index < 0) return false;
-    this.members.splice(index, 1);
-    return true;
-  }
-
-  admitAs(rule: ((url: string) => BackendRole) | undefined): void {
-    this.#admitAs = rule;
   }
 
   /** Marks `url` as passing its checks and describing the model (a health round). */
@@ -76,24 +52,11 @@ export class FakePool implements PoolPort {
 
   /** Active members as a plan names them. */
   active(): PlanBackend[] {
-    return this.members.filter((m) => m.role === "active").map((m) => ({ id: m.name, url: m.url }));
+    return this.withRole("active");
   }
 
   role(id: string): BackendRole | undefined {
     return this.members.find((m) => m.name === id)?.role;
-  }
-
-  #push(url: string, role: BackendRole, ready: boolean): void {
-    const name = new URL(url).host;
-    this.members.push({
-      name,
-      url,
-      role,
-      healthy: ready,
-      inFlight: 0,
-      models: ready ? ["m"] : [],
-      details: ready ? { backend_id: name } : undefined,
-    });
   }
 }
 
