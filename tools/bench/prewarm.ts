@@ -49,12 +49,11 @@ import {
   type PolicyName,
 } from "./prewarm_policies.ts";
 import {
-  formatSpread,
+  comparisonTable,
   measure,
   type RunMeasures,
   type RunRecord,
-  spread,
-  targetsCheck,
+  targetsTable,
   timelineRows,
   type TimelineSample,
 } from "./prewarm_report.ts";
@@ -499,39 +498,12 @@ async function report(): Promise<void> {
     list.push(measure(r, { start, sloMs, speed }));
     by.set(r.policy, list);
   }
-  const header = [
-    "policy",
-    "requests, first 10 min",
-    "goodput ≤ SLO, first 10 min (req/s)",
-    "× oracle",
-    "p99 first 5 min (ms)",
-    `backend-minutes T±${Math.max(beforeMin, afterMin)} min`,
-    "expert loads on request path, first 5 min",
-    "p99 hour before (ms)",
-  ];
-  const oracle = spread((by.get("oracle") ?? []).map((m) => m.goodputFirst10)).mean;
-  const rowsOut = policies.map((p) => {
-    const ms = by.get(p) ?? [];
-    const s = (pick: (m: RunMeasures) => number, digits = 1) =>
-      formatSpread(spread(ms.map(pick)), digits);
-    return [
-      LABELS[p],
-      s((m) => m.requestsFirst10, 0),
-      s((m) => m.goodputFirst10),
-      Number.isFinite(oracle) ? s((m) => m.goodputFirst10 / oracle, 3) : "-",
-      s((m) => m.p99First5, 0),
-      s((m) => m.backendMinutes, 0),
-      s((m) => m.coldStartsFirst5, 0),
-      s((m) => m.p99HourBefore, 0),
-    ];
+  const table = comparisonTable(policies, by, {
+    unit: "backend",
+    windowMin: Math.max(beforeMin, afterMin),
   });
-  const table = formatTable(header, rowsOut);
   console.log("\n" + table);
-  const checks = targetsCheck(by);
-  const checkTable = formatTable(
-    ["target", "Switchyard", "met"],
-    checks.map((c) => [c.target, c.value, c.met === null ? "n/a" : c.met ? "yes" : "NO"]),
-  );
+  const checkTable = targetsTable(by);
   console.log("\n" + checkTable);
   const firstSeed = records.filter((r) => r.seed === seeds[0]);
   const t = timelineRows(firstSeed.filter((r) => r.policy !== "none"), {

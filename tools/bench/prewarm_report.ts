@@ -5,8 +5,8 @@
  * before; per-policy aggregates over seeds (mean, min–max); the targets check; and the
  * timeline of backends requested / ready / serving around the event.
  */
-import { quantile, round } from "./stats.ts";
-import type { PolicyName } from "./prewarm_policies.ts";
+import { formatTable, quantile, round } from "./stats.ts";
+import { LABELS, type PolicyName } from "./prewarm_policies.ts";
 import { MINUTE } from "./prewarm_workload.ts";
 
 /** One request as sent. */
@@ -116,7 +116,7 @@ export function formatSpread(s: Spread, digits = 1): string {
 
 /** The issue's targets, judged on the means. */
 export function targetsCheck(
-  by: Map<PolicyName, RunMeasures[]>,
+  by: ReadonlyMap<PolicyName, RunMeasures[]>,
 ): { target: string; value: string; met: boolean | null }[] {
   const mean = (policy: PolicyName, pick: (m: RunMeasures) => number) =>
     spread((by.get(policy) ?? []).map(pick)).mean;
@@ -185,4 +185,59 @@ export function timelineRows(
     ]);
   }
   return { header, rows };
+}
+
+/** What {@linkcode comparisonTable} labels differently per run kind. */
+export interface ComparisonLabels {
+  /** What a pool member is called: `backend` (real stack) or `accelerator` (simulator). */
+  unit: string;
+  /** The ± window of the unit-minutes column, in minutes. */
+  windowMin: number;
+  /** A fixed text for the expert-loads column (e.g. "0 (by construction)"); else measured. */
+  expertLoads?: string;
+}
+
+/** The policies side by side: each measure's mean (min–max over seeds). */
+export function comparisonTable(
+  policies: readonly PolicyName[],
+  by: ReadonlyMap<PolicyName, RunMeasures[]>,
+  labels: ComparisonLabels,
+): string {
+  const oracle = spread((by.get("oracle") ?? []).map((m) => m.goodputFirst10)).mean;
+  const header = [
+    "policy",
+    "requests, first 10 min",
+    "goodput ≤ SLO, first 10 min (req/s)",
+    "× oracle",
+    "p99 first 5 min (ms)",
+    `${labels.unit}-minutes T±${labels.windowMin} min`,
+    "expert loads on request path, first 5 min",
+    "p99 hour before (ms)",
+  ];
+  return formatTable(
+    header,
+    policies.map((p) => {
+      const ms = by.get(p) ?? [];
+      const s = (pick: (m: RunMeasures) => number, digits = 1) =>
+        formatSpread(spread(ms.map(pick)), digits);
+      return [
+        LABELS[p],
+        s((m) => m.requestsFirst10, 0),
+        s((m) => m.goodputFirst10),
+        Number.isFinite(oracle) ? s((m) => m.goodputFirst10 / oracle, 3) : "-",
+        s((m) => m.p99First5, 0),
+        s((m) => m.backendMinutes, 0),
+        labels.expertLoads ?? s((m) => m.coldStartsFirst5, 0),
+        s((m) => m.p99HourBefore, 0),
+      ];
+    }),
+  );
+}
+
+/** The issue's targets for Switchyard, met or not ({@linkcode targetsCheck}) as a table. */
+export function targetsTable(by: ReadonlyMap<PolicyName, RunMeasures[]>): string {
+  return formatTable(
+    ["target", "Switchyard", "met"],
+    targetsCheck(by).map((c) => [c.target, c.value, c.met === null ? "n/a" : c.met ? "yes" : "NO"]),
+  );
 }

@@ -9,7 +9,7 @@
  */
 import { parseCli } from "../cli/cli_args.ts";
 import { LABELS, POLICIES, type PolicyName } from "../bench/prewarm_policies.ts";
-import { formatSpread, type RunMeasures, spread, targetsCheck } from "../bench/prewarm_report.ts";
+import { comparisonTable, type RunMeasures, targetsTable } from "../bench/prewarm_report.ts";
 import { formatTable, round } from "../bench/stats.ts";
 import { resultsHeader } from "../bench/results_header.ts";
 import { FLEET_PARAMS, type FleetResult, simulateFleet } from "./capacity_fleet.ts";
@@ -79,40 +79,13 @@ for (const seed of seeds) {
 const by = new Map<PolicyName, RunMeasures[]>(
   [...results].map(([p, list]) => [p, list.map((r) => r.measures)]),
 );
-const oracle = spread((by.get("oracle") ?? []).map((m) => m.goodputFirst10)).mean;
-const header = [
-  "policy",
-  "requests, first 10 min",
-  "goodput ≤ SLO, first 10 min (req/s)",
-  "× oracle",
-  "p99 first 5 min (ms)",
-  `accelerator-minutes T±${Math.max(options.beforeMin, options.afterMin)} min`,
-  "expert loads on request path, first 5 min",
-  "p99 hour before (ms)",
-];
-const table = formatTable(
-  header,
-  policies.map((p) => {
-    const ms = by.get(p) ?? [];
-    const s = (pick: (m: RunMeasures) => number, digits = 1) =>
-      formatSpread(spread(ms.map(pick)), digits);
-    return [
-      LABELS[p],
-      s((m) => m.requestsFirst10, 0),
-      s((m) => m.goodputFirst10),
-      Number.isFinite(oracle) ? s((m) => m.goodputFirst10 / oracle, 3) : "-",
-      s((m) => m.p99First5, 0),
-      s((m) => m.backendMinutes, 0),
-      "0 (by construction)",
-      s((m) => m.p99HourBefore, 0),
-    ];
-  }),
-);
+const table = comparisonTable(policies, by, {
+  unit: "accelerator",
+  windowMin: Math.max(options.beforeMin, options.afterMin),
+  expertLoads: "0 (by construction)",
+});
 console.log("\n" + table);
-const checks = formatTable(
-  ["target", "Switchyard", "met"],
-  targetsCheck(by).map((c) => [c.target, c.value, c.met === null ? "n/a" : c.met ? "yes" : "NO"]),
-);
+const checks = targetsTable(by);
 console.log("\n" + checks);
 const first = [...results].map(([p, list]) => [p, list[0]!] as const);
 const steps = [];
