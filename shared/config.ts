@@ -104,11 +104,14 @@ export const ConfigSchema = z.object({
     /**
      * Device time per execution of the simulated executor: `fixed_ms + per_row_ms·rows`,
      * rows in expert rows (a layer execution: assignments + entry rows × shared experts +
-     * the fused gate's share; `gpu-backend/layer/calibrate_layer.ts` measures both).
+     * the fused gate's share), plus `per_expert_ms` for each routed expert a layer
+     * execution gives rows (its weights read once); `gpu-backend/layer/calibrate_layer.ts`
+     * measures the three.
      */
     simulated: z.object({
       fixed_ms: z.number().min(0).default(0.2),
       per_row_ms: z.number().min(0).default(0.01),
+      per_expert_ms: z.number().min(0).default(0),
       /**
        * Load time of a routed expert (cold start, residency): `load_fixed_ms +
        * load_ms_per_mb·MiB`; defaults measured for onnxruntime on CPU here (~80 ms for a

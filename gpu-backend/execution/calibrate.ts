@@ -24,12 +24,9 @@ export interface TimingSample {
 }
 
 /**
- * Least-squares fit of `ms = fixedMs + perRowMs·rows` with both coefficients ≥ 0.
- *
- * When the unconstrained fit has a negative coefficient, the constrained optimum lies on
- * a boundary: the better of "all fixed" (`perRowMs = 0`) and "all per row"
- * (`fixedMs = 0`). With a single batch size the two cannot be told apart and the time
- * goes to `fixedMs`.
+ * Least-squares fit of `ms = fixedMs + perRowMs·rows` with both coefficients ≥ 0
+ * ({@linkcode nonNegativeLeastSquares}). With a single batch size the two cannot be told
+ * apart and the time goes to `fixedMs`.
  */
 export function fitTiming(samples: readonly TimingSample[]): SimulatedTiming {
   if (samples.length === 0) throw new RangeError("Cannot fit timing: no samples");
@@ -38,28 +35,72 @@ export function fitTiming(samples: readonly TimingSample[]): SimulatedTiming {
       throw new RangeError(`Cannot fit timing: sample {rows: ${rows}, ms: ${ms}} is not >= 0`);
     }
   }
-  const n = samples.length;
-  const meanRows = samples.reduce((sum, s) => sum + s.rows, 0) / n;
-  const meanMs = samples.reduce((sum, s) => sum + s.ms, 0) / n;
-  let covariance = 0;
-  let variance = 0;
-  for (const { rows, ms } of samples) {
-    covariance += (rows - meanRows) * (ms - meanMs);
-    variance += (rows - meanRows) ** 2;
+  const [fixedMs, perRowMs] = nonNegativeLeastSquares(
+    samples.map((s) => [1, s.rows]),
+    samples.map((s) => s.ms),
+  );
+  return { fixedMs: fixedMs!, perRowMs: perRowMs! };
+}
+
+/**
+ * Least squares of `y ≈ Σ_j c_j · x[i][j]` with every `c_j ≥ 0`, exactly: the optimum of
+ * a convex problem on the non-negative orthant is the unconstrained optimum over some
+ * subset of the columns (the others 0), so every subset is solved and the best feasible
+ * one wins; for the 2–3 columns of a timing fit that is at most 8 small solves. Ties go to
+ * the subset found first (fewer columns, leftmost first), and a subset whose columns are
+ * linearly dependent is skipped.
+ */
+export function nonNegativeLeastSquares(x: readonly number[][], y: readonly number[]): number[] {
+  const columns = x[0]?.length ?? 0;
+  let best = new Array<number>(columns).fill(0);
+  let bestError = squaredError(x, y, best);
+  const subsets = Array.from({ length: 2 ** columns }, (_, mask) => mask)
+    .filter((mask) => mask > 0)
+    .map((mask) => Array.from({ length: columns }, (_, j) => j).filter((j) => mask & (1 << j)))
+    .sort((a, b) => a.length - b.length || a[0]! - b[0]!);
+  for (const subset of subsets) {
+    const solved = solveNormalEquations(x.map((row) => subset.map((j) => row[j]!)), y);
+    if (solved === null || solved.some((c) => c < 0)) continue;
+    const coefficients = new Array<number>(columns).fill(0);
+    subset.forEach((j, i) => coefficients[j] = solved[i]!);
+    const error = squaredError(x, y, coefficients);
+    if (error < bestError - 1e-12 * Math.max(1, bestError)) {
+      best = coefficients;
+      bestError = error;
+    }
   }
-  if (variance > 0) {
-    const perRowMs = covariance / variance;
-    const fixedMs = meanMs - perRowMs * meanRows;
-    if (perRowMs >= 0 && fixedMs >= 0) return { fixedMs, perRowMs };
+  return best;
+}
+
+function squaredError(x: readonly number[][], y: readonly number[], c: readonly number[]): number {
+  return x.reduce(
+    (sum, row, i) => sum + (row.reduce((t, v, j) => t + v * c[j]!, 0) - y[i]!) ** 2,
+    0,
+  );
+}
+
+/** The least-squares solution of `x · c ≈ y` (normal equations, pivoting); null when singular. */
+function solveNormalEquations(x: readonly number[][], y: readonly number[]): number[] | null {
+  const n = x[0]?.length ?? 0;
+  const a = Array.from({ length: n }, (_, r) => [
+    ...Array.from({ length: n }, (_, c) => x.reduce((sum, row) => sum + row[r]! * row[c]!, 0)),
+    x.reduce((sum, row, i) => sum + row[r]! * y[i]!, 0),
+  ]);
+  const scale = Math.max(1e-300, ...a.map((row, r) => Math.abs(row[r]!)));
+  for (let col = 0; col < n; col++) {
+    let pivot = col;
+    for (let r = col + 1; r < n; r++) {
+      if (Math.abs(a[r]![col]!) > Math.abs(a[pivot]![col]!)) pivot = r;
+    }
+    if (Math.abs(a[pivot]![col]!) <= 1e-9 * scale) return null;
+    [a[col], a[pivot]] = [a[pivot]!, a[col]!];
+    for (let r = 0; r < n; r++) {
+      if (r === col) continue;
+      const factor = a[r]![col]! / a[col]![col]!;
+      for (let c = col; c <= n; c++) a[r]![c]! -= factor * a[col]![c]!;
+    }
   }
-  // Step 2: a coefficient came out negative (or rows never vary): try both boundaries.
-  const allFixed = { fixedMs: meanMs, perRowMs: 0 };
-  const rowsSquared = samples.reduce((sum, s) => sum + s.rows ** 2, 0);
-  const rowsTimesMs = samples.reduce((sum, s) => sum + s.rows * s.ms, 0);
-  const allPerRow = { fixedMs: 0, perRowMs: rowsSquared > 0 ? rowsTimesMs / rowsSquared : 0 };
-  const squaredError = (t: SimulatedTiming) =>
-    samples.reduce((sum, s) => sum + (t.fixedMs + t.perRowMs * s.rows - s.ms) ** 2, 0);
-  return squaredError(allPerRow) < squaredError(allFixed) ? allPerRow : allFixed;
+  return a.map((row, r) => row[n]! / row[r]!);
 }
 
 /** Options of {@linkcode calibrateFromOrt}. */

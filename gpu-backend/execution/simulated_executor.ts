@@ -47,6 +47,12 @@ export interface SimulatedTiming {
   fixedMs: number;
   /** Milliseconds each row adds. */
   perRowMs: number;
+  /**
+   * Milliseconds each routed expert with rows adds to a layer execution (its weights
+   * streamed once: `calibrate_layer.ts`); default 0. Per-expert jobs run one expert, so
+   * they fold it into `fixedMs`.
+   */
+  perExpertMs?: number;
   /** Milliseconds every load of a routed expert costs (default 0). */
   loadFixedMs?: number;
   /** Milliseconds per MiB of weights a load adds (default 0). */

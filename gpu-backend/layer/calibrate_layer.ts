@@ -1,27 +1,37 @@
 /**
  * @module Calibrates the simulated layer runner: MEASURES the device time of one layer
- * execution with onnxruntime on this machine and fits `ms = fixedMs + perRowMs·workRows`,
- * so a benchmark can pass a measured timing to simulated backends
- * (`backend.simulated.fixed_ms`, `per_row_ms`) in the same run. The backend never
- * calibrates; the CLI defaults of those settings stay assumed.
+ * execution with onnxruntime on this machine and fits
+ * `ms = fixedMs + perExpertMs·touched + perRowMs·workRows`, so a benchmark can pass a
+ * measured timing to simulated backends (`backend.simulated.fixed_ms`, `per_expert_ms`,
+ * `per_row_ms`) in the same run. The backend never calibrates; the CLI defaults of those
+ * settings stay assumed.
+ *
+ * Why three terms: an execution pays for each routed expert that has rows (its small GEMMs
+ * stream the expert's weights: ~13 µs for a 256 KiB expert here, about ten rows' worth of
+ * its compute) apart from the rows themselves, and a hosted expert without rows costs
+ * only its nodes' dispatch on a zero-sized chunk. Replicating a hot expert splits its rows
+ * into more, smaller GEMMs; a fit over rows alone hides that cost in `fixedMs`
+ * (docs/results/layer-fixed-cost.md).
  *
  * How. Step 1: compose the layer graph a backend would run (`compose_layer.ts`): `hosted`
  * routed experts of `layer` spread evenly over the layer, its shared experts, and the next
  * layer's gate fused when there is one. Step 2: one onnxruntime session with one intra-op
  * thread (`createSession`, as the backend's), fed by `assembleLayerBatch` (the production
- * layout). Step 3: per batch of `M` entry tokens, each token assigned to `top_k` distinct
- * hosted experts (consecutive ones, so the rows spread evenly), one warm-up run and
- * `repeats` timed `session.run()` calls; the median counts. Step 4: least squares
- * (`fitTiming`, both coefficients ≥ 0) over `workRows = M·top_k + M·S + M·E/(2·d_ff)`
- * (assignments, shared-expert rows, the fused gate's rows in expert rows) — the very
- * `workRows` the simulated runner charges (`simulated_layer_runner.ts`).
+ * layout). Step 3: per batch of `M` entry tokens and per spread `t`, each token assigned to
+ * `top_k` distinct experts among the first `t` hosted ones (round robin), so
+ * `touched = min(t, M·top_k)` experts get rows; one warm-up run and `repeats` timed
+ * `session.run()` calls, the median counts. Step 4: non-negative least squares over
+ * `touched` and `workRows = M·top_k + M·S + M·E/(2·d_ff)` (assignments, shared-expert
+ * rows, the fused gate's rows in expert rows) — what the simulated runner charges
+ * (`simulated_layer_runner.ts`).
  *
- * The fixed part grows with the hosted experts (each adds its nodes to the graph), so
- * calibrate with the slots a backend of the benchmark's pool hosts.
+ * The fixed part grows a little with the hosted experts (each adds its nodes to the
+ * graph), so calibrate with the slots a backend of the benchmark's pool hosts.
  */
 import { join } from "node:path";
 import { type ModelManifest, type ModelPart, modelPartPath } from "../../shared/model_manifest.ts";
-import { type Calibration, fitTiming, median, type TimingSample } from "../execution/calibrate.ts";
+import { median, nonNegativeLeastSquares } from "../execution/calibrate.ts";
+import type { SimulatedTiming } from "../execution/simulated_executor.ts";
 import { createSession } from "../execution/ort_session_factory.ts";
 import { runSession } from "../execution/ort_tensors.ts";
 import { composeLayerGraph } from "./compose_layer.ts";
@@ -33,14 +43,25 @@ export interface CalibrateLayerOptions {
   hosted?: number;
   /** Entry tokens per measured execution (default `[1, 4, 16, 64]`). */
   batches?: readonly number[];
+  /** Experts the tokens spread over (default `[top_k, 4·top_k, hosted]`, at most `hosted`). */
+  spreads?: readonly number[];
   /** Timed runs per batch after one warm-up, the median counts (default 5). */
   repeats?: number;
   /** Layer measured (default 0; the next gate is fused when the model has one). */
   layer?: number;
 }
 
-/** A measured layer timing: the fit, its samples (rows = work rows) and how it was made. */
-export interface LayerCalibration extends Calibration {
+/** One measured layer execution: work rows, experts with rows, median milliseconds. */
+export interface LayerSample {
+  rows: number;
+  experts: number;
+  ms: number;
+}
+
+/** A measured layer timing: the fit, its samples and how it was made. */
+export interface LayerCalibration
+  extends Required<Pick<SimulatedTiming, "fixedMs" | "perRowMs" | "perExpertMs">> {
+  samples: LayerSample[];
   hosted: number;
   /** One line saying what was measured and how ("measured: …"). */
   method: string;
@@ -55,9 +76,12 @@ export async function calibrateLayerFromOrt(
   const { experts: E, d_model: d, top_k: K, shared_experts: S, d_ff: dFf } = manifest;
   const hosted = options.hosted ?? E;
   const batches = options.batches ?? [1, 4, 16, 64];
+  const spreads = [
+    ...new Set((options.spreads ?? [K, 4 * K, hosted]).map((t) => Math.min(t, hosted))),
+  ];
   const repeats = options.repeats ?? 5;
   const layer = options.layer ?? 0;
-  checkOptions(manifest, { hosted, batches, repeats, layer });
+  checkOptions(manifest, { hosted, batches, spreads, repeats, layer });
   // Step 1: the composed graph of `hosted` experts spread over the layer.
   const ids = Array.from({ length: hosted }, (_, i) => Math.floor((i * E) / hosted));
   const fused = layer + 1 < manifest.layers;
@@ -68,40 +92,52 @@ export async function calibrateLayerFromOrt(
   const session = await createSession(bytes, "cpu");
   const gateRows = fused ? E / (2 * dFf) : 0;
   try {
-    const samples: TimingSample[] = [];
-    for (const tokens of batches) {
-      const assignments = tokens * K;
-      const batch = () =>
-        assembleLayerBatch([{
-          rows: Float32Array.from({ length: tokens * d }, (_, i) => Math.sin(i)),
-          rowCount: tokens,
-          entry: tokens,
-          residual: null,
-          assign: {
-            row: Int32Array.from({ length: assignments }, (_, i) => Math.floor(i / K)),
-            expert: Int32Array.from({ length: assignments }, (_, i) => ids[i % hosted]!),
-            weight: new Float32Array(assignments).fill(1 / K),
-          },
-        }], { width: d, position, hosted, fusedGate: fused });
-      const times: number[] = [];
-      for (let i = 0; i <= repeats; i++) {
-        const { feeds, outputs } = batch();
-        const started = performance.now();
-        await runSession(session, feeds, outputs);
-        if (i > 0) times.push(performance.now() - started); // run 0 warms up
+    const samples: LayerSample[] = [];
+    for (const spread of spreads) {
+      for (const tokens of batches) {
+        const assignments = tokens * K;
+        const batch = () =>
+          assembleLayerBatch([{
+            rows: Float32Array.from({ length: tokens * d }, (_, i) => Math.sin(i)),
+            rowCount: tokens,
+            entry: tokens,
+            residual: null,
+            assign: {
+              row: Int32Array.from({ length: assignments }, (_, i) => Math.floor(i / K)),
+              expert: Int32Array.from({ length: assignments }, (_, i) => ids[i % spread]!),
+              weight: new Float32Array(assignments).fill(1 / K),
+            },
+          }], { width: d, position, hosted, fusedGate: fused });
+        const times: number[] = [];
+        for (let i = 0; i <= repeats; i++) {
+          const { feeds, outputs } = batch();
+          const started = performance.now();
+          await runSession(session, feeds, outputs);
+          if (i > 0) times.push(performance.now() - started); // run 0 warms up
+        }
+        samples.push({
+          rows: tokens * (K + S + gateRows),
+          experts: Math.min(spread, assignments),
+          ms: median(times),
+        });
       }
-      samples.push({ rows: tokens * (K + S + gateRows), ms: median(times) });
     }
-    // Step 4: the fit over work rows.
+    // Step 4: the fit over experts touched and work rows.
+    const [fixedMs, perExpertMs, perRowMs] = nonNegativeLeastSquares(
+      samples.map((s) => [1, s.experts, s.rows]),
+      samples.map((s) => s.ms),
+    );
     return {
-      ...fitTiming(samples),
+      fixedMs: fixedMs!,
+      perExpertMs: perExpertMs!,
+      perRowMs: perRowMs!,
       samples,
       hosted,
       method:
         `measured: onnxruntime CPU session, 1 thread, layer ${layer} composed with ${hosted} of ${E} experts` +
         `${S > 0 ? ` + ${S} shared` : ""}${fused ? " + next gate" : ""}, ` +
-        `${batches.join("/")} tokens × top-${K}, median of ${repeats}, ` +
-        `least squares over work rows`,
+        `${batches.join("/")} tokens × top-${K} spread over ${spreads.join("/")} experts, ` +
+        `median of ${repeats}, non-negative least squares over experts touched and work rows`,
     };
   } finally {
     await session.release();
@@ -111,10 +147,16 @@ export async function calibrateLayerFromOrt(
 /** Bad options as a `RangeError` naming the option. */
 function checkOptions(
   manifest: ModelManifest,
-  options: { hosted: number; batches: readonly number[]; repeats: number; layer: number },
+  options: {
+    hosted: number;
+    batches: readonly number[];
+    spreads: readonly number[];
+    repeats: number;
+    layer: number;
+  },
 ): void {
   const { experts: E, top_k: K } = manifest;
-  const { hosted, batches, repeats, layer } = options;
+  const { hosted, batches, spreads, repeats, layer } = options;
   if (!Number.isInteger(hosted) || hosted < K || hosted > E) {
     throw new RangeError(
       `Cannot calibrate the layer: hosted must be an integer in [top_k ${K}, experts ${E}], got ${hosted}`,
@@ -123,6 +165,11 @@ function checkOptions(
   if (batches.length === 0 || batches.some((rows) => !Number.isInteger(rows) || rows < 1)) {
     throw new RangeError(
       `Cannot calibrate the layer: batches must be integers >= 1, got [${batches}]`,
+    );
+  }
+  if (spreads.length === 0 || spreads.some((t) => !Number.isInteger(t) || t < K)) {
+    throw new RangeError(
+      `Cannot calibrate the layer: spreads must be integers >= top_k ${K}, got [${spreads}]`,
     );
   }
   if (!Number.isInteger(repeats) || repeats < 1) {

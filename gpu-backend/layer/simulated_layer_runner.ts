@@ -19,16 +19,18 @@
  *   as the simulated executor's loads.
  *
  * Device time. Every execution occupies one of the backend's {@linkcode SimulatedDevices}
- * (one per backend: a dedicated accelerator) for `fixedMs + perRowMs · workRows`, in
- * expert-row units — what a real device computes:
+ * (one per backend: a dedicated accelerator) for
+ * `fixedMs + perExpertMs · touched + perRowMs · workRows`, where `touched` is the routed
+ * experts with rows in a layer execution (each streams its weights once) and `workRows`
+ * is in expert-row units — what a real device computes:
  * - layer execution: `N` routed assignments (one expert MLP row each) + `M · S` (the `M`
  *   entry rows through each of the `S` shared experts) + `M · E / (2·d_ff)` when the next
  *   gate is fused and its logits asked for (a gate row is a `[d, E]` projection against an
  *   expert's `[d, d_ff]` + `[d_ff, d]`: the unit `layer_counters.ts` splits time by);
  *   peer rows count only through their assignments;
  * - stand-alone gate: `rows · E / (2·d_ff)`.
- * `calibrate_layer.ts` measures `fixedMs` and `perRowMs` from a composed layer graph on
- * onnxruntime with the same `workRows`.
+ * `calibrate_layer.ts` measures the three from a composed layer graph on onnxruntime with
+ * the same `touched` and `workRows`.
  *
  * Outputs of a layer execution (`LAYER_IO` of `compose_layer.ts`, same shapes): every
  * routed expert is the same stand-in `expert(x) = 0.01 · x`, every shared expert
@@ -101,7 +103,9 @@ export class SimulatedLayerRunner implements GraphRunner {
   #closed = false;
 
   constructor(options: SimulatedLayerRunnerOptions) {
-    for (const field of ["fixedMs", "perRowMs", "loadFixedMs", "loadMsPerMb"] as const) {
+    for (
+      const field of ["fixedMs", "perRowMs", "perExpertMs", "loadFixedMs", "loadMsPerMb"] as const
+    ) {
       const value = options.timing[field] ?? 0;
       if (!Number.isFinite(value) || value < 0) {
         throw new RangeError(`Cannot simulate layers: ${field} must be >= 0, got ${value}`);
@@ -115,9 +119,10 @@ export class SimulatedLayerRunner implements GraphRunner {
     this.#gateUnit = options.manifest.experts / (2 * options.manifest.d_ff);
   }
 
-  /** Device milliseconds of `workRows` expert rows. */
-  durationMs(workRows: number): number {
-    return this.#timing.fixedMs + this.#timing.perRowMs * workRows;
+  /** Device milliseconds of `workRows` expert rows over `touched` routed experts. */
+  durationMs(workRows: number, touched = 0): number {
+    return this.#timing.fixedMs + (this.#timing.perExpertMs ?? 0) * touched +
+      this.#timing.perRowMs * workRows;
   }
 
   async load(key: string, source: GraphSource): Promise<void> {
@@ -224,6 +229,7 @@ export class SimulatedLayerRunner implements GraphRunner {
     const shared = this.#manifest.shared_experts;
     const workRows = batch.assignments + batch.entry * shared +
       (wantsLogits ? batch.entry * this.#gateUnit : 0);
+    const duration = this.durationMs(workRows, batch.touched);
     const compute = async () => {
       const { routed, hidden } = standInLayer(batch, this.#manifest.d_model, shared);
       const out: Record<string, Float32Array> = {};
@@ -245,9 +251,9 @@ export class SimulatedLayerRunner implements GraphRunner {
     const run = gate
       ? await this.#withSession(
         gate,
-        () => this.#devices.submit(this.durationMs(workRows), rows, compute),
+        () => this.#devices.submit(duration, rows, compute),
       )
-      : await this.#devices.submit(this.durationMs(workRows), rows, compute);
+      : await this.#devices.submit(duration, rows, compute);
     return { outputs: run.value, ms: run.ms };
   }
 
@@ -286,6 +292,8 @@ interface LayerBatchFeeds {
   src: Int32Array;
   weight: Float32Array;
   assignments: number;
+  /** Hosted experts with at least one assignment. */
+  touched: number;
 }
 
 /** Reads and checks the composed graph's inputs (`compose_layer.ts`); a `RangeError` says what. */
@@ -316,7 +324,17 @@ function layerFeeds(key: string, feeds: Feeds, width: number): LayerBatchFeeds {
   for (const row of src) {
     if (row < 0 || row >= total) throw fail(`assignment row ${row} outside [0, ${total})`);
   }
-  return { rows: rows.data, total, entry, residual: residual.data, src, weight, assignments };
+  const touched = counts.reduce((n, count) => n + (count > 0 ? 1 : 0), 0);
+  return {
+    rows: rows.data,
+    total,
+    entry,
+    residual: residual.data,
+    src,
+    weight,
+    assignments,
+    touched,
+  };
 }
 
 /** The stand-in outputs (see the module comment), pure. */

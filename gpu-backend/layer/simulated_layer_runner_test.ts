@@ -44,7 +44,7 @@ function layerFeeds(d: number, total: number, entry: number, assignments: number
   };
 }
 
-Deno.test("a layer execution occupies the device for fixed + per_row × its expert rows, with stand-in outputs", async () => {
+Deno.test("a layer execution occupies the device for fixed + per_expert × experts given rows + per_row × its expert rows, with stand-in outputs", async () => {
   await withTempDir(async (dir) => {
     // E / (2·d_ff) = 16 / 64: a gate row costs a quarter of an expert row.
     const manifest = await generateModel(dir, {
@@ -79,6 +79,18 @@ Deno.test("a layer execution occupies the device for fixed + per_row × its expe
       assert.equal(withGate.ms, 0.5 + 0.25 * (9 + 4 * 2 + 4 * 0.25));
       const plain = await runner.run(key, layerFeeds(d, 6, 4, 9), [LAYER_IO.hidden], 6);
       assert.equal(plain.ms, 0.5 + 0.25 * (9 + 4 * 2));
+      // Each routed expert given rows adds per_expert_ms; one without rows adds nothing.
+      const perExpert = new SimulatedLayerRunner({
+        manifest,
+        devices: new SimulatedDevices({ slots: 1 }),
+        timing: { ...TIMING, perExpertMs: 0.125 },
+      });
+      await perExpert.load(key, { size: 0 });
+      const spread = layerFeeds(d, 6, 4, 9);
+      spread[LAYER_IO.counts] = { type: "int32", data: Int32Array.of(5, 0, 4), dims: [3] };
+      const touched = await perExpert.run(key, spread, [LAYER_IO.hidden], 6);
+      assert.equal(touched.ms, 0.5 + 0.125 * 2 + 0.25 * (9 + 4 * 2));
+      await perExpert.close();
       assert.deepEqual(Object.keys(plain.outputs), [LAYER_IO.hidden]);
       const gate = await runner.run(
         executables.gateKey(0),

@@ -21,6 +21,7 @@ export async function openExecutor(
   const simulated = {
     fixedMs: config.backend.simulated.fixed_ms,
     perRowMs: config.backend.simulated.per_row_ms,
+    perExpertMs: config.backend.simulated.per_expert_ms,
     loadFixedMs: config.backend.simulated.load_fixed_ms,
     loadMsPerMb: config.backend.simulated.load_ms_per_mb,
   };
@@ -51,6 +52,7 @@ export async function openExecutor(
     logger.warn("SIMULATED executor: outputs are not model outputs (benchmarks only)", {
       fixed_ms: config.backend.simulated.fixed_ms,
       per_row_ms: config.backend.simulated.per_row_ms,
+      per_expert_ms: config.backend.simulated.per_expert_ms,
       execution: layerPath ? "layer" : "expert",
     });
   }

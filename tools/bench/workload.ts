@@ -50,6 +50,18 @@ export function drawRows(random: Random, maxRows: number): number {
   return Math.min(1 + extra, maxRows);
 }
 
+/** `--tokens <min>-<max>` as a range; a `RangeError` names the option. */
+export function tokenRange(text: string): { min: number; max: number } {
+  const match = /^(\d+)-(\d+)$/.exec(text.trim());
+  const [min, max] = match ? [Number(match[1]), Number(match[2])] : [Number.NaN, Number.NaN];
+  if (!(min >= 1 && max >= min)) {
+    throw new RangeError(
+      `Cannot parse --tokens: expected <min>-<max> with 1 <= min <= max, got "${text}"`,
+    );
+  }
+  return { min, max };
+}
+
 /** Prepares `count` binary-encoded requests. */
 export function prepareWorkload(options: WorkloadOptions): PreparedRequest[] {
   const random = createRandom(options.seed ?? 1);

@@ -118,6 +118,11 @@ export const BEFORE_AFTER_CLI = {
       value: "<k>",
       description: "gamma shape of open-loop gaps (1 = Poisson, < 1 bursty)",
     },
+    tokens: {
+      type: "string",
+      value: "<min-max>",
+      description: "tokens per request, uniform (default: 1 + geometric, mean ≈ 3, at most 16)",
+    },
     zipf: {
       type: "string",
       default: "1",

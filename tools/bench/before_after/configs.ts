@@ -58,7 +58,13 @@ export interface PoolSettings {
   /** `expert_balancer.redundancy`; null: the default. */
   redundancy: number | null;
   /** Simulated device time (measured), or null for the real onnxruntime executor. */
-  simulated: { fixedMs: number; perRowMs: number; loadFixedMs: number; loadMsPerMb: number } | null;
+  simulated: {
+    fixedMs: number;
+    perExpertMs: number;
+    perRowMs: number;
+    loadFixedMs: number;
+    loadMsPerMb: number;
+  } | null;
   adminToken: string;
 }
 
@@ -75,6 +81,7 @@ export function poolEnv(settings: PoolSettings): Record<string, string> {
     ...(settings.simulated === null ? {} : {
       SWITCHYARD_BACKEND__EXECUTOR: "simulated",
       SWITCHYARD_BACKEND__SIMULATED__FIXED_MS: String(settings.simulated.fixedMs),
+      SWITCHYARD_BACKEND__SIMULATED__PER_EXPERT_MS: String(settings.simulated.perExpertMs),
       SWITCHYARD_BACKEND__SIMULATED__PER_ROW_MS: String(settings.simulated.perRowMs),
       SWITCHYARD_BACKEND__SIMULATED__LOAD_FIXED_MS: String(settings.simulated.loadFixedMs),
       SWITCHYARD_BACKEND__SIMULATED__LOAD_MS_PER_MB: String(settings.simulated.loadMsPerMb),

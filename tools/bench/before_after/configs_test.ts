@@ -37,13 +37,20 @@ Deno.test("poolEnv() sets the pool's size-independent settings once for every co
     backends: 4,
     budgetMb: 77.1,
     redundancy: 0.6,
-    simulated: { fixedMs: 0.8, perRowMs: 0.004, loadFixedMs: 1, loadMsPerMb: 0.0164 },
+    simulated: {
+      fixedMs: 0.8,
+      perExpertMs: 0.01,
+      perRowMs: 0.004,
+      loadFixedMs: 1,
+      loadMsPerMb: 0.0164,
+    },
     adminToken: "t".repeat(24),
   });
   assert.equal(env.SWITCHYARD_BACKEND__MEMORY_BUDGET_MB, "77.1");
   assert.equal(env.SWITCHYARD_EXPERT_BALANCER__REDUNDANCY, "0.6");
   assert.equal(env.SWITCHYARD_BACKEND__EXECUTOR, "simulated");
   assert.equal(env.SWITCHYARD_BACKEND__SIMULATED__PER_ROW_MS, "0.004");
+  assert.equal(env.SWITCHYARD_BACKEND__SIMULATED__PER_EXPERT_MS, "0.01");
   const real = poolEnv({
     backends: 2,
     budgetMb: null,

@@ -40,7 +40,7 @@ import type { ModelManifest } from "../../../shared/model_manifest.ts";
 import { benchModelDir } from "../bench_model.ts";
 import { computeLimit } from "../compute_limit.ts";
 import { resultsHeader } from "../results_header.ts";
-import { type PreparedRequest, prepareWorkload } from "../workload.ts";
+import { type PreparedRequest, prepareWorkload, tokenRange } from "../workload.ts";
 import { placementConfigs, type PoolSettings } from "./configs.ts";
 import { compression, type PhasePlan, rotate } from "./phases.ts";
 import { type ConfigRun, runConfig } from "./run_config.ts";
@@ -102,6 +102,7 @@ const adminToken = "bench-admin-token-0123456789";
 const concurrency = smoke ? 4 : Number(values.concurrency);
 const warmClients = smoke ? 2 : Number(values["warm-clients"]);
 const burstiness = Number(values.burstiness);
+const tokens = values.tokens === undefined ? null : tokenRange(values.tokens);
 const deviceScale = Number(values["device-scale"]);
 const benchStarted = performance.now();
 const log = (line: string) =>
@@ -154,6 +155,7 @@ function workloadOf(dir: string, m: ModelManifest, t: typeof traffic, seed: numb
         zipf: Number(values.zipf),
         typeOrder: rotate(types, mix),
         seed: seed * 100 + mix,
+        ...(tokens ? { tokens } : {}),
       });
       workloadCache.set(key, requests);
     }
@@ -201,6 +203,7 @@ for (const executor of executors) {
   const simulated = executor === "simulated" && calibration !== null
     ? {
       fixedMs: calibration.fixedMs * deviceScale,
+      perExpertMs: calibration.perExpertMs * deviceScale,
       perRowMs: calibration.perRowMs * deviceScale,
       loadFixedMs: Number(values["load-fixed-ms"]),
       loadMsPerMb: Number(values["load-ms-per-mb"]),
@@ -264,7 +267,9 @@ for (const executor of executors) {
     label: simulated === null
       ? "real onnxruntime executor (one Worker per backend; all processes share this machine's cores)"
       : `simulated executor — one dedicated device per backend, device time per layer execution ` +
-        `${simulated.fixedMs.toFixed(3)} ms + ${simulated.perRowMs.toFixed(5)} ms per expert row ` +
+        `${simulated.fixedMs.toFixed(3)} ms + ${
+          simulated.perExpertMs.toFixed(4)
+        } ms per routed expert given rows + ${simulated.perRowMs.toFixed(5)} ms per expert row ` +
         (deviceScale === 1
           ? "(MEASURED in this run: "
           : `(ASSUMED ${deviceScale} × the time MEASURED in this run: `) +
@@ -369,6 +374,7 @@ const notes = runNotes({
   warmClients,
   burstiness,
   zipf: Number(values.zipf),
+  tokens,
 });
 const summary = summaryMarkdown({
   header,

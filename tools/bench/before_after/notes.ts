@@ -17,17 +17,24 @@ export interface RunFacts {
   warmClients: number;
   burstiness: number;
   zipf: number;
+  /** Tokens per request, uniform; null: the workload's default sizes. */
+  tokens: { min: number; max: number } | null;
 }
 
 /** One line per fact. */
 export function runNotes(facts: RunFacts): string[] {
-  const { manifest, phases, seeds, concurrency, warmClients, burstiness, zipf, pool } = facts;
+  const { manifest, phases, seeds, concurrency, warmClients, burstiness, zipf, pool, tokens } =
+    facts;
   const defaults = resolveConfig();
   return [
     `model ${manifest.name}: ${manifest.layers} layers × ${manifest.experts} experts, ` +
     `top-${manifest.top_k}${
       manifest.groups ? ` within ${manifest.topk_group} of ${manifest.groups} groups` : ""
-    }; Zipf ${zipf} over the request types`,
+    }; Zipf ${zipf} over the request types; ${
+      tokens === null
+        ? "1 + geometric (mean ≈ 3, at most 16) tokens per request"
+        : `${tokens.min}–${tokens.max} tokens per request (uniform)`
+    }`,
     `pool: ${pool.backends} backends × 1 executor, memory budget ${pool.budgetMb} MiB each ` +
     `(${pool.hostedPerBackend} of ${manifest.experts} experts per layer), redundancy ${pool.redundancy}; ` +
     `entry routing ${defaults.router.policy}, batching ${defaults.batching.policy} ` +
