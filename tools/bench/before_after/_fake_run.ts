@@ -47,6 +47,8 @@ export interface FakeRunOptions {
   shift?: [number, number];
   backendCv?: number;
   switches?: number;
+  /** Device busy share per backend at saturation (default 0.5 each of 2). */
+  saturationBusy?: number[];
 }
 
 /** A `ConfigRun` with those figures. */
@@ -62,7 +64,7 @@ export function fakeRun(options: FakeRunOptions): ConfigRun {
     fraction,
     startS: 0,
     result,
-    pool: fakePool(cv),
+    pool: fakePool(cv, name === "saturation" ? options.saturationBusy : undefined),
   });
   return {
     executor: "simulated",

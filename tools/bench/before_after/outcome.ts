@@ -17,6 +17,8 @@ export interface RunOutcome {
   saturationCores: { router: number; backends: number; generator: number };
   /** Device busy share of the busiest backend at saturation (the bottleneck check). */
   saturationBusyMax: number;
+  /** Mean device busy share over the backends at saturation. */
+  saturationBusyMean: number;
   sweep: { fraction: number; offeredRps: number; measure: PhaseMeasure }[];
   /** The shift phase, whole and per mix (answers completed in each stretch); null: none. */
   shift: PhaseMeasure | null;
@@ -105,6 +107,7 @@ export function outcomeOf(run: ConfigRun, sloMs: number): RunOutcome {
     saturation: measurePhase(saturation.result, sloMs),
     saturationCores: saturation.pool.cores,
     saturationBusyMax: Math.max(...saturation.pool.deviceBusy),
+    saturationBusyMean: mean(saturation.pool.deviceBusy),
     sweep: run.phases.filter((p) => p.name.startsWith("rate-")).map((p) => ({
       fraction: p.fraction!,
       offeredRps: p.offeredRps!,

@@ -12,6 +12,36 @@ export const DEVICE_BOUND_BUSY = 0.8;
 const mean = (values: readonly number[]) =>
   values.length === 0 ? NaN : values.reduce((a, b) => a + b, 0) / values.length;
 
+/**
+ * What any placement could gain at saturation when the busiest device binds: static's
+ * busiest ÷ mean device busy (the same device work spread evenly), beside what the
+ * others gained; empty without a device-bound static run.
+ */
+function balanceCeiling(outcomes: readonly RunOutcome[]): string {
+  const statics = outcomes.filter((o) => o.config === "static");
+  const busiest = mean(statics.map((o) => o.saturationBusyMax));
+  if (!(busiest >= DEVICE_BOUND_BUSY)) return "";
+  const ceiling = mean(statics.map((o) => o.saturationBusyMax / o.saturationBusyMean));
+  const gained = [...new Set(outcomes.map((o) => o.config))]
+    .filter((c) => c !== "static")
+    .map((c) => {
+      const ratios = outcomes.filter((o) => o.config === c).flatMap((o) => {
+        const base = statics.find((b) => b.seed === o.seed);
+        return base ? [o.saturation.tokensPerS / base.saturation.tokensPerS] : [];
+      });
+      return `${c} ${mean(ratios).toFixed(2)}×`;
+    });
+  return ` Under static the busiest device was ${(100 * busiest).toFixed(0)} % busy at ` +
+    `saturation and the mean ${
+      (100 * mean(statics.map((o) => o.saturationBusyMean))).toFixed(0)
+    } %: ` +
+    `spreading the same device work evenly could raise saturation throughput by at most ` +
+    `~${ceiling.toFixed(2)}× (busiest ÷ mean, the ceiling of any placement; replicas add ` +
+    `per-expert work, so it is an upper bound)${
+      gained.length > 0 ? `; measured: ${gained.join(", ")}` : ""
+    }.`;
+}
+
 /** The notes for these sections (and the demo check's outcomes). */
 export function readingNotes(
   sections: readonly ExecutorSection[],
@@ -48,7 +78,8 @@ export function readingNotes(
       notes.push(
         "simulated: each backend's layer executions occupy its own simulated device for the " +
           "device time measured from onnxruntime in this run; gates, HTTP, batching and the peer " +
-          `channel are real work on the shared cores. In this run ${bound}.`,
+          `channel are real work on the shared cores. In this run ${bound}.` +
+          balanceCeiling(saturated),
       );
     }
   }

@@ -125,7 +125,7 @@ function capacityTable(outcomes: readonly RunOutcome[]): string[] {
       "saturation req/s",
       "tokens/s",
       "p99 (ms)",
-      "busiest device at saturation (%)",
+      "device busy at saturation: busiest / mean (%)",
       "cores: router / backends / load generator",
       "plan switches (measured phases; by action/trigger, all seeds)",
       "time in plan switches: s (% of the measured time), MiB moved",
@@ -140,7 +140,9 @@ function capacityTable(outcomes: readonly RunOutcome[]): string[] {
         fmtSpread(s((o) => o.saturation.throughputRps), 1),
         fmtSpread(s((o) => o.saturation.tokensPerS), 0),
         fmtSpread(s((o) => o.saturation.p99), 0),
-        fmtSpread(s((o) => pct(o.saturationBusyMax)), 0),
+        `${fmtSpread(s((o) => pct(o.saturationBusyMax)), 0)} / ${
+          fmtSpread(s((o) => pct(o.saturationBusyMean)), 0)
+        }`,
         [
           s((o) => o.saturationCores.router),
           s((o) => o.saturationCores.backends),

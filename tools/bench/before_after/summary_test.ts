@@ -67,6 +67,27 @@ Deno.test("summaryMarkdown() shows the header, targets, five metrics and every p
   );
 });
 
+Deno.test("readingNotes() puts the balance ceiling beside the gains when static's busiest device binds", () => {
+  const outcomes = [
+    outcomeOf(
+      fakeRun({ config: "static", seed: 1, saturated: 1000, saturationBusy: [0.96, 0.64] }),
+      50,
+    ),
+    outcomeOf(
+      fakeRun({ config: "switchyard", seed: 1, saturated: 1150, saturationBusy: [0.9, 0.9] }),
+      50,
+    ),
+  ];
+  const s = { ...section(), outcomes, targets: itemTargets(outcomes) };
+  const [note] = readingNotes([s], []);
+  assert.match(note!, /the devices, not the host, bound the pool/);
+  assert.match(note!, /busiest device was 96 % busy at saturation and the mean 80 %/);
+  assert.match(note!, /at most ~1\.20× \(busiest ÷ mean/);
+  assert.match(note!, /measured: switchyard 1\.15×/);
+  // A host-bound static run has no ceiling to state.
+  assert.doesNotMatch(readingNotes([section()], [])[0]!, /ceiling/);
+});
+
 Deno.test("fmtSpread() shows the range only when there are several seeds", () => {
   assert.equal(fmtSpread({ mean: 2, min: 1, max: 3, n: 2 }, 1, "×"), "2.0× [1.0–3.0]");
   assert.equal(fmtSpread({ mean: 2, min: 2, max: 2, n: 1 }, 0), "2");
