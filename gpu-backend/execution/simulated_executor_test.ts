@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { ModelManifestSchema, type ModelPart } from "../../shared/model_manifest.ts";
 import { generateModel } from "../../tools/model/generate.ts";
-import { calibrateFromOrt, fitTiming } from "./calibrate.ts";
+import { calibrateFromOrt, fitTiming, nonNegativeLeastSquares } from "./calibrate.ts";
 import { createExecutor } from "./create_executor.ts";
 import type { GraphRunner } from "./graph_runner.ts";
 import type { SimulatedDevices } from "./simulated_devices.ts";
@@ -176,6 +176,24 @@ Deno.test("fitTiming() recovers fixedMs and perRowMs from exact samples", () => 
   const timing = fitTiming(samples);
   assert.ok(Math.abs(timing.fixedMs - 0.3) < 1e-12, String(timing.fixedMs));
   assert.ok(Math.abs(timing.perRowMs - 0.02) < 1e-12, String(timing.perRowMs));
+});
+
+Deno.test("nonNegativeLeastSquares() recovers three terms and clamps a negative one to 0", () => {
+  // ms = 0.05 + 0.012 · experts + 0.0012 · rows, over a grid that tells the terms apart.
+  const grid = [[8, 10], [8, 640], [32, 40], [32, 640], [102, 160], [102, 2560]];
+  const exact = nonNegativeLeastSquares(
+    grid.map(([e, r]) => [1, e!, r!]),
+    grid.map(([e, r]) => 0.05 + 0.012 * e! + 0.0012 * r!),
+  );
+  exact.forEach((c, i) => assert.ok(Math.abs(c - [0.05, 0.012, 0.0012][i]!) < 1e-9, `${exact}`));
+  // Time falling with experts: that term is 0 and the rest is refitted without it.
+  const clamped = nonNegativeLeastSquares(
+    [[1, 1, 1], [1, 2, 2], [1, 3, 1], [1, 4, 2]],
+    [2, 3, 1, 2],
+  );
+  assert.equal(clamped[1], 0);
+  assert.ok(clamped.every((c) => c >= 0), `${clamped}`);
+  assert.ok(Math.abs(clamped[0]! - 0.5) < 1e-9 && Math.abs(clamped[2]! - 1) < 1e-9, `${clamped}`);
 });
 
 Deno.test("fitTiming() clamps negative coefficients to the best non-negative fit", () => {
