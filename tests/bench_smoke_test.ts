@@ -76,7 +76,7 @@ Deno.test("deno task bench --smoke writes throughput.csv, latency.csv and summar
     assert.match(summary, /- compute limit \(measured in this run\): /);
     assert.match(
       summary,
-      /device time per layer execution [\d.]+ ms \+ [\d.]+ ms per expert row \(MEASURED in this run/,
+      /device time per layer execution [\d.]+ ms \+ [\d.]+ ms per routed expert given rows \+ [\d.]+ ms per expert row \(MEASURED in this run/,
     );
     assert.match(
       summary,
