@@ -18,19 +18,14 @@ import { meanFormedBatch, readBatchCounters } from "./backend_probe.ts";
 import { closedLoop, type LoadResult, openLoop } from "./load_generator.ts";
 import { formatTable, round, summarize } from "./stats.ts";
 import { prepareWorkload } from "./workload.ts";
-import { parseCli } from "../cli/cli_args.ts";
+import { DEMO_MODEL_OPTION, parseCli } from "../cli/cli_args.ts";
 
 const { values } = parseCli({
   name: "deno task bench:batching",
   summary:
     "One backend, several batching policies, several offered loads (fractions of the measured\ncapacity) and saturation, in one run; writes a CSV.",
   options: {
-    model: {
-      type: "string",
-      default: "models/demo",
-      value: "<dir>",
-      description: "model directory",
-    },
+    model: DEMO_MODEL_OPTION,
     duration: { type: "string", default: "6", value: "<s>", description: "seconds per load point" },
     loads: {
       type: "string",

@@ -20,19 +20,14 @@ import { startPool } from "../pool/processes.ts";
 import { closedLoop } from "./load_generator.ts";
 import { formatTable, quantile, round } from "./stats.ts";
 import { prepareWorkload } from "./workload.ts";
-import { parseCli } from "../cli/cli_args.ts";
+import { DEMO_MODEL_OPTION, parseCli } from "../cli/cli_args.ts";
 
 const { values } = parseCli({
   name: "deno task bench:observability",
   summary:
     "What per-expert metrics and request logs cost at saturation: alternating rounds with them\noff and on (scraped once a second); the on ÷ off tokens/s ratio.",
   options: {
-    model: {
-      type: "string",
-      default: "models/demo",
-      value: "<dir>",
-      description: "model directory",
-    },
+    model: DEMO_MODEL_OPTION,
     backends: { type: "string", default: "2", value: "<n>", description: "backend processes" },
     duration: { type: "string", default: "10", value: "<s>", description: "seconds per round" },
     rounds: { type: "string", default: "3", value: "<n>", description: "off/on round pairs" },

@@ -18,6 +18,14 @@ export interface CliOption {
   value?: string;
 }
 
+/** `--model <dir>` of the tasks that run the demo model unless told otherwise. */
+export const DEMO_MODEL_OPTION = {
+  type: "string",
+  default: "models/demo",
+  value: "<dir>",
+  description: "model directory",
+} as const satisfies CliOption;
+
 /** A task's command line. */
 export interface CliSpec<O extends Record<string, CliOption>> {
   /** The task as typed, e.g. `deno task traffic`. */

@@ -34,19 +34,14 @@ import { BENCH_TOKEN, benchModel } from "./bench_model.ts";
 import { cpuMsOf } from "../cpu_time.ts";
 import { closedLoop } from "../load_generator.ts";
 import type { PreparedRequest } from "../workload.ts";
-import { parseCli } from "../../cli/cli_args.ts";
+import { DEMO_MODEL_OPTION, parseCli } from "../../cli/cli_args.ts";
 
 const { values } = parseCli({
   name: "deno task bench:baseline",
   summary:
     "The data plane against the compute limit, side by side in one run: the engine in process,\none backend over HTTP and the same backend through a router, per execution variant and request size.",
   options: {
-    model: {
-      type: "string",
-      default: "models/demo",
-      value: "<dir>",
-      description: "model directory",
-    },
+    model: DEMO_MODEL_OPTION,
     duration: {
       type: "string",
       default: "6",

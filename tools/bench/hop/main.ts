@@ -21,7 +21,7 @@
  */
 import type { PoolProcess } from "../../pool/processes.ts";
 import { benchEnv, startBenchBackend, startBenchRouter } from "../baseline/serving.ts";
-import { parseCli } from "../../cli/cli_args.ts";
+import { DEMO_MODEL_OPTION, parseCli } from "../../cli/cli_args.ts";
 import { join } from "node:path";
 import { computeLimit } from "../compute_limit.ts";
 import { BENCH_TOKEN, benchModel } from "../baseline/bench_model.ts";
@@ -42,12 +42,7 @@ const { values } = parseCli({
   summary:
     "The router → backend hop in one run: HTTP/1.1 keep-alive vs HTTP/2 (h2c), on each router HTTP\nfront (node:http, Deno.serve), against the backend called directly (CPU per request from\n/proc), plus the codec steps' costs in process.",
   options: {
-    model: {
-      type: "string",
-      default: "models/demo",
-      value: "<dir>",
-      description: "model directory",
-    },
+    model: DEMO_MODEL_OPTION,
     duration: {
       type: "string",
       default: "4",

@@ -29,7 +29,7 @@ import { computeLimit, flopsPerRow } from "../compute_limit.ts";
 import { benchModel } from "../baseline/bench_model.ts";
 import { processCpuMs } from "../cpu_time.ts";
 import { formatTable, round } from "../stats.ts";
-import { parseCli } from "../../cli/cli_args.ts";
+import { DEMO_MODEL_OPTION, parseCli } from "../../cli/cli_args.ts";
 import { modelPartPath } from "../../../shared/model_manifest.ts";
 import { composeLayerGraph } from "../../../gpu-backend/layer/compose_layer.ts";
 import { stackedLayout } from "./stack_experts.ts";
@@ -47,12 +47,7 @@ const { values } = parseCli({
   summary:
     "onnxruntime alone at N rows per expert (one expert MLP; the whole forward on layer\nexecutables, split and stacked experts, uniform and Zipf-skewed fills), tokens per\nCPU-second as % of the compute limit measured in the same run.",
   options: {
-    model: {
-      type: "string",
-      default: "models/demo",
-      value: "<dir>",
-      description: "model directory",
-    },
+    model: DEMO_MODEL_OPTION,
     rows: {
       type: "string",
       default: "1,2,3,4,8,16,32,64,256",

@@ -16,7 +16,7 @@
  * and machine) and PREFIX.json (every figure).
  */
 import { join } from "node:path";
-import { parseCli } from "../../cli/cli_args.ts";
+import { DEMO_MODEL_OPTION, parseCli } from "../../cli/cli_args.ts";
 import { benchModelDir } from "../bench_model.ts";
 import { demoTokens, loadDemoTraffic } from "../../model/traffic.ts";
 import { createRandom } from "../../model/prng.ts";
@@ -33,12 +33,7 @@ const { values } = parseCli({
   summary:
     "What a layer that crosses backends costs: the expert channel alone (TCP_NODELAY socket vs\nDeno's WebSocket), then the stack with each backend.overlap_hops (auto, always, never) — idle p50 per crossing layer,\ndirect and through the router, and under load the hidden share and CPU per row.",
   options: {
-    model: {
-      type: "string",
-      default: "models/demo",
-      value: "<dir>",
-      description: "model directory",
-    },
+    model: DEMO_MODEL_OPTION,
     trips: {
       type: "string",
       default: "40",
